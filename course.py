@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The course's entry point: set-up on first use, then JupyterLab, tests or notebook builds.
+
+    python3 course.py lab            open the course in JupyterLab
+    python3 course.py test [ARGS]    run every test (ARGS go to pytest)
+    python3 course.py build [NN ...] re-execute notebooks from notebooks/src (maintainers)
+
+The first call creates .venv/ and installs requirements.txt into it; later calls reuse it
+and reinstall only when requirements.txt or pyproject.toml changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+STAMP = VENV / ".course-requirements.sha256"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def _requirements_hash() -> str:
+    digest = hashlib.sha256()
+    for name in ("requirements.txt", "pyproject.toml"):
+        digest.update((ROOT / name).read_bytes())
+    return digest.hexdigest()
+
+
+def ensure_env() -> None:
+    """Create .venv and install the pinned requirements unless they are already installed."""
+    if sys.version_info[:2] != (3, 11):
+        print(f"note: the course is pinned and tested on Python 3.11; this is {sys.version.split()[0]}",
+              file=sys.stderr)
+    if not PYTHON.exists():
+        print("course: creating .venv (first run) ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    wanted = _requirements_hash()
+    if STAMP.exists() and STAMP.read_text().strip() == wanted:
+        return
+    print("course: installing requirements.txt into .venv (about 2 minutes the first time) ...", flush=True)
+    pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check"]
+    subprocess.run(pip + ["--quiet", "--upgrade", "pip"], cwd=ROOT, check=True)
+    subprocess.run(pip + ["--quiet", "-r", "requirements.txt"], cwd=ROOT, check=True)
+    STAMP.write_text(wanted + "\n")
+
+
+def run(args: list[str], env: dict | None = None) -> int:
+    full_env = {**os.environ, "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", **(env or {})}
+    return subprocess.run(args, cwd=ROOT, env=full_env).returncode
+
+
+def cmd_lab(extra: list[str]) -> int:
+    args = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}",
+            "--LabApp.default_url=/lab/tree/notebooks"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--allow-root")
+    return run(args + extra)
+
+
+def cmd_test(extra: list[str]) -> int:
+    args = [str(PYTHON), "-m", "pytest", "tests", "notebooks",
+            "--nbval", "--nbval-current-env", "--nbval-cell-timeout=120",
+            "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
+    # Single-threaded, like a 2-core laptop running several things: stable and reproducible.
+    return run(args + extra, env={"OMP_NUM_THREADS": "1"})
+
+
+def cmd_build(extra: list[str]) -> int:
+    return run([str(PYTHON), "tools/build_notebooks.py", *extra], env={"OMP_NUM_THREADS": "1"})
+
+
+COMMANDS = {"lab": cmd_lab, "test": cmd_test, "build": cmd_build}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__.strip())
+        return 2
+    ensure_env()
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

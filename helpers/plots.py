@@ -1,0 +1,105 @@
+"""Figures with Korean labels: font set-up, attention heatmaps, weight bars."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+from pathlib import Path
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib import font_manager
+
+__all__ = ["use_korean_font", "attention_heatmap", "weight_bars", "to_numpy"]
+
+FIGSIZE = (6.4, 4.0)
+
+
+def _nanum_font_dir() -> Path:
+    # koreanize-matplotlib ships NanumGothic; we only borrow its font files, because importing
+    # the package itself pulls in distutils and prints deprecation warnings.
+    spec = find_spec("koreanize_matplotlib")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("koreanize-matplotlib is not installed: run the README's set-up command")
+    return Path(list(spec.submodule_search_locations)[0]) / "fonts"
+
+
+def use_korean_font() -> str:
+    """Register NanumGothic and make it the fallback after DejaVu Sans (Hangul + real minus)."""
+    for ttf in sorted(_nanum_font_dir().glob("NanumGothic*.ttf")):
+        font_manager.fontManager.addfont(str(ttf))
+    mpl.rcParams["font.family"] = ["DejaVu Sans", "NanumGothic"]
+    mpl.rcParams["axes.unicode_minus"] = True
+    return "NanumGothic"
+
+
+def to_numpy(x) -> np.ndarray:
+    """Tensor or array-like to a float numpy array (detached, on the CPU)."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().double().numpy()
+    return np.asarray(x, dtype=float)
+
+
+def attention_heatmap(
+    weights,
+    query_labels=None,
+    key_labels=None,
+    *,
+    ax=None,
+    title: str | None = None,
+    annotate: bool | None = None,
+    cmap: str = "Blues",
+    vmin: float | None = 0.0,
+    vmax: float | None = None,
+    colorbar: bool = True,
+    fmt: str = ".2f",
+):
+    """Heatmap of a (T_q, T_k) weight matrix: rows are queries, columns are keys."""
+    w = to_numpy(weights)
+    if w.ndim != 2:
+        raise ValueError(f"weights must be a 2-D (T_q, T_k) matrix, got shape {w.shape}")
+    t_q, t_k = w.shape
+    for name, labels, n in (("query_labels", query_labels, t_q), ("key_labels", key_labels, t_k)):
+        if labels is not None and len(labels) != n:
+            raise ValueError(f"{name} has {len(labels)} labels but the matrix has {n} of them")
+    if ax is None:
+        _, ax = plt.subplots(figsize=FIGSIZE)
+    image = ax.imshow(w, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(t_k), key_labels if key_labels is not None else range(t_k),
+                  rotation=45 if key_labels is not None and t_k > 5 else 0, ha="right" if t_k > 5 else "center")
+    ax.set_yticks(range(t_q), query_labels if query_labels is not None else range(t_q))
+    ax.set_xlabel("키(key)")
+    ax.set_ylabel("쿼리(query)")
+    if title:
+        ax.set_title(title)
+    if annotate is None:
+        annotate = t_q * t_k <= 100
+    if annotate:
+        top = np.nanmax(w) if w.size else 0.0
+        for i in range(t_q):
+            for j in range(t_k):
+                dark = top > 0 and w[i, j] > 0.6 * top
+                ax.text(j, i, format(w[i, j], fmt), ha="center", va="center",
+                        fontsize=8, color="white" if dark else "black")
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return ax
+
+
+def weight_bars(weights, labels=None, *, ax=None, title: str | None = None,
+                ylabel: str = "가중치", color: str = "tab:blue", ylim=(0.0, 1.0)):
+    """Bar chart of one row of weights, each bar labelled with its value."""
+    w = to_numpy(weights).reshape(-1)
+    if ax is None:
+        _, ax = plt.subplots(figsize=FIGSIZE)
+    x = np.arange(len(w))
+    ax.bar(x, w, color=color)
+    ax.set_xticks(x, labels if labels is not None else x)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    for xi, wi in zip(x, w):
+        ax.text(xi, wi, f"{wi:.2f}", ha="center", va="bottom", fontsize=8)
+    return ax
