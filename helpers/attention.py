@@ -278,6 +278,29 @@ class MultiHeadAttention(nn.Module):
         return ours
 
 
+_QUERY_TILE_ROWS = 1024  # queries per tile: large enough for efficient matmuls, small enough for the cache
+
+
+def _online_softmax_step(state, s, v_blk, inplace: bool):
+    """Fold one block of scores s (B, n_q, n_k) and values (B, n_k, d_v) into (max, sum, acc)."""
+    blk_max = s.amax(dim=-1, keepdim=True)  # (B, n_q, 1)
+    if state is None:  # first block: nothing to rescale yet
+        p = s.sub_(blk_max).exp_() if inplace else torch.exp(s - blk_max)
+        return blk_max, p.sum(dim=-1, keepdim=True), torch.bmm(p, v_blk)
+    run_max, run_sum, acc = state
+    new_max = torch.maximum(run_max, blk_max)
+    correction = torch.exp(run_max - new_max)  # rescales what was summed under the old max
+    if inplace:  # no autograd: reuse the score and accumulator buffers
+        p = s.sub_(new_max).exp_()
+        run_sum = run_sum.mul_(correction).add_(p.sum(dim=-1, keepdim=True))
+        acc = acc.mul_(correction).baddbmm_(p, v_blk)
+    else:
+        p = torch.exp(s - new_max)
+        run_sum = run_sum * correction + p.sum(dim=-1, keepdim=True)
+        acc = torch.baddbmm(acc * correction, p, v_blk)
+    return new_max, run_sum, acc
+
+
 def chunked_attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -289,7 +312,8 @@ def chunked_attention(
     """Online-softmax (FlashAttention) attention over key/value blocks; returns the output only.
 
     Keeps a running max, running sum and running weighted sum per query, so at most a
-    (..., T_q, block_size) slice of scores exists at any time.
+    (..., T_q, block_size) slice of scores exists at any time. Queries are tiled too
+    (tiles of about 1024 rows), and with ``causal`` the blocks above the diagonal are skipped.
     """
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
@@ -297,28 +321,34 @@ def chunked_attention(
     for name, x in (("query", query), ("key", key), ("value", value)):
         _check_finite(name, x)
 
-    t_q, t_k, d_v = query.shape[-2], key.shape[-2], value.shape[-1]
-    scale = 1.0 / math.sqrt(query.shape[-1])
-    q = query * scale
-    run_max = query.new_full(batch + (t_q, 1), float("-inf"))  # m: running row max
-    run_sum = query.new_zeros(batch + (t_q, 1))  # l: running sum of exp
-    acc = query.new_zeros(batch + (t_q, d_v))  # running sum of exp · v
-    rows = torch.arange(t_q, device=query.device).unsqueeze(1)  # (T_q, 1)
+    (t_q, d_k), t_k, d_v = query.shape[-2:], key.shape[-2], value.shape[-1]
+    if t_q == 0 or t_k == 0:
+        return query.new_zeros(batch + (t_q, d_v))
+    # One flat batch dimension lets bmm/baddbmm work in place; the 1/sqrt(d_k) scale is applied once.
+    q = (query * (1.0 / math.sqrt(d_k))).expand(batch + (t_q, d_k)).reshape(-1, t_q, d_k)  # (B, T_q, d_k)
+    k_t = key.expand(batch + (t_k, d_k)).reshape(-1, t_k, d_k).transpose(1, 2)  # (B, d_k, T_k)
+    v = value.expand(batch + (t_k, d_v)).reshape(-1, t_k, d_v)  # (B, T_k, d_v)
+    inplace = not (torch.is_grad_enabled() and any(x.requires_grad for x in (query, key, value)))
 
-    for start in range(0, t_k, block_size):
-        if causal and start > t_q - 1:
-            break  # every later key lies above the diagonal for every query
-        k_blk = key[..., start : start + block_size, :]
-        v_blk = value[..., start : start + block_size, :]
-        s = q @ k_blk.transpose(-2, -1)  # (..., T_q, blk)
-        if causal:
-            cols = torch.arange(start, start + k_blk.shape[-2], device=query.device)
-            s = s.masked_fill(cols > rows, float("-inf"))
-        new_max = torch.maximum(run_max, s.amax(dim=-1, keepdim=True))
-        safe_max = torch.where(torch.isfinite(new_max), new_max, torch.zeros_like(new_max))
-        p = torch.exp(s - safe_max)  # (..., T_q, blk)
-        correction = torch.exp(run_max - safe_max)  # rescales what was summed under the old max
-        run_sum = run_sum * correction + p.sum(dim=-1, keepdim=True)
-        acc = acc * correction + p @ v_blk
-        run_max = new_max
-    return acc / torch.where(run_sum > 0, run_sum, torch.ones_like(run_sum))
+    q_tile = block_size * max(1, _QUERY_TILE_ROWS // block_size)  # a multiple of block_size
+    if causal:  # built once; the diagonal blocks read their piece of it
+        above = torch.ones(min(q_tile, t_q), min(q_tile, t_q), dtype=torch.bool, device=query.device).triu_(1)
+    tiles = []
+    for q0 in range(0, t_q, q_tile):
+        q_blk = q[:, q0 : q0 + q_tile]  # (B, n_q, d_k)
+        n_q = q_blk.shape[1]
+        # Causal: keys after the tile's last query are invisible to the whole tile.
+        k_stop = min(t_k, q0 + n_q) if causal else t_k
+        state = None
+        for k0 in range(0, k_stop, block_size):
+            s = torch.bmm(q_blk, k_t[:, :, k0 : min(k0 + block_size, k_stop)])  # (B, n_q, n_k)
+            n_k = s.shape[-1]
+            if causal and k0 + n_k - 1 > q0:  # this block reaches above the diagonal
+                hidden = above[:n_q, k0 - q0 : k0 - q0 + n_k]  # key k0+c is after query q0+r
+                s = s.masked_fill_(hidden, float("-inf")) if inplace else s.masked_fill(hidden, float("-inf"))
+            # Key block 0 is visible to every query, so the running max is finite from the start.
+            state = _online_softmax_step(state, s, v[:, k0 : k0 + n_k], inplace)
+        _, run_sum, acc = state
+        tiles.append(acc.div_(run_sum) if inplace else acc / run_sum)  # (B, n_q, d_v)
+    out = tiles[0] if len(tiles) == 1 else torch.cat(tiles, dim=1)  # (B, T_q, d_v)
+    return out.reshape(batch + (t_q, d_v))

@@ -1,0 +1,335 @@
+# %% [markdown]
+# # 01. 가중 평균에서 어텐션으로
+#
+# 어텐션(attention)은 새로운 발명이라기보다 **가중 평균(weighted average)** 에 "가중치를 데이터에서 계산한다"는 한 가지 생각을 더한 것입니다.
+#
+# **학습 목표**
+# - 수능 점수의 평균을 가중 평균으로 계산하고, 가중치의 합으로 나눠야 하는 이유를 숫자로 확인한다.
+# - 어텐션을 "① 가중치를 계산한다, ② 그 가중치로 가중합을 구한다"의 두 단계로 설명할 수 있다.
+# - 소프트맥스(softmax)가 아무 실수 점수(score)를 양수이고 합이 1인 가중치로 바꾸는 방법과, 큰 점수에서 생기는 일을 안다.
+# - 수치적으로 안정된 소프트맥스를 직접 구현하고 검사할 수 있다.
+#
+# **선수 지식**: 평균의 뜻, 파이썬과 PyTorch 텐서의 기초 (이 과정의 첫 노트북입니다)
+#
+# **예상 시간**: 혼자 공부 40분 / 스터디 발표 20분
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 시작하며 "어텐션은 가중 평균이다"라는 한 문장을 먼저 던지세요. 오늘 끝날 때 이 문장이 왜 맞는지, 그리고 무엇이 더해져야 어텐션이 되는지(가중치를 데이터로부터 계산) 설명할 수 있으면 성공입니다. 슬라이더 데모는 4절에 있습니다.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from helpers import seed_everything, setup
+from helpers.attention import scaled_dot_product_attention, softmax
+from helpers.exercises import check
+from helpers.plots import attention_heatmap, weight_bars
+from helpers.widgets import draw_softmax, softmax_explorer
+
+setup()
+
+# %% [markdown]
+# ## 1. 수능 점수의 평균
+#
+# 원문의 예를 따라, 국어·영어·수학은 100점 만점이고 탐구 네 과목은 50점 만점이라고 합시다. 만점은 모두 더해 500점입니다.
+# 한 학생의 점수가 아래와 같을 때, 이 학생의 "평균 성적"은 몇 %일까요?
+
+# %%
+subjects = ["국어", "영어", "수학", "물리", "화학", "생명", "지구"]
+full_marks = torch.tensor([100.0, 100, 100, 50, 50, 50, 50])
+raw = torch.tensor([88.0, 92, 76, 30, 28, 35, 33])
+
+total_percent = raw.sum() / full_marks.sum() * 100
+print(f"총점 {raw.sum():.0f} / {full_marks.sum():.0f} = {total_percent:.2f}%")
+
+# %% [markdown]
+# 총점을 만점으로 나눈 이 숫자는 사실 **과목별 백분율의 가중 평균**입니다. 과목 $i$의 백분율을 $x_i = \text{점수}_i / \text{만점}_i$, 가중치를 만점의 비율 $w_i = \text{만점}_i / \sum_j \text{만점}_j$ 로 두면
+#
+# $$\frac{\sum_i \text{점수}_i}{\sum_j \text{만점}_j} = \sum_i \underbrace{\frac{\text{만점}_i}{\sum_j \text{만점}_j}}_{w_i} \cdot \underbrace{\frac{\text{점수}_i}{\text{만점}_i}}_{x_i}, \qquad w_i \ge 0,\ \sum_i w_i = 1.$$
+#
+# 국영수의 가중치(0.2)는 탐구 과목의 가중치(0.1)의 두 배입니다. 코드로 확인합니다.
+
+# %%
+percent = raw / full_marks * 100           # (7,) per-subject percentage
+weights = full_marks / full_marks.sum()    # (7,) sums to 1
+weighted = (weights * percent).sum()
+plain = percent.mean()
+
+print("가중치:", [round(v, 2) for v in weights.tolist()])
+print(f"가중 평균 = {weighted:.2f}%,  단순 평균 = {plain:.2f}%")
+assert torch.isclose(weighted, total_percent)
+assert torch.isclose(weights.sum(), torch.tensor(1.0))
+assert plain < weighted
+
+# %% [markdown]
+# 이 학생은 탐구 백분율이 낮습니다. 단순 평균은 탐구 네 과목을 국영수와 같은 무게로 세므로, 탐구가 7개 중 4개 몫을 차지해 가중 평균보다 낮게 나옵니다. 그림으로 보면 가중치가 어디에 얼마나 실리는지가 드러납니다.
+
+# %%
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
+weight_bars(weights, subjects, ax=ax1, title="과목별 가중치 (합 1)", ylim=(0, 0.3))
+weight_bars(percent, subjects, ax=ax2, title="과목별 백분율", ylabel="%", color="tab:orange", ylim=(0, 110))
+ax2.axhline(weighted.item(), color="tab:blue", linestyle="--", label=f"가중 평균 {weighted:.1f}%")
+ax2.axhline(plain.item(), color="gray", linestyle=":", label=f"단순 평균 {plain:.1f}%")
+ax2.legend(loc="lower right")
+plt.show()
+
+# %% [markdown]
+# ### 가중치의 합으로 나눠야 평균이다
+#
+# 가중치를 "국영수 2, 탐구 1"처럼 합이 1이 아닌 수로 적으면, 가중합을 **가중치의 합**(여기서는 10)으로 나눠야 평균이 됩니다.
+#
+# > **원문 바로잡기**: 원문은 "과목별 점수에 해당 가중치를 곱해준 뒤 총 개수로 나눠줘야" 한다고 설명합니다. 과목 수(7)로 나누면 평균이 아닙니다. 아래 계산처럼 모든 과목이 만점인 학생이 142.86%가 됩니다. 나눠야 하는 수는 가중치의 합(10)이고, 가중치의 합이 이미 1이라면 나눌 필요가 없습니다.
+
+# %%
+w_raw = torch.tensor([2.0, 2, 2, 1, 1, 1, 1])
+perfect = torch.full((7,), 100.0)
+
+by_count = (w_raw * perfect).sum() / len(w_raw)
+by_weight_sum = (w_raw * perfect).sum() / w_raw.sum()
+print(f"만점 학생, 개수로 나눔: {by_count:.2f}%   가중치 합으로 나눔: {by_weight_sum:.2f}%")
+print(f"이 학생, 가중치 합으로 나눔: {(w_raw * percent).sum() / w_raw.sum():.2f}%")
+assert by_count > 100 and torch.isclose(by_weight_sum, torch.tensor(100.0))
+assert torch.isclose((w_raw * percent).sum() / w_raw.sum(), weighted)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: "개수로 나누면 만점이 142.86%"라는 결과를 보여 주고 청중에게 왜 그런지 물어보세요. 답(가중치의 합으로 나눠야 한다)은 곧 소프트맥스가 하는 일, 즉 가중치의 합을 1로 맞추는 일로 이어집니다.
+
+# %% [markdown]
+# ## 2. 어텐션 = 가중치 계산 + 가중합
+#
+# 수능 예에서 한 일은 두 단계였습니다.
+#
+# 1. **가중치를 정한다**: 항목마다 $w_i \ge 0$, $\sum_i w_i = 1$.
+# 2. **가중합을 구한다**: $\text{출력} = \sum_i w_i\, v_i$.
+#
+# 어텐션도 똑같습니다. 다른 점은 두 가지입니다. 항목 $v_i$가 숫자가 아니라 **벡터**(예: 단어의 임베딩(embedding))이고, 가중치를 사람이 정하지 않고 **데이터에서 계산**한다는 점입니다. 무엇을 찾는지(쿼리(query))와 각 항목이 무엇인지(키(key))를 비교해 점수를 매기고, 그 점수를 가중치로 바꿉니다. 섞이는 내용 벡터는 밸류(value)라고 부릅니다.
+#
+# 가중치가 합 1인 양수이므로 출력은 항상 밸류 벡터들의 **볼록 결합(convex combination)** 입니다. 밸류들이 이루는 다각형 안쪽에 놓입니다.
+
+# %%
+values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, -0.5]])   # (3, 2): three value vectors
+w = torch.tensor([0.7, 0.2, 0.1])                                # (3,)
+output = w @ values                                              # (2,)
+print("출력 =", output)
+assert torch.all(output >= values.min(dim=0).values) and torch.all(output <= values.max(dim=0).values)
+
+# %%
+fig, ax = plt.subplots(figsize=(4.5, 4))
+ax.fill(values[:, 0], values[:, 1], color="tab:blue", alpha=0.1)
+ax.scatter(values[:, 0], values[:, 1], s=80 + 600 * w, color="tab:blue")
+for i, (x, y) in enumerate(values.tolist()):
+    ax.annotate(f"v{i + 1} (w={w[i]:.1f})", (x, y), textcoords="offset points", xytext=(6, 6))
+ax.scatter(*output.tolist(), marker="*", s=250, color="tab:red", label="출력 = Σ wᵢ vᵢ")
+ax.set_title("가중합은 밸류들의 볼록 결합")
+ax.legend(loc="lower right")
+ax.set_aspect("equal")
+plt.show()
+
+# %% [markdown]
+# ## 3. 점수를 가중치로: 소프트맥스
+#
+# 쿼리와 키를 비교한 점수는 아무 실수입니다. 음수일 수도, 아주 클 수도 있습니다. 점수를 그냥 합으로 나누면 어떻게 될까요?
+
+# %%
+scores = torch.tensor([2.0, -1.0, 0.5])
+naive = scores / scores.sum()
+print("합으로 나눈 '가중치':", naive)
+assert (naive < 0).any() and (naive > 1).any()
+
+# %% [markdown]
+# 음수 가중치와 1보다 큰 가중치가 나옵니다. 점수의 합이 0이면 나눌 수조차 없습니다. 그래서 먼저 $e^{z}$로 모든 점수를 양수로 만든 뒤 합으로 나눕니다. 이것이 소프트맥스입니다.
+#
+# $$\mathrm{softmax}(z)_i = \frac{e^{z_i}}{\sum_j e^{z_j}}$$
+#
+# 성질 네 가지를 계산으로 확인합니다: 모든 가중치가 양수, 합이 1, 점수의 순서를 유지, 모든 점수에 같은 수를 더해도 결과가 같음.
+
+# %%
+weights = softmax(scores)
+print("softmax 가중치:", weights)
+assert (weights > 0).all()
+assert torch.isclose(weights.sum(), torch.tensor(1.0))
+assert torch.equal(weights.argsort(), scores.argsort())
+assert torch.allclose(softmax(scores + 100.0), weights)
+
+# %% [markdown]
+# ### 점수가 커지면: 한 곳으로 쏠린다
+#
+# 점수의 **차이**가 커질수록 가장 큰 점수의 가중치가 1에 다가갑니다(거의 원-핫). 뒤의 04번 노트북에서 이 현상이 학습을 어떻게 방해하는지 봅니다.
+
+# %%
+for k in [1, 5, 20]:
+    print(f"점수 × {k:>2}: 가중치 = {softmax(scores * k).numpy().round(4)}")
+assert softmax(scores * 20).max() > 0.9999
+
+# %% [markdown]
+# ### 큰 점수에서 넘치는 지수
+#
+# float32의 $e^{z}$는 $z \approx 88.7$을 넘으면 무한대(inf)가 됩니다. 교과서 공식을 그대로 쓰면 inf/inf = NaN이 나옵니다.
+# 해결책은 성질 ④입니다. 모든 점수에서 최댓값을 빼면 결과는 같고, 가장 큰 지수는 $e^0 = 1$이 됩니다.
+
+# %%
+big = torch.tensor([1000.0, 1001.0, 1002.0])
+textbook = torch.exp(big) / torch.exp(big).sum()
+stable = torch.exp(big - big.max()) / torch.exp(big - big.max()).sum()
+print("교과서 공식:", textbook)
+print("최댓값을 뺀 공식:", stable)
+print("helpers.softmax:", softmax(big))
+assert torch.isnan(textbook).all()
+assert torch.allclose(stable, softmax(big)) and torch.allclose(stable, torch.softmax(big, dim=0))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: "softmax(z) = softmax(z − max z)"가 왜 성립하는지 칠판에 한 줄로 보여 주세요: 분자와 분모에 똑같이 $e^{-\max z}$가 곱해질 뿐입니다. 이 한 줄이 모든 딥러닝 라이브러리의 소프트맥스 구현에 들어 있습니다.
+
+# %% [markdown]
+# ## 4. 슬라이더로 느껴 보기
+#
+# 국어·영어·수학·탐구 네 영역에 "얼마나 중요하게 볼지" 점수를 주고, 소프트맥스가 그 점수를 가중치로 바꾸게 해 봅시다. 오른쪽 그림 제목은 그 가중치로 구한 백분율의 가중합입니다. 슬라이더를 움직이며 확인할 것:
+# - 점수에 모두 같은 수를 더하면(모든 슬라이더를 같이 올리면) 가중치가 변하지 않는다.
+# - 한 점수만 크게 올리면 가중합이 그 과목의 백분율에 가까워진다.
+# - 음수 점수도 양수 가중치가 된다.
+
+# %%
+areas = ["국어", "영어", "수학", "탐구"]
+area_percent = torch.tensor([88.0, 92.0, 76.0, (30 + 28 + 35 + 33) / 200 * 100])
+area_scores = torch.tensor([1.0, 0.5, 2.0, -1.0])
+print("영역별 백분율:", area_percent.tolist())
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+softmax_explorer(areas, area_scores, values=area_percent)
+
+# %% [markdown]
+# 정적 버전(슬라이드·PDF용): 같은 그림을 세 가지 점수 설정에서 그립니다. 위에서부터 모든 점수가 같을 때(균등), 수학만 높을 때, 처음 점수를 3배 했을 때입니다.
+
+# %%
+settings = {
+    "모든 점수 0": torch.zeros(4),
+    "수학만 3": torch.tensor([0.0, 0.0, 3.0, 0.0]),
+    "처음 점수 × 3": area_scores * 3,
+}
+fig, axes = plt.subplots(len(settings), 2, figsize=(9, 8.4))
+results = {}
+for row, (name, s) in zip(axes, settings.items()):
+    results[name] = draw_softmax(s, areas, values=area_percent, axes=row)
+    row[0].set_title(f"{name}: 점수")
+fig.tight_layout()
+plt.show()
+
+# %%
+assert abs(float(results["모든 점수 0"] @ area_percent.numpy()) - area_percent.mean().item()) < 1e-9
+assert results["수학만 3"].argmax() == 2 and results["수학만 3"].max() > 0.8
+assert results["처음 점수 × 3"].max() > softmax(area_scores).max().item()
+print({name: r.round(3).tolist() for name, r in results.items()})
+
+# %% [markdown]
+# ## 5. 첫 어텐션 계산
+#
+# 이제 두 단계를 모두 데이터로 계산합니다. 쿼리 $q$와 키 $k_i$의 **내적(dot product)** 으로 점수를 매기고, 벡터 길이 $d_k$의 제곱근으로 나눈 뒤(이유는 04번 노트북), 소프트맥스로 가중치를 만들고, 밸류의 가중합을 구합니다.
+#
+# $$\alpha_i = \mathrm{softmax}_i\!\left(\frac{q \cdot k_i}{\sqrt{d_k}}\right), \qquad \text{출력} = \sum_i \alpha_i v_i$$
+#
+# 손으로 한 계산, `helpers`의 구현, PyTorch의 구현이 같은 값을 내는지 봅니다.
+
+# %%
+seed_everything(1)
+q = torch.randn(1, 4)   # (T_q=1, d_k=4): one query
+k = torch.randn(3, 4)   # (T_k=3, d_k=4): three keys
+v = torch.randn(3, 2)   # (T_k=3, d_v=2): three values
+
+by_hand_weights = softmax(q @ k.T / 4 ** 0.5)   # step 1: weights (1, 3)
+by_hand = by_hand_weights @ v                    # step 2: weighted sum (1, 2)
+out, attn = scaled_dot_product_attention(q, k, v)
+print("가중치:", attn)
+print("출력:", out)
+torch.testing.assert_close(attn, by_hand_weights)
+torch.testing.assert_close(out, by_hand)
+torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
+
+# %% [markdown]
+# 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고, **각 행의 합이 1**입니다. 이 그림을 어텐션 맵이라고 부르며 과정 내내 보게 됩니다.
+
+# %%
+seed_everything(2)
+tokens = ["나는", "학생", "이다"]
+x = torch.randn(3, 4)                        # (T=3, d=4): the same tokens give q, k and v
+out, attn = scaled_dot_product_attention(x, x, x)
+attention_heatmap(attn, tokens, tokens, title="어텐션 가중치 (행의 합 = 1)")
+plt.show()
+assert torch.allclose(attn.sum(dim=-1), torch.ones(3))
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 여기서 쿼리·키·밸류가 모두 같은 x라는 점을 짚고 넘어가세요. 같은 벡터를 세 역할에 쓰는 것이 어색하다는 느낌이 바로 03번 노트북(세 가지 투영)의 동기입니다.
+
+# %% [markdown]
+# ## 연습문제
+#
+# 각 문제는 `check("01-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다(셀 왼쪽의 접힌 부분을 누르면 보입니다).
+#
+# **01-1.** 점수 텐서 `scores`와 가중치 텐서 `weights`(합이 1이 아닐 수도 있음)를 받아 가중 평균을 돌려주는 `weighted_average`를 완성하세요.
+
+# %%
+def weighted_average(scores, weights):
+    raise NotImplementedError
+
+check("01-1", weighted_average)
+
+# %% jupyter={"source_hidden": true}
+def weighted_average(scores, weights):
+    return (weights * scores).sum() / weights.sum()
+
+check("01-1", weighted_average)
+
+# %% [markdown]
+# **01-2.** 1차원 텐서 `z`를 받아 소프트맥스를 돌려주는 `my_softmax`를 `torch.exp`와 `sum`만으로 구현하세요. `[1000, 1001, 1002]` 같은 큰 점수에서도 NaN이 나오면 안 됩니다.
+
+# %%
+def my_softmax(z):
+    raise NotImplementedError
+
+check("01-2", my_softmax)
+
+# %% jupyter={"source_hidden": true}
+def my_softmax(z):
+    e = torch.exp(z - z.max())
+    return e / e.sum()
+
+check("01-2", my_softmax)
+
+# %% [markdown]
+# **01-3.** 소프트맥스를 거쳐 가중치 `[0.7, 0.2, 0.1]`이 되는 점수 세 개를 찾으세요. (힌트: 두 점수의 차이와 두 가중치의 비율 사이의 관계)
+
+# %%
+my_scores = ...
+
+check("01-3", my_scores)
+
+# %% jupyter={"source_hidden": true}
+my_scores = torch.log(torch.tensor([0.7, 0.2, 0.1]))
+
+check("01-3", my_scores)
+
+# %% [markdown]
+# ## 스터디 토론 질문
+#
+# 1. 수능 예에서 가중치는 사람이 정했습니다. 번역 모델에서 "이번 단어를 만들 때 원문의 어느 단어를 볼지"를 사람이 정할 수 없는 이유는 무엇일까요?
+# 2. 소프트맥스 대신 점수를 $\max(z_i, 0)$로 자르고 합으로 나누면 어떤 문제가 생길까요? 모든 점수가 음수인 경우를 생각해 보세요.
+# 3. 어텐션의 출력이 밸류들의 볼록 결합이라는 사실은 장점일까요, 한계일까요? 밸류에 없는 방향의 정보를 만들 수 있을까요?
+# 4. 점수를 3배 하면 가중치가 한쪽으로 쏠렸습니다. 이것이 학습에 좋은 때와 나쁜 때는 언제일까요?
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 토론은 1번과 3번을 먼저 하세요. 1번은 02번 노트북(seq2seq)으로, 3번은 멀티 헤드와 출력 투영(07번)으로 이어집니다. 4번은 04·05번(스케일링, 온도)의 예고편입니다.
+
+# %% [markdown]
+# ## 요약
+#
+# | 확인한 것 | 근거 (이 노트북의 계산) |
+# |---|---|
+# | 총점/만점은 과목별 백분율의 가중 평균이다 | 가중치 0.2·0.1, 두 값이 같음을 assert |
+# | 가중 평균은 가중치의 **합**으로 나눈다 | 개수로 나누면 만점이 142.86% (원문 바로잡기) |
+# | 어텐션 = ① 가중치 계산 ② 밸류의 가중합 | 출력이 밸류의 볼록 결합 |
+# | 소프트맥스: 양수, 합 1, 순서 유지, 평행이동 불변 | 네 성질을 assert |
+# | 큰 점수 차이 → 한 키로 쏠림; 큰 점수 → 지수 넘침 | ×20에서 최대 가중치 > 0.9999; 최댓값 빼기로 NaN 해결 |
+# | 손 계산 = `helpers` = PyTorch | `assert_close` 세 번 |
+#
+# 다음 노트북(02)에서는 가중치를 **학습된 모델이 계산**하는 첫 사례, seq2seq 번역 모델의 어텐션을 직접 학습시켜 봅니다.
