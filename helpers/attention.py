@@ -333,7 +333,7 @@ def chunked_attention(
     q_tile = block_size * max(1, _QUERY_TILE_ROWS // block_size)  # a multiple of block_size
     if causal:  # built once; the diagonal blocks read their piece of it
         above = torch.ones(min(q_tile, t_q), min(q_tile, t_q), dtype=torch.bool, device=query.device).triu_(1)
-    tiles = []
+    out = q.new_empty(q.shape[0], t_q, d_v)  # (B, T_q, d_v)
     for q0 in range(0, t_q, q_tile):
         q_blk = q[:, q0 : q0 + q_tile]  # (B, n_q, d_k)
         n_q = q_blk.shape[1]
@@ -348,7 +348,7 @@ def chunked_attention(
                 s = s.masked_fill_(hidden, float("-inf")) if inplace else s.masked_fill(hidden, float("-inf"))
             # Key block 0 is visible to every query, so the running max is finite from the start.
             state = _online_softmax_step(state, s, v[:, k0 : k0 + n_k], inplace)
-        _, run_sum, acc = state
-        tiles.append(acc.div_(run_sum) if inplace else acc / run_sum)  # (B, n_q, d_v)
-    out = tiles[0] if len(tiles) == 1 else torch.cat(tiles, dim=1)  # (B, T_q, d_v)
+        run_max, run_sum, acc = state  # acc / run_sum is the tile's output
+        out[:, q0 : q0 + n_q] = acc.div_(run_sum) if inplace else acc / run_sum  # (B, n_q, d_v)
+        del run_max, run_sum, acc, state, s  # free this tile's buffers before the next tile
     return out.reshape(batch + (t_q, d_v))

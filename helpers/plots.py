@@ -65,8 +65,9 @@ def attention_heatmap(
     if ax is None:
         _, ax = plt.subplots(figsize=FIGSIZE)
     image = ax.imshow(w, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    tilt = key_labels is not None and t_k > 5  # long word labels overlap unless tilted
     ax.set_xticks(range(t_k), key_labels if key_labels is not None else range(t_k),
-                  rotation=45 if key_labels is not None and t_k > 5 else 0, ha="right" if t_k > 5 else "center")
+                  rotation=45 if tilt else 0, ha="right" if tilt else "center")
     ax.set_yticks(range(t_q), query_labels if query_labels is not None else range(t_q))
     ax.set_xlabel("키(key)")
     ax.set_ylabel("쿼리(query)")
@@ -75,10 +76,9 @@ def attention_heatmap(
     if annotate is None:
         annotate = t_q * t_k <= 100
     if annotate:
-        top = np.nanmax(w) if w.size else 0.0
         for i in range(t_q):
             for j in range(t_k):
-                dark = top > 0 and w[i, j] > 0.6 * top
+                dark = image.norm(w[i, j]) > 0.6  # position on the colour scale, not in the data
                 ax.text(j, i, format(w[i, j], fmt), ha="center", va="center",
                         fontsize=8, color="white" if dark else "black")
     if colorbar:

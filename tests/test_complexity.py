@@ -1,0 +1,294 @@
+"""helpers.complexity (notebook 08): attention variants, cost formulas, measurement, slider, checkers."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from helpers.attention import chunked_attention  # noqa: E402
+from helpers.complexity import (  # noqa: E402
+    GIB,
+    attention_flops,
+    chunked_extra_bytes,
+    draw_memory_vs_n,
+    draw_scaling,
+    linear_attention,
+    linear_attention_weights,
+    loglog_slope,
+    max_n_for_budget,
+    measure,
+    naive_attention,
+    peak_memory_bytes,
+    score_matrix_bytes,
+    time_call,
+    window_attention,
+    window_weight_outside,
+)
+from helpers.exercises import check  # noqa: E402
+
+
+def qkv(*shape, seed=0, dtype=torch.float64):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(*shape, generator=gen, dtype=dtype) for _ in range(3))
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+# --------------------------------------------------------------------------- attention variants
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_naive_matches_sdpa(causal):
+    q, k, v = qkv(2, 3, 17, 8)
+    torch.testing.assert_close(naive_attention(q, k, v, causal=causal),
+                               F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+
+
+@pytest.mark.parametrize("window, block", [(0, 4), (1, 3), (3, 128), (5, 7), (40, 16)])
+def test_window_matches_band_masked_sdpa(window, block):
+    q, k, v = qkv(2, 19, 6)
+    pos = torch.arange(19)
+    band = (pos[:, None] - pos[None, :]).abs() <= window
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=band)
+    torch.testing.assert_close(window_attention(q, k, v, window=window, block_size=block), ref)
+
+
+def test_window_covering_everything_is_full_attention():
+    q, k, v = qkv(1, 12, 4)
+    torch.testing.assert_close(window_attention(q, k, v, window=11), F.scaled_dot_product_attention(q, k, v))
+
+
+def test_linear_attention_matches_its_quadratic_form():
+    q, k, v = qkv(2, 9, 5)
+    ref = linear_attention_weights(q, k) @ v
+    torch.testing.assert_close(linear_attention(q, k, v), ref)
+    w = linear_attention_weights(q, k)
+    assert (w > 0).all()
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, 9, dtype=torch.float64))
+    assert not torch.allclose(linear_attention(q, k, v), F.scaled_dot_product_attention(q, k, v), atol=1e-2)
+
+
+def test_linear_weights_have_rank_at_most_d():
+    q, k, _ = qkv(64, 4)
+    assert torch.linalg.matrix_rank(linear_attention_weights(q, k)).item() <= 4
+
+
+def test_window_weight_outside():
+    q, k, _ = qkv(10, 3)
+    torch.testing.assert_close(window_weight_outside(q, k, 9), torch.zeros(10, dtype=torch.float64))
+    w = torch.softmax(q @ k.T / math.sqrt(3), dim=-1)
+    torch.testing.assert_close(window_weight_outside(q, k, 0), 1 - w.diagonal())
+
+
+def test_variants_bad_input():
+    q, k, v = qkv(5, 4)
+    with pytest.raises(ValueError, match="window must be an integer >= 0"):
+        window_attention(q, k, v, window=-1)
+    with pytest.raises(ValueError, match="T_q must equal T_k"):
+        window_attention(q[:3], k, v, window=1)
+    with pytest.raises(TypeError, match="must be a torch.Tensor"):
+        linear_attention(q.tolist(), k, v)
+    with pytest.raises(ValueError, match="expected query"):
+        naive_attention(q, k[:, :3], v)
+    with pytest.raises(ValueError, match="floating-point"):
+        naive_attention(q.long(), k, v)
+
+
+# --------------------------------------------------------------------------- chunked attention (this notebook's additions)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("t_q, t_k, block", [(2500, 2500, 128), (1100, 2300, 100), (2300, 700, 256), (5, 3000, 7)])
+def test_chunked_multi_tile_matches_sdpa(t_q, t_k, block, causal):
+    gen = torch.Generator().manual_seed(t_q)
+    q, k, v = (torch.randn(1, t, 8, generator=gen, dtype=torch.float64) for t in (t_q, t_k, t_k))
+    torch.testing.assert_close(chunked_attention(q, k, v, block_size=block, causal=causal),
+                               F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+
+
+def test_chunked_grad_through_multiple_tiles():
+    q, k, v = (x.requires_grad_() for x in qkv(1, 1100, 4))
+    chunked_attention(q, k, v, block_size=64, causal=True).square().sum().backward()
+    q2, k2, v2 = (x.detach().clone().requires_grad_() for x in (q, k, v))
+    F.scaled_dot_product_attention(q2, k2, v2, is_causal=True).square().sum().backward()
+    for a, b in ((q, q2), (k, k2), (v, v2)):
+        torch.testing.assert_close(a.grad, b.grad)
+
+
+def test_chunked_memory_is_linear_and_matches_formula():
+    for n in (512, 2048):
+        q, k, v = qkv(1, 1, n, 64, dtype=torch.float32)
+        peak = peak_memory_bytes(chunked_attention, q, k, v)
+        assert peak == pytest.approx(chunked_extra_bytes(n, 64), rel=0.05)
+        assert peak < score_matrix_bytes(n)
+    assert peak_memory_bytes(naive_attention, q, k, v) >= 2 * score_matrix_bytes(2048)
+
+
+# --------------------------------------------------------------------------- formulas and measurement
+
+
+def test_cost_formulas():
+    assert attention_flops(1024, 64) == 4 * 1024**2 * 64
+    assert attention_flops(10, 2, heads=3, batch=2) == 4 * 6 * 100 * 2
+    assert score_matrix_bytes(16384) == GIB
+    assert score_matrix_bytes(16384, heads=12, batch=32) == 384 * GIB
+    assert score_matrix_bytes(100, bytes_per_value=2) == 20000
+    n = max_n_for_budget(80 * GIB)
+    assert score_matrix_bytes(n) <= 80 * GIB < score_matrix_bytes(n + 1)
+    assert max_n_for_budget(GIB) == 16384
+    assert chunked_extra_bytes(16384, 64) < score_matrix_bytes(16384) / 50
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "8"])
+def test_formulas_bad_input(bad):
+    with pytest.raises(ValueError, match="must be an integer >= 1"):
+        score_matrix_bytes(bad)
+    with pytest.raises(ValueError, match="must be an integer >= 1"):
+        attention_flops(16, bad)
+
+
+def test_max_n_bad_budget():
+    for bad in (0, -1.0, "8GB", None):
+        with pytest.raises(ValueError, match="budget_bytes must be a positive number"):
+            max_n_for_budget(bad)
+
+
+def test_peak_memory_counts_a_known_allocation():
+    assert peak_memory_bytes(lambda: torch.empty(1000, 1000)) == 4_000_000
+    assert peak_memory_bytes(lambda: torch.empty(10, dtype=torch.float64) + 1) >= 160
+    with pytest.raises(TypeError, match="fn must be callable"):
+        peak_memory_bytes(3)
+
+
+def test_time_call_and_slope():
+    assert time_call(lambda: sum(range(100)), repeat=2) >= 0
+    assert loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]) == pytest.approx(2.0)
+    assert loglog_slope([10, 100], [5, 50]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="equal length"):
+        loglog_slope([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="positive"):
+        loglog_slope([1, 2], [0, 1])
+    with pytest.raises(ValueError, match="repeat"):
+        time_call(print, repeat=0)
+
+
+def test_measure_record():
+    rec = measure("naive", 128, 16, repeat=1)
+    assert rec["method"] == "naive" and rec["n"] == 128 and rec["seconds"] > 0
+    assert rec["peak_bytes"] >= 2 * 128 * 128 * 4
+    assert measure("sdpa", 128, 16, timing=False)["seconds"] is None
+    with pytest.raises(ValueError, match="method must be one of"):
+        measure("flash", 128)
+
+
+# --------------------------------------------------------------------------- pictures
+
+
+def test_draw_memory_vs_n_values():
+    fig, ax = plt.subplots()
+    here = draw_memory_vs_n(14, heads=12, batch=32, ax=ax)
+    assert here["n"] == 16384 and here["matrix_bytes"] == 384 * GIB
+    assert here["fits"] == {8: False, 16: False, 80: False}
+    assert here["chunked_bytes"] == chunked_extra_bytes(16384, 64, heads=12, batch=32)
+    assert "16,384" in ax.get_title()
+    assert draw_memory_vs_n(10)["fits"] == {8: True, 16: True, 80: True}
+    for bad in (3, 30, "14", True):
+        with pytest.raises(ValueError, match="log2_n"):
+            draw_memory_vs_n(bad)
+
+
+def test_draw_scaling_returns_slopes():
+    records = [{"method": "naive", "n": n, "seconds": 1e-6 * n * n, "peak_bytes": 8 * n * n} for n in (256, 512, 1024)]
+    records += [{"method": "chunked", "n": n, "seconds": 1e-6 * n * n, "peak_bytes": 100 * n} for n in (256, 512, 1024)]
+    slopes = draw_scaling(records, "peak_bytes")
+    assert slopes["naive"] == pytest.approx(2.0) and slopes["chunked"] == pytest.approx(1.0)
+    assert draw_scaling(records, "seconds", fit_min_n=512)["chunked"] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="quantity"):
+        draw_scaling(records, "flops")
+
+
+def test_memory_explorer_builds():
+    from helpers.complexity import memory_explorer
+
+    box = memory_explorer()
+    assert len(box.children) == 4
+
+
+# --------------------------------------------------------------------------- exercises
+
+
+def _msg(result):
+    assert not result.passed, result
+    return result.message
+
+
+def test_08_1():
+    assert check("08-1", lambda n, h, b, nb: n * n * h * b * nb / 2**30).passed
+    assert "GiB는 2³⁰" in _msg(check("08-1", lambda n, h, b, nb: n * n * h * b * nb / 1e9))
+    assert "배치" in _msg(check("08-1", lambda n, h, b, nb: n * n * h * nb / 2**30))
+    assert "헤드 12를 곱하지" in _msg(check("08-1", lambda n, h, b, nb: n * n * b * nb / 2**30))
+    assert "비트" in _msg(check("08-1", lambda n, h, b, nb: n * n * h * b * nb * 8 / 2**30))
+    assert "N을 한 번만" in _msg(check("08-1", lambda n, h, b, nb: n * h * b * nb / 2**30))
+    assert "숫자 하나" in _msg(check("08-1", lambda n, h, b, nb: "1 GiB"))
+
+
+def _right_merge(a, b):
+    m = torch.maximum(a[0], b[0])
+    ca, cb = torch.exp(a[0] - m), torch.exp(b[0] - m)
+    return m, a[1] * ca + b[1] * cb, a[2] * ca + b[2] * cb
+
+
+def test_08_2():
+    assert check("08-2", _right_merge).passed
+    no_rescale = lambda a, b: (torch.maximum(a[0], b[0]), a[1] + b[1], a[2] + b[2])  # noqa: E731
+    assert "그대로 더했습니다" in _msg(check("08-2", no_rescale))
+
+    def flipped(a, b):
+        m = torch.maximum(a[0], b[0])
+        ca, cb = torch.exp(m - a[0]), torch.exp(m - b[0])
+        return m, a[1] * ca + b[1] * cb, a[2] * ca + b[2] * cb
+
+    assert "부호가 반대" in _msg(check("08-2", flipped))
+
+    def acc_not_rescaled(a, b):
+        m, l, _ = _right_merge(a, b)
+        return m, l, a[2] + b[2]
+
+    assert "acc에도" in _msg(check("08-2", acc_not_rescaled))
+
+    def unshifted(a, b):
+        m = torch.maximum(a[0], b[0])
+        la, lb = a[1] * torch.exp(a[0]), b[1] * torch.exp(b[0])
+        return m, (la + lb) / torch.exp(m), (a[2] * torch.exp(a[0]) + b[2] * torch.exp(b[0])) / torch.exp(m)
+
+    assert "NaN/inf" in _msg(check("08-2", unshifted))
+    assert "max(m_A, m_B)" in _msg(check("08-2", lambda a, b: (a[0], *_right_merge(a, b)[1:])))
+    assert "세 개" in _msg(check("08-2", lambda a, b: _right_merge(a, b)[:2]))
+
+
+def test_08_3():
+    def lean(q, k, v):
+        fq, fk = F.elu(q) + 1, F.elu(k) + 1
+        return (fq @ (fk.transpose(-2, -1) @ v)) / (fq @ fk.sum(-2).unsqueeze(-1))
+
+    def quadratic(q, k, v):
+        w = (F.elu(q) + 1) @ (F.elu(k) + 1).transpose(-2, -1)
+        return (w / w.sum(-1, keepdim=True)) @ v
+
+    assert check("08-3", lean).passed
+    assert "N×N 행렬" in _msg(check("08-3", quadratic))
+    assert "소프트맥스 어텐션" in _msg(check("08-3", F.scaled_dot_product_attention))
+    assert "정규화" in _msg(check("08-3", lambda q, k, v: (F.elu(q) + 1) @ ((F.elu(k) + 1).transpose(-2, -1) @ v)))
+    assert "모양" in _msg(check("08-3", lambda q, k, v: v[..., :3, :]))
