@@ -15,6 +15,7 @@ __all__ = [
     "MultiHeadAttention",
     "chunked_attention",
     "causal_mask",
+    "entropy",
 ]
 
 
@@ -106,6 +107,15 @@ def softmax(scores: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> to
     if torch.isnan(scores).any() or torch.isposinf(scores).any():
         raise ValueError("scores contain NaN or +inf; softmax needs finite scores (or -inf to mask)")
     return _masked_softmax(scores, 1.0 / temperature, dim=dim)
+
+
+def entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """Entropy −Σ w log w in nats along ``dim``, with 0·log 0 = 0."""
+    _check_tensor("weights", weights, min_dim=1)
+    if (weights < 0).any():
+        raise ValueError("weights must be >= 0 (they come out of a softmax)")
+    # xlogy gives exactly 0 where w == 0, where w * log(w) would give NaN; 0.0 - x turns -0.0 into 0.0.
+    return 0.0 - torch.special.xlogy(weights, weights).sum(dim=dim)
 
 
 # --------------------------------------------------------------------------- attention

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from .attention import softmax
+from .attention import entropy, softmax  # noqa: F401  (entropy is re-exported for the notebooks)
 from .data import load_json
 from .exercises import Wrong, _as_tensor, _call, exercise
 from .plots import attention_heatmap, to_numpy, weight_bars
@@ -53,18 +53,6 @@ def _as_tau(tau) -> float:
 
 
 # --------------------------------------------------------------------------- computations
-
-
-def entropy(weights, dim: int = -1) -> torch.Tensor:
-    """Entropy −Σ w log w in nats along ``dim``, with 0·log 0 = 0."""
-    if not isinstance(weights, torch.Tensor):
-        raise TypeError(f"weights must be a torch.Tensor, got {type(weights).__name__}")
-    if not weights.is_floating_point():
-        raise ValueError(f"weights must be a floating-point tensor, got dtype {weights.dtype}")
-    if (weights < 0).any():
-        raise ValueError("weights must be >= 0 (they come out of a softmax)")
-    # xlogy gives exactly 0 where w == 0, where w * log(w) would give NaN.
-    return 0.0 - torch.special.xlogy(weights, weights).sum(dim=dim)  # 0.0 - x turns -0.0 into 0.0
 
 
 def temperature_sweep(scores, taus) -> dict:
