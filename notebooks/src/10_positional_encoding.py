@@ -1,0 +1,496 @@
+# %% [markdown]
+# # 10. 위치 정보
+#
+# 셀프 어텐션(self-attention)은 토큰의 **순서를 보지 못합니다**. 위치 인코딩(positional encoding)은 그 빈자리에 "몇 번째 토큰인지"를 더하거나(사인·코사인, 학습 임베딩) 곱해서(RoPE) 넣어 줍니다.
+#
+# **학습 목표**
+# - 위치 정보가 없는 셀프 어텐션이 순열 등변성(permutation equivariance)을 갖는다는 것을 계산으로 보이고, 그 결과 어순이 다른 두 문장을 구별하지 못한다는 것을 설명한다.
+# - 사인·코사인 위치 인코딩을 식으로 쓰고 구현하며, 오프셋 $k$만큼의 이동이 $p$와 무관한 회전 행렬 $R(k)$라는 것을 확인한다.
+# - 학습되는 위치 임베딩의 파라미터 수와 한계(표 밖의 위치)를 사인·코사인 방식과 비교한다.
+# - RoPE가 쿼리(query)와 키(key)를 회전시켜 점수가 상대 위치 $p - r$에만 의존하게 만든다는 것을 확인한다.
+#
+# **선수 지식**: 03번(쿼리·키·밸류), 07번(멀티 헤드 어텐션). 복소수 곱이 회전이라는 사실을 알면 6절이 쉽습니다.
+#
+# **예상 시간**: 혼자 공부 50분 / 스터디 발표 25분
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: "고양이가 강아지를 쫓았다"와 "강아지가 고양이를 쫓았다"를 먼저 칠판에 쓰고, 어텐션만으로 두 문장을 구별할 수 있는지 청중에게 물어보세요. 1절이 답(구별 못 한다)을 숫자로 보여 주고, 나머지 절은 그 해결책 세 가지(더하기: 사인·코사인, 학습 임베딩 / 회전: RoPE)입니다. 슬라이더는 3절에 있습니다.
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn as nn
+
+from helpers import seed_everything, setup
+from helpers.attention import MultiHeadAttention, scaled_dot_product_attention, softmax
+from helpers.exercises import check
+from helpers.plots import attention_heatmap
+from helpers.position import (
+    LearnedPositionalEncoding,
+    apply_rope,
+    draw_offset,
+    frequencies,
+    offset_explorer,
+    offset_rotation,
+    relative_similarity,
+    sinusoidal_encoding,
+)
+
+setup()
+
+# %% [markdown]
+# ## 1. 셀프 어텐션은 순서를 모른다
+#
+# 어텐션의 점수(score)는 두 토큰의 **내용**(임베딩(embedding))으로만 계산됩니다. 어느 토큰이 몇 번째에 있는지는 식 어디에도 없습니다. 그래서 입력 토큰의 순서를 섞으면 출력도 **같은 방식으로 섞일 뿐** 값은 그대로입니다. 이것이 순열 등변성입니다.
+#
+# 순서를 바꾸는 일은 순열 행렬 $P$를 왼쪽에 곱하는 것입니다($P^\top P = I$). 소프트맥스(softmax)는 행마다 작동하므로 행과 열을 같은 순열로 섞어도 결과가 똑같이 섞일 뿐입니다.
+#
+# $$\mathrm{Attn}(PX) = \mathrm{softmax}\!\left(\frac{PXW_Q\,(PXW_K)^\top}{\sqrt{d_k}}\right)PXW_V = P\,\mathrm{softmax}\!\left(\frac{XW_QW_K^\top X^\top}{\sqrt{d_k}}\right)P^\top P\,XW_V = P\,\mathrm{Attn}(X)$$
+#
+# 원문의 문장 "고양이가 매트 위에 앉았다"의 네 토큰(token)에 무작위 임베딩을 주고, `MultiHeadAttention`에 원래 순서와 섞은 순서를 넣어 봅니다.
+
+# %%
+seed_everything(10)
+tokens = ["고양이가", "매트", "위에", "앉았다"]
+x = torch.randn(1, 4, 16)                       # (B, T, d_model)
+mha = MultiHeadAttention(16, num_heads=2).eval()
+perm = torch.tensor([3, 0, 2, 1])               # a new word order
+
+with torch.no_grad():
+    out, w = mha(x)                             # (1, 4, 16), (1, 2, 4, 4)
+    out_perm, w_perm = mha(x[:, perm])          # attention over the shuffled sentence
+print("섞은 순서:", " ".join(tokens[i] for i in perm))
+print("섞은 입력의 출력 = 출력을 섞은 것:", torch.allclose(out_perm, out[:, perm], atol=1e-6))
+torch.testing.assert_close(out_perm, out[:, perm])
+torch.testing.assert_close(w_perm, w[:, :, perm][:, :, :, perm])   # rows and columns move together
+
+# %% [markdown]
+# 투영(projection)이 없는 스케일드 닷프로덕트 어텐션(scaled dot-product attention)도 마찬가지입니다. 투영은 토큰마다 따로 곱해지므로 순서와 상관이 없습니다.
+
+# %%
+plain, _ = scaled_dot_product_attention(x, x, x)              # (1, 4, 16)
+plain_perm, _ = scaled_dot_product_attention(x[:, perm], x[:, perm], x[:, perm])
+torch.testing.assert_close(plain_perm, plain[:, perm])
+print("'앉았다'의 출력은 어느 순서에서나 같다:", torch.allclose(plain_perm[0, 0], plain[0, 3]))
+
+# %% [markdown]
+# ### 어순만 다른 두 문장
+#
+# 순열 등변성의 결과는 구체적입니다. 서브워드 토크나이저(tokenizer)처럼 조사를 따로 떼면, "고양이가 강아지를 쫓았다"와 "강아지가 고양이를 쫓았다"는 **똑같은 다섯 토큰** {고양이, 강아지, 가, 를, 쫓았다}를 다른 순서로 늘어놓은 것입니다. 뜻은 정반대입니다. 동사 "쫓았다"의 출력이 두 문장에서 다르지 않다면, 이 층 위의 어떤 모델도 누가 누구를 쫓았는지 알 수 없습니다.
+
+# %%
+vocab = {"고양이": 0, "강아지": 1, "가": 2, "를": 3, "쫓았다": 4}
+sent_a = ["고양이", "가", "강아지", "를", "쫓았다"]
+sent_b = ["강아지", "가", "고양이", "를", "쫓았다"]
+swap = torch.tensor([2, 1, 0, 3, 4])            # sent_b = sent_a[swap]
+
+seed_everything(11)
+embed = nn.Embedding(len(vocab), 16)
+mha = MultiHeadAttention(16, num_heads=2).eval()
+
+
+def embed_sentence(words):
+    return embed(torch.tensor([[vocab[w] for w in words]]))   # (1, T, 16)
+
+
+with torch.no_grad():
+    xa, xb = embed_sentence(sent_a), embed_sentence(sent_b)
+    out_a, w_a = mha(xa)
+    out_b, w_b = mha(xb)
+assert [sent_a[i] for i in swap] == sent_b
+torch.testing.assert_close(out_b, out_a[:, swap])
+torch.testing.assert_close(out_b[0, 4], out_a[0, 4])            # the verb cannot tell who chased whom
+print("'쫓았다' 출력 (두 문장):", out_a[0, 4, :4], out_b[0, 4, :4], sep="\n")
+
+# %% [markdown]
+# 가중치(weight) 행렬을 나란히 그리면, 오른쪽은 왼쪽의 행과 열을 같은 방식으로 바꿔 놓은 것일 뿐입니다. "쫓았다" 행(맨 아래)은 두 그림에서 같은 토큰에 같은 가중치를 줍니다. 위치만 바뀌었습니다.
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+attention_heatmap(w_a[0, 0], sent_a, sent_a, ax=axes[0], title="고양이가 강아지를 쫓았다 (헤드 1)")
+attention_heatmap(w_b[0, 0], sent_b, sent_b, ax=axes[1], title="강아지가 고양이를 쫓았다 (헤드 1)")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# 원문은 CNN과 비교하며 셀프 어텐션은 "모든 것을 한 번에" 본다고 설명합니다. 맞는 말이지만 그 대가는 적혀 있지 않습니다. 커널은 "바로 옆"이 무엇인지 구조로 알지만, 어텐션은 가깝고 먼 것을 구별하지 못합니다. 다른 원문이 트랜스포머가 입력을 "하나의 덩어리"로 받는다고 한 것도 같은 이야기입니다. 덩어리(집합)로 받는 순간 순서는 사라지고, 그래서 위치 인코딩이 필요합니다.
+#
+# > **원문 바로잡기**: 원문은 "앉았다" 행의 점수를 고양이가 0.3, 매트 0.2, 위에 0.4, 앉았다 0.5로 적고, 이어서 그 행의 가중치를 $[0.35, 0.15, 0.20, 0.30]$으로 적어 "고양이가"에 가장 큰 가중치를 줍니다. 소프트맥스는 점수의 순서를 유지하므로 세 번째로 큰 점수(0.3)가 가장 큰 가중치가 될 수 없습니다. 아래 계산처럼 이 점수의 가중치는 $[0.236, 0.214, 0.261, 0.289]$이고(√d_k로 나누면 더 평평해집니다), 가장 큰 가중치는 "앉았다" 자신입니다.
+
+# %%
+seed_row = torch.tensor([0.3, 0.2, 0.4, 0.5])     # the seed's scores for '앉았다'
+for scale in [1.0, 1 / 8]:                         # as written, and divided by sqrt(64)
+    weights = softmax(seed_row * scale)
+    print(f"점수 × {scale:.3f} → 가중치 {weights.numpy().round(3)}")
+    assert weights.argmax() == 3 and weights[0] < weights[2]
+assert torch.allclose(softmax(seed_row), torch.tensor([0.2363, 0.2138, 0.2612, 0.2887]), atol=1e-4)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 여기서 한국어의 특징을 짚으면 토론이 살아납니다. "강아지를 고양이가 쫓았다"는 어순이 달라도 뜻이 같습니다. 조사가 역할을 표시하기 때문입니다. 어절 단위 토큰이라면 순서를 모르는 것이 덜 아프지만, 조사를 떼어 내는 토크나이저에서는 "가"가 어느 명사에 붙었는지가 바로 순서 정보입니다.
+
+# %% [markdown]
+# ## 2. 사인·코사인 위치 인코딩
+#
+# Vaswani 등(2017)의 해결책은 위치 $p$마다 정해진 벡터 $\mathrm{PE}(p) \in \mathbb{R}^{d}$를 임베딩에 **더하는** 것입니다. 차원을 두 개씩 짝지어, 쌍 $i$는 각진동수 $\omega_i$로 도는 사인과 코사인을 씁니다.
+#
+# $$\mathrm{PE}(p)_{2i} = \sin(p\,\omega_i), \qquad \mathrm{PE}(p)_{2i+1} = \cos(p\,\omega_i), \qquad \omega_i = \frac{1}{10000^{2i/d}}, \quad i = 0, \dots, \tfrac{d}{2}-1.$$
+#
+# 먼저 `sinusoidal_encoding`이 이 식을 반복문으로 그대로 옮긴 것과 같은지 확인합니다.
+
+# %%
+T, d = 10, 16
+loop = torch.zeros(T, d, dtype=torch.float64)
+for p in range(T):
+    for i in range(d // 2):
+        angle = p / 10000 ** (2 * i / d)
+        loop[p, 2 * i] = math.sin(angle)
+        loop[p, 2 * i + 1] = math.cos(angle)
+
+pe_small = sinusoidal_encoding(T, d, dtype=torch.float64)   # (T, d)
+torch.testing.assert_close(pe_small, loop)
+print("PE(0)[:6] =", pe_small[0, :6])
+print("PE(1)[:6] =", pe_small[1, :6])
+torch.testing.assert_close(pe_small.norm(dim=-1), torch.full((T,), math.sqrt(d / 2), dtype=torch.float64))
+
+# %% [markdown]
+# 모든 $\mathrm{PE}(p)$의 길이는 $\sqrt{d/2}$로 같습니다(쌍마다 $\sin^2 + \cos^2 = 1$). 위치는 길이가 아니라 **방향**에 담깁니다.
+#
+# 쌍 $i$의 파장은 $2\pi / \omega_i = 2\pi \cdot 10000^{2i/d}$입니다. 첫 쌍은 약 6.3 위치마다 한 바퀴 돌고, 마지막 쌍은 수만 위치에 걸쳐 한 바퀴를 돕니다. 시계의 초침, 분침, 시침처럼 빠른 쌍은 가까운 위치를, 느린 쌍은 먼 위치를 구별합니다.
+
+# %%
+T, d = 50, 64
+pe = sinusoidal_encoding(T, d)                  # (50, 64)
+wavelength = 2 * math.pi / frequencies(d)       # (32,)
+print(f"파장: 쌍 0 = {wavelength[0]:.2f}, 쌍 1 = {wavelength[1]:.2f}, 쌍 31 = {wavelength[-1]:,.0f} 위치")
+assert torch.all(wavelength[1:] > wavelength[:-1])
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.2), width_ratios=(1.2, 1.0))
+image = ax1.imshow(pe, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+ax1.set_xlabel("차원")
+ax1.set_ylabel("위치 p")
+ax1.set_title("사인·코사인 위치 인코딩 (T=50, d=64)")
+fig.colorbar(image, ax=ax1, fraction=0.046, pad=0.04)
+for dim in [0, 2, 10, 30]:
+    ax2.plot(range(T), pe[:, dim], label=f"차원 {dim} (파장 {wavelength[dim // 2]:.0f})")
+ax2.set_xlabel("위치 p")
+ax2.set_ylabel("값")
+ax2.set_title("몇 개 차원의 곡선: 차원이 클수록 느리게 돈다")
+ax2.legend(loc="lower left", fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ### 상대 위치는 회전이다
+#
+# 왜 하필 사인과 코사인일까요? 덧셈 정리 때문입니다. 한 쌍을 $(\sin\theta, \cos\theta)$로 두고 $\theta = p\,\omega_i$, $\varphi = k\,\omega_i$라 하면
+#
+# $$\begin{pmatrix}\sin(\theta+\varphi)\\ \cos(\theta+\varphi)\end{pmatrix} = \begin{pmatrix}\cos\varphi & \sin\varphi\\ -\sin\varphi & \cos\varphi\end{pmatrix}\begin{pmatrix}\sin\theta\\ \cos\theta\end{pmatrix}.$$
+#
+# 오른쪽 행렬에는 $p$가 없습니다. 이 $2\times2$ 블록 $d/2$개를 대각선에 늘어놓은 $R(k)$는 **모든** 위치 $p$에서 $\mathrm{PE}(p+k) = R(k)\,\mathrm{PE}(p)$를 만족합니다. "$k$칸 뒤"라는 상대 위치가 하나의 선형 변환이므로, 학습되는 투영이 그것을 쉽게 표현할 수 있습니다.
+
+# %%
+pe64 = sinusoidal_encoding(60, 64, dtype=torch.float64)    # (60, 64)
+for k in [1, 3, 10, 25]:
+    R = offset_rotation(k, 64)                               # (64, 64), built without any p
+    # Rows of pe64 are PE(p)ᵀ, so R @ PE(p) for every p at once is pe64 @ R.T.
+    torch.testing.assert_close(pe64[: 60 - k] @ R.T, pe64[k:])
+R3, R7 = offset_rotation(3, 64), offset_rotation(7, 64)
+torch.testing.assert_close(R3 @ R7, offset_rotation(10, 64))          # 3 steps then 7 steps = 10 steps
+torch.testing.assert_close(R3 @ R3.T, torch.eye(64, dtype=torch.float64))   # a rotation: orthogonal
+print("R(3)의 왼쪽 위 4×4 블록:\n", R3[:4, :4])
+
+# %% [markdown]
+# ### 내적은 거리만 본다
+#
+# 회전은 내적(dot product)을 바꾸지 않으므로 $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k) = \sum_i \cos(k\,\omega_i)$입니다. 이 값에도 $p$가 없습니다. 위치 인코딩끼리의 내적 행렬은 대각선을 따라 값이 같은 모양(토플리츠 행렬, Toeplitz matrix)이 됩니다. 그런데 $\cos$는 짝함수이므로 $k$와 $-k$의 내적이 같습니다. **내적만으로는 앞인지 뒤인지 알 수 없습니다.** 방향은 $R(k) \ne R(-k)$에 담겨 있고, 학습되는 $W_Q$, $W_K$가 그것을 끌어내야 합니다.
+
+# %%
+G = pe64 @ pe64.T                                # (60, 60): PE(p)·PE(q)
+for k in range(30):
+    diag = torch.diagonal(G, offset=k)           # PE(p)·PE(p+k) for every p
+    torch.testing.assert_close(diag, relative_similarity(k, 64).expand_as(diag))
+    torch.testing.assert_close(torch.diagonal(G, offset=-k), diag)   # +k and -k look the same
+profile = relative_similarity(torch.arange(41), 64)                   # (41,)
+assert profile[0] == 32 and (profile[1:] < 32).all()
+assert (profile[1:6] < profile[:5]).all() and (profile[1:] > profile[:-1]).any()
+print("k = 0..8의 내적:", profile[:9].numpy().round(2))
+
+# %%
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), width_ratios=(1.0, 1.2))
+image = ax1.imshow(G, cmap="viridis", aspect="auto")
+ax1.set_xlabel("위치 q")
+ax1.set_ylabel("위치 p")
+ax1.set_title("PE(p)·PE(q): 대각선마다 같은 값")
+fig.colorbar(image, ax=ax1, fraction=0.046, pad=0.04)
+ax2.plot(range(41), profile, marker=".")
+ax2.set_xlabel("거리 k = |q − p|")
+ax2.set_ylabel("내적")
+ax2.set_title("멀어지면 대체로 작아지지만 단조롭지는 않다")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# 내적은 $k = 0$에서 가장 크고($d/2 = 32$) 처음 다섯 칸 동안은 줄어들지만, 그 뒤로는 물결치며 오르내립니다. 위치 인코딩은 "거리"를 재는 자가 아니라, 모델이 투영을 거쳐 읽어 내는 **재료**입니다.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: $R(k)$ 슬라이드에서는 시계 비유가 잘 통합니다. "5분 뒤"는 지금이 몇 시든 분침을 30° 돌리는 같은 조작입니다. 사인·코사인 위치 인코딩은 속도가 다른 시곗바늘 32개이고, $R(k)$는 모든 바늘을 각자의 속도로 $k$만큼 돌리는 조작입니다.
+
+# %% [markdown]
+# ## 3. 슬라이더: 오프셋 k
+#
+# 오프셋 $k$를 움직여 보세요. 왼쪽 그림의 점들은 서로 다른 시작 위치 $p = 0, 7, 20$에서 잰 $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k)$인데, 언제나 한 점에 겹칩니다. 오른쪽 그림은 세 주파수 쌍이 $p$에서 $p+k$로 가며 도는 각도입니다. 쌍 0은 $k$ 라디안(1칸에 약 57°)씩, 느린 쌍은 훨씬 조금씩 돕니다.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+offset_explorer(d=64, max_k=40)
+
+# %% [markdown]
+# 정적 버전(슬라이드·PDF용): 같은 함수로 $k = 0, 1, 5, 20$을 그립니다.
+
+# %%
+ks = [0, 1, 5, 20]
+fig, axes = plt.subplots(len(ks), 2, figsize=(11, 14), width_ratios=(1.6, 1.0))
+drawn = {k: draw_offset(k, 64, max_offset=40, axes=row) for k, row in zip(ks, axes)}
+fig.tight_layout()
+plt.show()
+
+# %%
+for k, result in drawn.items():
+    assert abs(result["dots"] - relative_similarity(k, 64).item()).max() < 1e-9   # same for every p
+    assert abs(result["angles"][0] - math.degrees(k)) < 1e-9                       # pair 0 turns k radians
+print({k: round(float(r["dots"][0]), 2) for k, r in drawn.items()})
+
+# %% [markdown]
+# ## 4. 학습되는 위치 임베딩
+#
+# 다른 방법은 위치도 단어처럼 다루는 것입니다. 위치 $0, 1, \dots, L-1$마다 벡터 하나를 두는 `nn.Embedding(L, d)` 표를 만들고, 다른 파라미터와 함께 학습합니다(BERT, GPT-2). 식이 필요 없고 데이터에 맞는 모양을 스스로 찾지만, 두 가지 비용이 있습니다. 파라미터가 $L \times d$개 늘어나고, **표에 없는 위치는 아예 표현할 수 없습니다.**
+
+# %%
+seed_everything(12)
+table = nn.Embedding(10, 16)                      # positions 0..9
+print("파라미터 수:", sum(p.numel() for p in table.parameters()))
+for name, (L, dim) in {"BERT-base": (512, 768), "GPT-2 small": (1024, 768)}.items():
+    print(f"{name}: {L} × {dim} = {L * dim:,}개")
+assert sum(p.numel() for p in table.parameters()) == 10 * 16
+
+try:
+    table(torch.arange(12))                       # a 12-token sentence
+except IndexError as err:
+    print("nn.Embedding:", type(err).__name__, "-", err)
+try:
+    LearnedPositionalEncoding(10, 16)(torch.zeros(1, 12, 16))
+except ValueError as err:
+    print("helpers:", err)
+
+# %% [markdown]
+# PyTorch의 오류 메시지("index out of range in self")는 무엇이 문제인지 말해 주지 않습니다. `helpers`의 `LearnedPositionalEncoding`은 몇 번째 위치까지 배웠는지 알려 줍니다. 반면 사인·코사인 표는 식이므로 원하는 만큼 늘일 수 있고, 길게 만든 표의 앞부분은 짧은 표와 같습니다.
+
+# %%
+long = sinusoidal_encoding(5000, 64)              # (5000, 64): no parameters, any length
+torch.testing.assert_close(long[:60], sinusoidal_encoding(60, 64))
+print("위치 4999의 처음 4개 차원:", long[4999, :4])
+
+# %% [markdown]
+# 표를 늘일 수 있다는 것과 모델이 그 위치에서 잘 작동한다는 것은 다른 이야기입니다. 학습 때 본 적 없는 느린 쌍의 각도 조합이 나오기 때문입니다. 긴 문맥을 다루는 최근 모델들이 RoPE(6절)의 주파수를 늘이거나 보간하는 이유가 여기에 있습니다.
+
+# %% [markdown]
+# ## 5. 위치를 더하면 어텐션 맵이 달라진다
+#
+# 1절의 두 문장에 사인·코사인 위치 인코딩을 더하고($X + \mathrm{PE}$), 같은 어텐션 층에 넣어 봅니다. 이제 같은 토큰이라도 자리에 따라 다른 벡터가 되므로 순열 등변성이 깨집니다.
+#
+# 기본 초기화의 무작위 층은 가중치가 거의 균등해서 차이가 눈에 잘 띄지 않습니다. 그래서 쿼리·키 투영을 조금 크게 초기화해, 학습된 층처럼 가중치가 뚜렷한 헤드(head) 하나짜리 층을 씁니다.
+
+# %%
+seed_everything(16)
+layer = MultiHeadAttention(16, num_heads=1).eval()
+with torch.no_grad():
+    for weight in (layer.q_proj.weight, layer.k_proj.weight):
+        nn.init.normal_(weight, std=0.25)        # sharper scores than the default init
+    out_a0, w_a0 = layer(xa)                     # without positions
+    out_b0, w_b0 = layer(xb)
+    pe5 = sinusoidal_encoding(5, 16)             # (5, 16)
+    out_a_pe, w_a_pe = layer(xa + pe5)           # with positions
+    out_b_pe, w_b_pe = layer(xb + pe5)
+
+torch.testing.assert_close(out_b0, out_a0[:, swap])                 # still just a reordering
+map_gap = (w_b_pe - w_a_pe[:, :, swap][:, :, :, swap]).abs().max().item()
+verb_gap = ((out_a_pe[0, 4] - out_b_pe[0, 4]).norm() / out_a_pe[0, 4].norm()).item()
+print(f"가중치 행렬: 순서를 맞춰 비교한 최대 차이 {map_gap:.3f}")
+print(f"'쫓았다' 출력: 위치 없음 차이 {(out_a0[0, 4] - out_b0[0, 4]).norm().item():.4f}, 위치 있음 상대 차이 {verb_gap:.1%}")
+assert map_gap > 0.1 and verb_gap > 0.01
+assert not torch.allclose(out_b_pe, out_a_pe[:, swap], atol=1e-3)  # no longer just a reordering
+
+# %%
+fig, axes = plt.subplots(2, 2, figsize=(11, 8.4))
+for row, (words, w_plain, w_pos) in enumerate([(sent_a, w_a0, w_a_pe), (sent_b, w_b0, w_b_pe)]):
+    title = " ".join(words)
+    attention_heatmap(w_plain[0, 0], words, words, ax=axes[row, 0], vmax=1.0, title=f"위치 없음: {title}")
+    attention_heatmap(w_pos[0, 0], words, words, ax=axes[row, 1], vmax=1.0, title=f"+ 위치 인코딩: {title}")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# 왼쪽 열의 두 그림은 행과 열의 순서를 맞추면 서로 겹칩니다. 오른쪽 열은 그렇지 않습니다. 예를 들어 "쫓았다" 행에서 "고양이"가 받는 가중치가 문장 첫머리에 있을 때와 셋째 자리에 있을 때 다릅니다.
+
+# %%
+ia, ib = sent_a.index("고양이"), sent_b.index("고양이")
+print(f"'쫓았다' → '고양이' 가중치: 위치 없음 {w_a0[0, 0, 4, ia]:.3f} / {w_b0[0, 0, 4, ib]:.3f}, "
+      f"위치 있음 {w_a_pe[0, 0, 4, ia]:.3f} / {w_b_pe[0, 0, 4, ib]:.3f}")
+assert torch.isclose(w_a0[0, 0, 4, ia], w_b0[0, 0, 4, ib])
+assert (w_a_pe[0, 0, 4, ia] - w_b_pe[0, 0, 4, ib]).abs() > 0.02
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 이 층은 학습되지 않은 무작위 층이라 오른쪽 그림의 패턴 자체에는 뜻이 없습니다. 보여 줄 것은 하나입니다: 위치를 더한 뒤에는 두 문장이 더 이상 "같은 그림을 섞은 것"이 아니므로, 학습이 둘을 구별할 **수 있게** 되었다는 점입니다.
+
+# %% [markdown]
+# ## 6. 회전으로 넣는 위치: RoPE
+#
+# 사인·코사인 인코딩은 위치를 임베딩에 **더했고**, 상대 위치는 그 안에 회전으로 숨어 있었습니다. RoPE(rotary position embedding, Su 등 2021)는 회전을 직접 씁니다. 투영한 뒤의 쿼리와 키에서 차원 쌍 $(2i, 2i+1)$을 복소수 하나 $z_i = x_{2i} + \mathrm{i}\,x_{2i+1}$로 보고, 위치 $p$의 토큰이면 각도 $p\,\omega_i$만큼 돌립니다: $z_i \mapsto z_i\,e^{\mathrm{i} p \omega_i}$. 밸류(value)는 돌리지 않습니다.
+#
+# 위치 $p$의 쿼리와 위치 $r$의 키의 점수는 쌍마다
+#
+# $$\mathrm{Re}\!\left[q_i e^{\mathrm{i}p\omega_i}\,\overline{k_i e^{\mathrm{i}r\omega_i}}\right] = \mathrm{Re}\!\left[q_i\,\overline{k_i}\,e^{\mathrm{i}(p-r)\omega_i}\right]$$
+#
+# 이므로 절대 위치 $p$, $r$은 사라지고 **차이 $p - r$만** 남습니다. 먼저 `apply_rope`가 이 복소수 곱과 같은지 봅니다.
+
+# %%
+seed_everything(13)
+d = 16
+q, k = torch.randn(d, dtype=torch.float64), torch.randn(d, dtype=torch.float64)
+z = torch.view_as_complex(q.view(d // 2, 2).contiguous())       # (8,): pairs as complex numbers
+by_complex = torch.view_as_real(z * torch.exp(1j * 5 * frequencies(d))).flatten()
+torch.testing.assert_close(apply_rope(q[None], [5])[0], by_complex)
+print("위치 5로 돌린 q[:4]:", apply_rope(q[None], [5])[0, :4])
+
+# %% [markdown]
+# 같은 $q$와 $k$를 위치 0부터 11까지 놓고 모든 쌍의 점수 $S_{pr} = \tilde q_p \cdot \tilde k_r$를 계산합니다. 점수가 $p - r$에만 의존하면 대각선마다 값이 같아야 합니다.
+
+# %%
+T = 12
+Q = apply_rope(q.expand(T, d), torch.arange(T))   # (T, d): the same query at positions 0..T-1
+K = apply_rope(k.expand(T, d), torch.arange(T))   # (T, d)
+S = Q @ K.T                                        # (T, T): S[p, r]
+for offset in range(-(T - 1), T):
+    diag = torch.diagonal(S, offset=offset)        # entries with r - p = offset
+    torch.testing.assert_close(diag, diag[0].expand_as(diag))
+far = apply_rope(torch.stack([q, k]), [1000, 1003])            # far away, same distance 3
+torch.testing.assert_close(far[0] @ far[1], S[0, 3])
+torch.testing.assert_close(Q.norm(dim=-1), q.norm().expand(T))  # rotation keeps the length
+assert not torch.allclose(S, S.T)                               # before and after differ
+print(f"p − r = −3: {S[0, 3]:.4f},  p − r = +3: {S[3, 0]:.4f}")
+
+# %% [markdown]
+# 사인·코사인 인코딩끼리의 내적은 $k$와 $-k$가 같았지만, RoPE의 점수는 $q \ne k$이면 "3칸 앞"과 "3칸 뒤"가 다릅니다. 위치 1000과 1003의 점수도 위치 0과 3의 점수와 같습니다.
+
+# %%
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), width_ratios=(1.0, 1.2))
+attention_heatmap(S, list(range(T)), list(range(T)), ax=ax1, cmap="RdBu_r", vmin=-abs(S).max().item(),
+                  vmax=abs(S).max().item(), annotate=False, title="RoPE 점수 S[p, r]: 대각선마다 같다")
+ax1.set_xlabel("키 위치 r")
+ax1.set_ylabel("쿼리 위치 p")
+offsets = torch.arange(-(T - 1), T)
+scores_by_offset = torch.stack([torch.diagonal(S, offset=-int(m))[0] for m in offsets])
+ax2.plot(offsets, scores_by_offset, marker="o")
+ax2.axhline(q @ k, color="gray", ls="--", lw=1, label=f"회전 전 q·k = {q @ k:.2f}")
+ax2.set_xlabel("상대 위치 p − r")
+ax2.set_ylabel("점수")
+ax2.set_title("점수는 p − r의 함수 (좌우 대칭이 아님)")
+ax2.legend(loc="lower right")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: RoPE는 "더하기 대신 곱하기"라고 한 문장으로 요약하세요. 더하면 내용과 위치가 한 벡터에 섞이고, 회전하면 길이(내용의 크기)는 그대로 두고 방향만 위치에 따라 돌립니다. 그래서 점수에 절대 위치가 남지 않고, 위치 1000과 1003도 0과 3처럼 보입니다. LLaMA 계열 모델이 이 방식을 씁니다.
+
+# %% [markdown]
+# ## 연습문제
+#
+# 각 문제는 `check("10-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다.
+#
+# **10-1.** 정수 `T`, `d`(짝수)를 받아 `(T, d)` 사인·코사인 위치 인코딩 표를 돌려주는 `my_sinusoidal`을 반복문 없이 텐서 연산으로 구현하세요. 짝수 차원 $2i$는 $\sin(p\,\omega_i)$, 홀수 차원 $2i+1$은 $\cos(p\,\omega_i)$입니다.
+
+# %%
+def my_sinusoidal(T, d):
+    raise NotImplementedError
+
+check("10-1", my_sinusoidal)
+
+# %% jupyter={"source_hidden": true}
+def my_sinusoidal(T, d):
+    p = torch.arange(T, dtype=torch.float64)[:, None]                   # (T, 1)
+    omega = 10000 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    table = torch.zeros(T, d, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(p * omega)
+    table[:, 1::2] = torch.cos(p * omega)
+    return table
+
+check("10-1", my_sinusoidal)
+
+# %% [markdown]
+# **10-2.** 오프셋 `k`와 차원 `d`를 받아 모든 위치 $p$에서 $R(k)\,\mathrm{PE}(p) = \mathrm{PE}(p+k)$인 `(d, d)` 행렬을 돌려주는 `rotation_for_offset`을 만드세요. `offset_rotation`은 쓰지 말고 2절의 $2\times2$ 블록 식으로 직접 채우세요.
+
+# %%
+def rotation_for_offset(k, d):
+    raise NotImplementedError
+
+check("10-2", rotation_for_offset)
+
+# %% jupyter={"source_hidden": true}
+def rotation_for_offset(k, d):
+    R = torch.zeros(d, d, dtype=torch.float64)
+    for i in range(d // 2):
+        phi = k / 10000 ** (2 * i / d)
+        R[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor(
+            [[math.cos(phi), math.sin(phi)], [-math.sin(phi), math.cos(phi)]])
+    return R
+
+check("10-2", rotation_for_offset)
+
+# %% [markdown]
+# **10-3.** `(T, d)` 텐서 `x`와 위치 `positions`(길이 `T`)를 받아 RoPE를 적용하는 `my_rope`를 구현하세요. 위치 $p$의 토큰에서 쌍 $(x_{2i}, x_{2i+1})$을 각도 $p\,\omega_i$만큼 **반시계 방향**으로 돌립니다. 복소수를 써도, 실수 식으로 써도 됩니다.
+
+# %%
+def my_rope(x, positions):
+    raise NotImplementedError
+
+check("10-3", my_rope)
+
+# %% jupyter={"source_hidden": true}
+def my_rope(x, positions):
+    d = x.shape[-1]
+    omega = 10000 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)   # (d/2,)
+    angle = positions.to(torch.float64)[:, None] * omega                  # (T, d/2)
+    z = torch.view_as_complex(x.reshape(x.shape[0], d // 2, 2).contiguous())   # (T, d/2)
+    return torch.view_as_real(z * torch.exp(1j * angle)).reshape(x.shape)
+
+check("10-3", my_rope)
+
+# %% [markdown]
+# ## 스터디 토론 질문
+#
+# 1. "고양이가 강아지를 쫓았다"와 "강아지를 고양이가 쫓았다"는 뜻이 같습니다. 한국어처럼 조사가 역할을 표시하는 언어에서, 토큰을 어절 단위로 자를 때와 조사를 떼어 낼 때 위치 정보의 중요성은 어떻게 달라질까요?
+# 2. 사인·코사인 인코딩끼리의 내적은 $k$와 $-k$에서 같았습니다. 그렇다면 모델은 어떻게 "앞 단어"와 "뒤 단어"를 구별할 수 있을까요? $W_Q W_K^\top$가 할 수 있는 일을 생각해 보세요.
+# 3. 학습 길이가 512인 모델에 2,000 토큰을 넣어야 합니다. 학습 임베딩, 사인·코사인, RoPE 각각에서 무엇이 문제가 되고, 어떤 우회로가 있을까요?
+# 4. ViT는 이미지를 패치(patch)로 잘라 토큰으로 씁니다. 위치 인코딩을 빼면 모델이 무엇을 볼 수 없게 될까요? 이미지가 패치의 "집합"처럼 보여도 괜찮은 과제가 있을까요?
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 1번은 한국어 스터디에서만 할 수 있는 좋은 질문입니다. 청중에게 "순서를 모르는 모델에게 한국어가 영어보다 쉬울까?"라고 바꿔 물어보세요. 2번의 답은 $R(k)$와 $R(-k)$가 다른 행렬이라는 것, 그리고 투영이 사인과 코사인 성분을 서로 다른 무게로 섞을 수 있다는 것입니다.
+
+# %% [markdown]
+# ## 요약
+#
+# | 확인한 것 | 근거 (이 노트북의 계산) |
+# |---|---|
+# | 위치 정보 없는 어텐션은 순열 등변 | `MultiHeadAttention`과 SDPA에서 섞은 입력의 출력 = 출력을 섞은 것 (assert_close) |
+# | 그래서 어순만 다른 문장을 구별하지 못함 | 두 문장에서 "쫓았다"의 출력이 같음 |
+# | 소프트맥스는 점수의 순서를 유지 | 원문의 "앉았다" 가중치는 $[0.236, 0.214, 0.261, 0.289]$ (원문 바로잡기) |
+# | 사인·코사인 PE: 길이 $\sqrt{d/2}$, 파장 $2\pi$ ~ $2\pi \cdot 10000^{(d-2)/d}$ | 반복문 식과 일치, 노름 assert |
+# | $\mathrm{PE}(p+k) = R(k)\,\mathrm{PE}(p)$, $R(k)$는 $p$와 무관한 회전 | 모든 $p$와 $k = 1, 3, 10, 25$에서 assert; $R(3)R(7) = R(10)$ |
+# | $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k) = \sum_i \cos(k\omega_i)$: $k$에만, 그리고 $\pm k$ 대칭 | 내적 행렬의 대각선 assert |
+# | 학습 임베딩: $L \times d$ 파라미터, 표 밖 위치는 오류 | 위치 10 이상에서 IndexError; 사인·코사인 표는 5,000까지 늘어남 |
+# | 위치를 더하면 등변성이 깨짐 | 두 문장의 "쫓았다" 출력과 가중치가 달라짐 |
+# | RoPE: 점수가 $p - r$에만 의존, 앞뒤는 구별 | 복소수 곱과 일치, 대각선 상수, $S \ne S^\top$, 위치 1000/1003 = 0/3 |
+#
+# 다음 노트북(11)에서는 실제 사전 학습 모델(pretrained model)의 어텐션 맵을 들여다봅니다.
