@@ -1,0 +1,530 @@
+# %% [markdown]
+# # 09. 마스크
+#
+# 마스크(mask)는 어떤 쿼리(query)가 어떤 키(key)를 볼 수 있는지 정하는 불리언 행렬입니다. 길이가 다른 문장을 한 배치로 묶을 때와 미래를 보면 안 되는 디코더(decoder)에서 꼭 필요하고, 잘못 쓰면 손실(loss)이 NaN이 됩니다.
+#
+# **학습 목표**
+# - 패딩 마스크(padding mask)와 인과 마스크(causal mask)를 배치 단위로 만들고, 둘을 합친 마스크와 그 결과 가중치를 그림으로 읽는다.
+# - 모든 키가 가려진 행에서 `-inf` + `torch.softmax`가 NaN을 내고, 그 NaN이 다음 층(layer)과 손실, 기울기(gradient)로 번지는 과정을 센다.
+# - `-1e9` 같은 큰 음수로 가리는 방법의 한계(균등 가중치, float16 넘침)와 0 가중치로 처리하는 방법을 비교한다.
+# - 불리언 마스크와 더하는 마스크, 그리고 `torch.nn.MultiheadAttention`의 반대 약속(True = 가림)을 구별한다.
+# - 크로스 어텐션(cross-attention)에서는 키 쪽 패딩만 가리면 되는 이유를 숫자로 확인한다.
+#
+# **선수 지식**: 01(소프트맥스(softmax), 가중합), 03(쿼리·키·밸류, 셀프 어텐션(self-attention)과 크로스 어텐션), 07(멀티 헤드 어텐션(multi-head attention))
+#
+# **예상 시간**: 혼자 공부 50분 / 스터디 발표 25분
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 첫 문장으로 "마스크는 한 줄짜리 코드인데, 그 한 줄 때문에 학습이 NaN으로 끝나는 일이 아주 흔하다"를 던지세요. 오늘의 핵심 장면은 4절의 NaN 개수 표입니다. 시간이 부족하면 2절 그림 → 4절 → 5절 순서로만 보여 줘도 됩니다.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from helpers import seed_everything, setup
+from helpers.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention, softmax
+from helpers.exercises import check
+from helpers.masks import (additive_mask, attention_mask, count_nan, draw_mask, draw_masked_attention,
+                           fully_masked_rows, mask_explorer, naive_masked_attention, pad_batch, padding_mask)
+from helpers.plots import attention_heatmap
+
+setup()
+
+# %% [markdown]
+# ## 1. 길이가 다른 문장을 한 배치로
+#
+# 세 문장을 한 번에 처리하려면 하나의 텐서 `(B, T, d)`에 담아야 하고, 그러려면 짧은 문장 뒤를 `[PAD]` 토큰(token)으로 채워 길이를 맞춰야 합니다. 여기서는 띄어쓰기 단위로 자른 단어를 토큰으로 씁니다.
+
+# %%
+sentences = ["어제 밤에 배가 고파서 치킨을 시켜서 먹었다", "고양이가 매트 위에 앉았다", "나는 학생 이다"]
+tokens, lengths = pad_batch(sentences)
+B, T = len(tokens), len(tokens[0])
+for row in tokens:
+    print(" | ".join(f"{t:^5}" for t in row))
+print("길이:", lengths.tolist(), " T =", T)
+
+# %% [markdown]
+# `[PAD]`는 아무 뜻이 없는 자리 채우기입니다. 그런데 어텐션은 모든 키에 점수(score)를 매기므로, 가리지 않으면 "고양이가"의 표현에 `[PAD]` 세 개의 밸류(value)가 섞여 들어갑니다. 같은 문장이 배치에서 어떤 문장과 함께 묶였는지(패딩이 몇 개인지)에 따라 결과가 달라지는 셈입니다.
+#
+# 마스크 $m_{ij} \in \{0, 1\}$ (1 = 쿼리 $i$가 키 $j$를 볼 수 있음)를 쓰면 가중치(weight)는
+#
+# $$w_{ij} = \frac{m_{ij}\, e^{s_{ij}}}{\sum_{j'} m_{ij'}\, e^{s_{ij'}}}$$
+#
+# 입니다. 구현에서는 $m_{ij} = 0$인 점수를 $-\infty$로 바꾸고 평소처럼 소프트맥스를 합니다. $e^{-\infty} = 0$이기 때문입니다. 이 과정 전체에서 마스크는 **True = 볼 수 있음**으로 약속합니다 (`torch.nn.functional.scaled_dot_product_attention`과 같은 약속).
+
+# %% [markdown]
+# 먼저 가리지 않았을 때 패딩이 결과를 얼마나 바꾸는지 잽니다. "고양이가 매트 위에 앉았다"를 패딩 없이 혼자 처리한 결과와, 패딩 3개를 붙여 처리한 결과를 비교합니다.
+
+# %%
+seed_everything(0)
+d = 8
+x = torch.randn(B, T, d)                         # (B, T, d): token embeddings, pads included
+cat_alone, _ = scaled_dot_product_attention(x[1:2, :4], x[1:2, :4], x[1:2, :4])   # (1, 4, d)
+cat_unmasked, _ = scaled_dot_product_attention(x[1:2], x[1:2], x[1:2])            # (1, 7, d)
+cat_masked, _ = scaled_dot_product_attention(x[1:2], x[1:2], x[1:2], attention_mask(lengths[1:2], T))
+gap_unmasked = (cat_unmasked[:, :4] - cat_alone).abs().max().item()
+gap_masked = (cat_masked[:, :4] - cat_alone).abs().max().item()
+print(f"혼자 처리한 결과와의 최대 차이: 가리지 않음 {gap_unmasked:.4f}, 패딩 마스크 {gap_masked:.1e}")
+assert gap_unmasked > 0.1 and gap_masked < 1e-6
+
+# %% [markdown]
+# ## 2. 패딩 마스크와 인과 마스크
+#
+# - **패딩 마스크**: 키 $j$가 패딩이면 모든 쿼리가 그 키를 못 봅니다. 문장마다 길이 $L_b$가 다르므로 `(B, T)` 불리언 `j < L_b`를 만들고, 쿼리 축으로 펼쳐 `(B, T, T)`로 씁니다. **열**을 가리는 마스크입니다.
+# - **인과 마스크**: 디코더가 다음 토큰을 예측할 때 미래 토큰을 미리 보면 안 되므로 쿼리 $i$는 키 $j \le i$만 봅니다. 하삼각 행렬이고, 배치의 모든 문장에 같습니다.
+# - **둘 다**: 두 불리언 마스크의 논리곱(`&`)입니다.
+#
+# $$m^{\text{pad}}_{bij} = [\,j < L_b\,], \qquad m^{\text{causal}}_{ij} = [\,j \le i\,], \qquad m_{bij} = m^{\text{pad}}_{bij} \wedge m^{\text{causal}}_{ij}$$
+
+# %%
+pad_keys = padding_mask(lengths, T)                     # (B, T): True at real tokens
+pad_mask = attention_mask(lengths, T)                   # (B, T, T): key padding only
+both_mask = attention_mask(lengths, T, causal=True)     # (B, T, T): key padding & causal
+print("padding_mask:\n", pad_keys.int())
+assert torch.equal(pad_mask, pad_keys[:, None, :].expand(B, T, T))
+assert torch.equal(both_mask, pad_mask & causal_mask(T))
+assert not fully_masked_rows(both_mask).any()           # key 0 is always real and always in the past
+
+# %%
+fig, axes = plt.subplots(B, 3, figsize=(13, 11.5))
+for b in range(B):
+    labels = tokens[b]
+    draw_mask(pad_mask[b], labels, labels, ax=axes[b, 0], title=f"패딩 마스크 (길이 {lengths[b]})", annotate=False)
+    draw_mask(causal_mask(T), labels, labels, ax=axes[b, 1], title="인과 마스크", annotate=False)
+    draw_mask(both_mask[b], labels, labels, ax=axes[b, 2], title="패딩 + 인과", annotate=False)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# 초록 칸(1)이 볼 수 있는 칸, 흰 칸(0)이 가려진 칸입니다. 패딩 마스크는 `[PAD]` **열**을 지우고, `[PAD]` **행**(패딩 위치의 쿼리)은 그대로 둡니다. 그래서 어느 행도 전부 0이 되지 않습니다. 이 선택이 왜 중요한지는 4절에서 봅니다.
+#
+# 이제 같은 마스크로 가중치를 계산합니다. 가려진 칸의 가중치는 정확히 0이고, 각 행의 합은 1입니다.
+
+# %%
+out, weights = scaled_dot_product_attention(x, x, x, both_mask)   # (B, T, d), (B, T, T)
+print("가려진 칸의 최대 가중치:", weights[~both_mask].max().item())
+print("문장 2의 행 합:", [round(v, 4) for v in weights.sum(-1)[1].tolist()])
+assert torch.equal(weights[~both_mask], torch.zeros(int((~both_mask).sum())))
+assert torch.allclose(weights.sum(-1), torch.ones(B, T))
+
+# %%
+fig, axes = plt.subplots(1, B, figsize=(15, 4.6))
+for b in range(B):
+    attention_heatmap(weights[b], tokens[b], tokens[b], ax=axes[b], vmax=1.0, colorbar=False,
+                      title=f"패딩 + 인과 가중치: 문장 {b + 1}")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ### 인과 마스크가 지키는 것
+#
+# "미래를 보지 않는다"는 말을 계산으로 확인합니다. 첫 문장의 뒤쪽 토큰 세 개(위치 4~6)의 임베딩(embedding)을 마구 바꿔도, 위치 0~3의 출력은 한 자리도 바뀌지 않아야 합니다. 마스크가 없으면 바뀝니다.
+
+# %%
+seed_everything(1)
+x_future = x.clone()
+x_future[0, 4:] = torch.randn(3, d) * 5                         # new "future" tokens for sentence 1
+causal_a, _ = scaled_dot_product_attention(x[:1], x[:1], x[:1], causal=True)
+causal_b, _ = scaled_dot_product_attention(x_future[:1], x_future[:1], x_future[:1], causal=True)
+plain_a, _ = scaled_dot_product_attention(x[:1], x[:1], x[:1])
+plain_b, _ = scaled_dot_product_attention(x_future[:1], x_future[:1], x_future[:1])
+print(f"위치 0~3 출력의 최대 변화: 인과 마스크 {(causal_a - causal_b)[:, :4].abs().max():.1e}, "
+      f"마스크 없음 {(plain_a - plain_b)[:, :4].abs().max():.4f}")
+assert torch.equal(causal_a[:, :4], causal_b[:, :4])
+assert (plain_a - plain_b)[:, :4].abs().max() > 0.1
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 3×3 그림에서 "패딩은 열, 인과는 삼각형"이라는 두 모양만 기억하게 하세요. 청중에게 "패딩 행은 왜 안 가렸을까?"를 물어 두고 답은 4절로 미룹니다. 인과 마스크 확인 셀은 "미래를 바꿔도 과거 출력이 비트 단위로 같다"는 점이 요점입니다.
+
+# %% [markdown]
+# ## 3. 슬라이더: 패딩 수와 인과 마스크
+#
+# 첫 문장(7토큰)의 점수 행렬 하나를 고정하고, 실제 토큰 수를 줄여 뒤쪽을 `[PAD]`로 바꿔 봅니다. 확인할 것:
+# - 패딩 열은 언제나 0이고, 남은 칸들이 합 1을 나눠 가진다.
+# - 인과 마스크를 켜면 위 삼각형이 0이 되고, 첫 행은 언제나 자기 자신에게 가중치 1을 준다.
+# - 패딩 행(아래쪽 `[PAD]` 쿼리)에도 가중치가 있다: 실제 토큰만 보기 때문에 NaN이 아니다.
+
+# %%
+seed_everything(4)
+demo_tokens = tokens[0]
+demo_scores = torch.randn(T, T) * 1.5     # (T, T): fixed scores, only the mask changes
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+mask_explorer(demo_scores, demo_tokens, length=5, causal=False)
+
+# %% [markdown]
+# 정적 버전(슬라이드·PDF용): 같은 함수로 세 설정을 그립니다. 위에서부터 패딩 없음, 실제 4개(패딩 3개), 실제 4개 + 인과 마스크입니다.
+
+# %%
+settings = [(7, False), (4, False), (4, True)]
+fig, axes = plt.subplots(len(settings), 2, figsize=(11, 13))
+shown = {}
+for row, (n_real, causal) in zip(axes, settings):
+    shown[(n_real, causal)] = draw_masked_attention(demo_scores, demo_tokens, n_real, causal, axes=row)
+fig.tight_layout()
+plt.show()
+
+# %%
+for (n_real, causal), w in shown.items():
+    assert abs(w[:, n_real:]).sum() == 0 and abs(w.sum(-1) - 1).max() < 1e-12
+w4c = shown[(4, True)]
+assert w4c[0, 0] == 1.0 and abs(w4c[:4][torch.ones(4, 7).triu(1).bool().numpy()]).max() == 0
+assert (w4c[4:] > 0).sum() == 3 * 4        # pad queries see the 4 real keys, nothing is NaN
+print("패딩 4개일 때 첫 행:", shown[(4, False)][0].round(3).tolist())
+
+# %% [markdown]
+# ## 4. 모든 키가 가려진 행: NaN 함정
+#
+# 어떤 쿼리에게 볼 수 있는 키가 하나도 없으면 그 행의 점수가 전부 $-\infty$가 됩니다. 소프트맥스는
+#
+# $$w_{ij} = \frac{e^{-\infty}}{\sum_{j'} e^{-\infty}} = \frac{0}{0} = \text{NaN}$$
+#
+# 이 됩니다. 안정화를 위해 빼는 최댓값도 $-\infty$라서 $-\infty - (-\infty) = \text{NaN}$이 먼저 나옵니다. 한 행으로 확인합니다.
+
+# %%
+row = torch.tensor([1.0, 2.0, 3.0]).masked_fill(torch.tensor([True, True, True]), float("-inf"))
+print("점수:", row.tolist(), "→ torch.softmax:", torch.softmax(row, dim=-1).tolist())
+print("helpers.softmax:", softmax(row).tolist())
+assert torch.isnan(torch.softmax(row, dim=-1)).all() and torch.equal(softmax(row), torch.zeros(3))
+
+# %% [markdown]
+# 어떤 경우에 이런 행이 생길까요? 길이 0인 문장이 배치에 섞였을 때, 그리고 흔하게는 **패딩 쿼리의 행까지 가린 마스크**를 쓸 때입니다. 많은 튜토리얼이 패딩 마스크를 `(B, 1, T, T)` 모양으로 "쿼리도 패딩, 키도 패딩이면 가림"으로 만듭니다. 그러면 `[PAD]` 행은 모든 칸이 가려집니다.
+
+# %%
+both_sides = attention_mask(lengths, T, mask_queries=True)       # (B, T, T): pad rows AND pad columns
+print("전부 가려진 행의 수 (문장별):", fully_masked_rows(both_sides).sum(-1).tolist())
+assert fully_masked_rows(both_sides).sum() == (T - lengths).sum()
+
+# %% [markdown]
+# 원문(seed 000)의 어텐션 코드는 점수를 `masked_fill(mask == 0, -inf)`로 가리고 `F.softmax`를 하며, 마스크 모양으로 `(B, 1, T, T)`와 `(B, 1, 1, T)`를 둘 다 허용합니다. 같은 방식(`helpers.masks.naive_masked_attention`)을 위 배치에 돌려 봅니다.
+
+# %%
+def seed_recipe(x, mask_b11t_or_b1tt):
+    """The seed's recipe on (B, 1, T, d) inputs: masked_fill(mask == 0, -inf), torch.softmax."""
+    return naive_masked_attention(x[:, None], x[:, None], x[:, None], mask_b11t_or_b1tt)
+
+_, w_b1tt = seed_recipe(x, both_sides[:, None])          # (B, 1, T, T) "both sides" padding mask
+_, w_b11t = seed_recipe(x, pad_keys[:, None, None])      # (B, 1, 1, T) key padding mask
+print("(B,1,T,T) 마스크: NaN 가중치", count_nan(w_b1tt), "개, NaN 행", int(torch.isnan(w_b1tt).any(-1).sum()), "개")
+print("(B,1,1,T) 마스크: NaN 가중치", count_nan(w_b11t), "개")
+empty_batch = torch.tensor([4, 0])                        # a batch with an empty sentence
+_, w_empty = seed_recipe(x[:2, :4], padding_mask(empty_batch, 4)[:, None, None])
+print("길이 0인 문장이 있으면 (B,1,1,T)도: NaN 가중치", count_nan(w_empty), "개")
+assert count_nan(w_b1tt) == 7 * T and count_nan(w_b11t) == 0 and count_nan(w_empty) == 4 * 4
+
+# %% [markdown]
+# > **원문 바로잡기**: 원문 코드는 `(B, 1, T, T)` 마스크를 받을 수 있다고 적었지만, 패딩 쿼리 행까지 가린 `(B, 1, T, T)` 패딩 마스크를 넣으면 이 배치에서 가중치 $7 \times 7 = 49$개가 NaN이 됩니다 (패딩 7개 위치의 행 전체). `(B, 1, 1, T)` 키 패딩 마스크는 NaN을 내지 않지만, 길이 0인 문장이 섞이면 그 문장의 가중치 16개가 모두 NaN입니다. 원문 코드에는 이 경우를 막는 처리가 없습니다.
+
+# %% [markdown]
+# ### NaN이 번지는 길
+#
+# NaN 행은 패딩 위치이니 "나중에 손실에서 빼면 되지 않나?" 싶습니다. 안 됩니다. 층(layer)을 두 개 쌓아 NaN의 수를 단계마다 셉니다. 두 번째 어텐션은 일부러 키 패딩만 가리는 올바른 마스크를 씁니다.
+
+# %%
+seed_everything(5)
+linear = torch.nn.Linear(d, d)
+real = padding_mask(lengths, T)                                  # (B, T)
+
+h1, w1 = naive_masked_attention(x, x, x, both_sides)             # layer 1: "both sides" mask
+h2 = linear(h1)                                                  # (B, T, d)
+h3, w3 = naive_masked_attention(h2, h2, h2, pad_mask)            # layer 2: key padding only
+loss = h3[real].pow(2).mean()                                    # loss over real tokens only
+loss.backward()
+steps = {"1층 가중치": w1, "1층 출력": h1, "선형층": h2, "2층 가중치": w3, "2층 출력": h3,
+         "손실": loss, "선형층 가중치의 기울기": linear.weight.grad}
+for name, t in steps.items():
+    print(f"{name}: NaN {count_nan(t)} / {t.numel()}")
+print("2층 출력에서 NaN이 된 실제 토큰 (문장별):", (torch.isnan(h3).any(-1) & real).sum(-1).tolist())
+assert count_nan(w1) == 49 and count_nan(h2) == 7 * d
+assert (torch.isnan(h3).any(-1) & real).sum() == 4 + 3 and torch.isnan(loss)
+assert torch.isnan(linear.weight.grad).all()
+
+# %% [markdown]
+# 두 번째 어텐션에서 패딩 키는 가중치 0으로 제대로 가려졌는데도 실제 토큰이 NaN이 되었습니다. IEEE 754에서 $0 \times \text{NaN} = \text{NaN}$이기 때문입니다. 가중치 0이 곱해지는 밸류가 NaN이면 가중합도 NaN입니다. 그래서 패딩이 있는 두 문장(`고양이가…`, `나는…`)의 모든 토큰이 NaN이 되고, 손실도 NaN입니다.
+#
+# 더 교묘한 경우도 있습니다. 1층 바로 뒤에서 실제 토큰만 골라 손실을 만들면 손실은 멀쩡한 수인데, **기울기(gradient)** 는 NaN입니다. 역전파에서 선형층 가중치의 기울기는 (출력 기울기)ᵀ × (입력)인데, 패딩 행의 출력 기울기 0이 입력의 NaN과 곱해지기 때문입니다.
+
+# %%
+linear.zero_grad()
+early_loss = linear(h1.detach())[real].pow(2).mean()      # layer 1 output has NaN only at pad rows
+early_loss.backward()
+print(f"손실 = {early_loss.item():.4f} (유한), 기울기 NaN {count_nan(linear.weight.grad)} / {linear.weight.numel()}")
+assert torch.isfinite(early_loss) and torch.isnan(linear.weight.grad).all()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: NaN 표를 위에서 아래로 읽어 주세요: 49 → 56 → 56 → 문장 두 개 전체 → 손실 → 기울기 전부. 그리고 "손실은 멀쩡한데 기울기만 NaN" 셀을 보여 주면, 옵티마이저 한 번 만에 모든 가중치가 NaN이 되는 이유가 설명됩니다. 실제로는 학습 첫 스텝 뒤 손실이 갑자기 nan으로 찍히는 모습으로 나타납니다.
+
+# %% [markdown]
+# ### PyTorch의 함수는 어떻게 할까?
+#
+# 가정하지 말고 이 환경의 torch로 직접 잽니다. 같은 `both_sides` 마스크를 `F.scaled_dot_product_attention`에 넣고, `torch.nn.MultiheadAttention`에는 두 번째 문장의 모든 키를 가리는 `key_padding_mask`를 넣습니다 (이 모듈은 True = 가림, 5절).
+
+# %%
+print("torch", torch.__version__.split("+")[0])
+sdpa_out = F.scaled_dot_product_attention(x, x, x, attn_mask=both_sides)          # (B, T, d)
+print("F.scaled_dot_product_attention: NaN", count_nan(sdpa_out), "개, 패딩 행 출력의 최대 절댓값",
+      sdpa_out[~real].abs().max().item())
+
+seed_everything(6)
+torch_mha = torch.nn.MultiheadAttention(d, 2, batch_first=True)
+all_hidden = torch.tensor([[False] * T, [True] * T])                              # (2, T): True = hidden
+y_w, _ = torch_mha(x[:2], x[:2], x[:2], key_padding_mask=all_hidden)              # need_weights=True (default)
+y_now, _ = torch_mha(x[:2], x[:2], x[:2], key_padding_mask=all_hidden, need_weights=False)
+print("nn.MultiheadAttention, need_weights=True : 2번 문장 NaN", count_nan(y_w[1]), "/", y_w[1].numel())
+print("nn.MultiheadAttention, need_weights=False: 2번 문장 NaN", count_nan(y_now[1]), "/", y_now[1].numel())
+assert count_nan(sdpa_out) == 0 and sdpa_out[~real].abs().max() == 0
+assert count_nan(y_w[1]) == T * d and count_nan(y_now[1]) == 0
+assert torch.equal(y_now[1], torch_mha.out_proj.bias.expand(T, d))   # zero attention, then the output bias
+
+# %% [markdown]
+# torch 2.13의 `F.scaled_dot_product_attention`은 모든 키가 가려진 행에 0을 돌려줍니다. 반면 `nn.MultiheadAttention`은 같은 입력인데도 `need_weights`(기본값 True)에 따라 결과가 다릅니다. 가중치를 돌려주는 경로에서는 NaN, `need_weights=False`(내부에서 SDPA 사용)에서는 0 어텐션 뒤 출력 투영(projection)의 편향만 남습니다. 버전과 옵션에 따라 달라지는 동작에 기대지 말고, 마스크를 만들 때 전부 가려진 행이 없게 하거나 그런 행을 직접 0으로 처리하는 편이 안전합니다.
+#
+# ### `helpers`의 처리: 가중치 0, 출력 0
+#
+# `helpers.attention.scaled_dot_product_attention`은 최댓값이 $-\infty$인 행에서는 0을 빼고(NaN 대신 $e^{-\infty} = 0$), 합이 0이면 1로 나눕니다. 그 행의 가중치는 모두 0, 출력도 0입니다. 같은 2층 실험을 다시 돌립니다.
+
+# %%
+linear.zero_grad()
+g1, v1 = scaled_dot_product_attention(x, x, x, both_sides)
+g3, _ = scaled_dot_product_attention(linear(g1), linear(g1), linear(g1), pad_mask)
+safe_loss = g3[real].pow(2).mean()
+safe_loss.backward()
+print(f"가려진 행 가중치 합: {v1[~real].sum().item()}, 출력 최대 |값|: {g1[~real].abs().max().item()}")
+print(f"손실 = {safe_loss.item():.4f}, NaN: 출력 {count_nan(g3)}, 기울기 {count_nan(linear.weight.grad)}")
+assert torch.equal(v1[~real], torch.zeros(7, T)) and torch.equal(g1[~real], torch.zeros(7, d))
+assert count_nan(g3) == 0 and torch.isfinite(safe_loss) and count_nan(linear.weight.grad) == 0
+torch.testing.assert_close(g1, sdpa_out)
+
+# %% [markdown]
+# ### 다른 흔한 처방: `-inf` 대신 `-1e9`
+#
+# `-inf` 대신 아주 큰 음수로 채우면 NaN은 사라집니다. 하지만 모든 키가 가려진 행은 점수가 모두 같은 $-10^9$이므로 소프트맥스가 **균등한 가중치** $1/T$를 줍니다. 그 행의 출력은 0이 아니라 `[PAD]`를 포함한 모든 밸류의 평균, 즉 의미 없는 값이 됩니다. 학습을 망치지는 않지만(손실에서 빠진다면) "가렸다"는 뜻과는 다릅니다.
+
+# %%
+out_big, w_big = naive_masked_attention(x, x, x, both_sides, fill=-1e9)
+print("패딩 행의 가중치 (문장 2, 마지막 행):", [round(v, 4) for v in w_big[1, -1].tolist()])
+print("그 행의 출력 = 모든 밸류의 평균?", torch.allclose(out_big[1, -1], x[1].mean(0)))
+assert count_nan(w_big) == 0 and torch.allclose(w_big[~real], torch.full((7, T), 1 / T))
+assert torch.allclose(out_big[~real], x.mean(1, keepdim=True).expand(B, T, d)[~real], atol=1e-6)
+torch.testing.assert_close(w_big[real], v1[real])          # real rows: same as -inf
+
+# %% [markdown]
+# 실제 토큰의 행은 `-1e9`로도 `-inf`와 똑같습니다 (마지막 assert). 문제는 낮은 정밀도에서 생깁니다. float16의 가장 큰 수는 65504이므로 $-10^9$는 float16으로 나타낼 수 없습니다.
+
+# %%
+scores16 = (x[1] @ x[1].T / d ** 0.5).half()                          # (T, T) float16 scores
+try:
+    scores16.masked_fill(~pad_mask[1], -1e9)
+except RuntimeError as err:
+    print("float16 masked_fill(-1e9) 오류:", err)
+print("-1e9를 float16으로 바꾸면:", torch.tensor(-1e9).half().item())
+print("float16 최솟값:", torch.finfo(torch.float16).min, " 그 값에 점수 -20을 더하면:",
+      (torch.tensor(torch.finfo(torch.float16).min).half() + torch.tensor(-20.0).half()).item())
+min32 = torch.tensor(torch.finfo(torch.float32).min)                 # float32 tensor, not a Python float
+print("float32 최솟값 마스크 두 개를 더하면:", (min32 + min32).item())
+additive16 = additive_mask(both_sides[1], dtype=torch.float16, fill=-1e9)      # -1e9 already became -inf
+nan_rows16 = int(torch.isnan(torch.softmax(scores16.float() + additive16.float(), -1)).any(-1).sum())
+print("float16로 만든 -1e9 더하는 마스크 + softmax: NaN 행", nan_rows16, "개")
+assert torch.tensor(-1e9).half().item() == float("-inf")
+assert torch.isinf(torch.tensor(torch.finfo(torch.float16).min).half() + torch.tensor(-20.0).half())
+assert (min32 + min32).item() == float("-inf") and nan_rows16 == T - lengths[1]
+
+# %% [markdown]
+# 세 가지 함정이 보입니다. float16 텐서에 `masked_fill(..., -1e9)`는 아예 오류를 내고, float32에서 만든 `-1e9` 마스크를 float16으로 바꾸면 `-inf`가 되어 NaN 문제로 되돌아갑니다. `torch.finfo(dtype).min`을 쓰면 표현은 되지만, 음수 점수를 더하거나 패딩·인과 마스크를 각각 최솟값으로 만들어 더하면 넘쳐서(overflow) 역시 `-inf`가 됩니다. 가장 깔끔한 길은 불리언 마스크를 끝까지 들고 가다가 소프트맥스 직전에 `-inf`로 채우고, 전부 가려진 행은 0으로 처리하는 것입니다.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 청중에게 "-1e9면 해결 아닌가요?"라는 질문이 꼭 나옵니다. 답은 두 가지입니다: (1) 전부 가려진 행은 NaN 대신 패딩의 평균이 나온다, (2) 혼합 정밀도(float16)에서는 -1e9가 -inf로 바뀌거나 masked_fill이 실패한다. bfloat16은 범위가 float32와 같아서 (2)는 덜하지만 (1)은 그대로입니다.
+
+# %% [markdown]
+# ## 5. 불리언 마스크, 더하는 마스크, 그리고 반대 약속
+#
+# 마스크를 넘기는 방법은 두 가지입니다.
+#
+# - **불리언 마스크(boolean mask)**: 볼 수 있는 칸 True. 소프트맥스 직전에 False 칸을 $-\infty$로 채웁니다.
+# - **더하는 마스크(additive mask)**: float 행렬 $A$ (볼 칸 0, 가릴 칸 $-\infty$)를 점수에 더합니다: $\mathrm{softmax}(s + A)$. 위치별 편향(bias)도 같은 자리에 더할 수 있어 편리합니다.
+#
+# 두 방법은 같은 결과를 냅니다. `F.scaled_dot_product_attention`의 불리언 약속은 우리와 같습니다.
+
+# %%
+q_, k_, v_ = x[:, None], x[:, None], x[:, None]                     # (B, 1, T, d): one head
+ours, _ = scaled_dot_product_attention(q_, k_, v_, both_mask[:, None])
+by_bool = F.scaled_dot_product_attention(q_, k_, v_, attn_mask=both_mask[:, None])
+by_add = F.scaled_dot_product_attention(q_, k_, v_, attn_mask=additive_mask(both_mask[:, None]))
+print(f"우리 vs SDPA(bool) 최대 차이: {(ours - by_bool).abs().max():.1e},  vs SDPA(float): {(ours - by_add).abs().max():.1e}")
+torch.testing.assert_close(ours, by_bool)
+torch.testing.assert_close(ours, by_add)
+
+# %% [markdown]
+# 그런데 `torch.nn.MultiheadAttention`의 불리언 `attn_mask`와 `key_padding_mask`는 **True = 가림**으로 반대입니다. 우리 마스크를 그대로 넘기면 볼 칸과 가릴 칸이 뒤바뀝니다. 같은 가중치를 복사한 우리 `MultiHeadAttention`과 비교합니다.
+
+# %%
+seed_everything(7)
+t_mha = torch.nn.MultiheadAttention(d, 2, batch_first=True).eval()
+o_mha = MultiHeadAttention.from_torch(t_mha).eval()
+tri = causal_mask(T)                                                        # (T, T): True = may attend
+with torch.no_grad():
+    want, _ = o_mha(x, mask=both_mask)
+    straight, _ = t_mha(x, x, x, attn_mask=tri, key_padding_mask=pad_keys)  # our masks passed as they are
+    fixed, _ = t_mha(x, x, x, attn_mask=~tri, key_padding_mask=~pad_keys)
+print("그대로 넘김: NaN", count_nan(straight), "개, NaN이 아닌 칸의 최대 차이",
+      round((straight - want).nan_to_num().abs().max().item(), 4))
+print(f"~mask로 넘김: 최대 차이 {(fixed - want).abs().max():.1e}")
+assert torch.isnan(straight).any(-1).sum(-1).tolist() == [7, 1, 1]
+assert (straight - want).nan_to_num().abs().max() > 0.1
+torch.testing.assert_close(fixed, want)
+
+# %% [markdown]
+# 우리 인과 마스크를 그대로 넘기면 torch는 쿼리 $i$에게 **미래 키만** 보여 줍니다. 마지막 행은 볼 미래가 없으니 전부 가려져 NaN이 됩니다. 패딩 마스크도 뒤집혀 실제 토큰이 가려지고 `[PAD]`만 보입니다. 패딩이 없는 첫 문장은 모든 키가 가려져 일곱 행 전부가 NaN입니다 (NaN 행: 7 + 1 + 1 = 9개). 고치는 방법은 `~mask` 한 글자입니다. 더하는 마스크(0 / $-\infty$)는 두 약속 어디에서나 같은 뜻이라 헷갈릴 일이 없습니다.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: "True가 무슨 뜻인가"는 라이브러리마다 다릅니다. PyTorch 안에서도 `F.scaled_dot_product_attention`(True = 참여)과 `nn.MultiheadAttention`(True = 가림)이 반대입니다. 코드 리뷰에서 마스크 변수 이름을 `keep`/`allowed`처럼 뜻이 드러나게 짓자는 제안을 해 보세요.
+
+# %% [markdown]
+# ## 6. 크로스 어텐션의 마스크
+#
+# 번역 모델의 크로스 어텐션에서 쿼리는 디코더의 토큰(영어 문장), 키와 밸류는 인코더(encoder)의 토큰(한국어 문장)입니다. 두 시퀀스(sequence)의 길이가 다르므로 마스크는 `(B, T_q, T_k)`이고, 가려야 하는 것은 **키 쪽(인코더) 패딩**뿐입니다. 번역 중 디코더는 원문 전체를 봐도 되므로 인과 마스크도 필요 없습니다.
+
+# %%
+src_tokens, src_len = pad_batch(["나는 학생 이다", "고양이가 매트 위에 앉았다"])
+tgt_tokens, tgt_len = pad_batch(["I am a student", "The cat sat on the mat"])
+T_k, T_q = len(src_tokens[0]), len(tgt_tokens[0])
+cross_mask = attention_mask(src_len, T_k, t_q=T_q)             # (B, T_q, T_k): encoder padding only
+print("T_q =", T_q, " T_k =", T_k, " 마스크 모양:", tuple(cross_mask.shape))
+
+seed_everything(8)
+enc = torch.randn(2, T_k, d)                                   # (B, T_k, d): encoder outputs
+dec = torch.randn(2, T_q, d)                                   # (B, T_q, d): decoder states
+cross = MultiHeadAttention(d, 2)
+y, w_cross = cross(dec, enc, mask=cross_mask)                  # (B, T_q, d), (B, h, T_q, T_k)
+assert w_cross[0, :, :, 3].abs().max() == 0 and count_nan(y) == 0
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+for b in range(2):
+    attention_heatmap(w_cross[b].mean(0).detach(), tgt_tokens[b], src_tokens[b], ax=axes[b], vmax=1.0,
+                      colorbar=False, title=f"크로스 어텐션 가중치 (헤드 평균): 문장 {b + 1}")
+    axes[b].set_xlabel("키: 인코더 토큰")
+    axes[b].set_ylabel("쿼리: 디코더 토큰")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# 첫 문장의 디코더 쪽 `[PAD]` 두 행은 가리지 않았습니다. 그 행들도 실제 인코더 토큰을 보고 멀쩡한 출력을 만듭니다. 그래도 괜찮은 이유는 손실이 디코더의 패딩 위치를 **빼고** 계산되기 때문입니다. 크로스 어텐션에서 각 쿼리 행은 서로 섞이지 않으므로, 패딩 쿼리의 출력은 실제 위치 어디에도 흘러가지 않습니다. 숫자로 확인합니다: 디코더의 패딩 위치 입력을 쓰레기 값으로 바꿔도 손실과 기울기가 그대로입니다.
+
+# %%
+target = torch.randn(2, T_q, d)                                # (B, T_q, d): regression targets
+tgt_real = padding_mask(tgt_len, T_q)                          # (B, T_q): loss only on real targets
+
+def cross_loss(dec_in):
+    """Loss over real decoder positions; returns (loss, gradient of the output projection)."""
+    cross.zero_grad()
+    out, _ = cross(dec_in, enc, mask=cross_mask)
+    loss = (out - target).pow(2).mean(-1)[tgt_real].mean()
+    loss.backward()
+    return loss.detach(), cross.out_proj.weight.grad.clone()
+
+garbage = dec.clone()
+garbage[~tgt_real] = torch.randn(int((~tgt_real).sum()), d) * 100
+loss_a, grad_a = cross_loss(dec)
+loss_b, grad_b = cross_loss(garbage)
+print(f"손실: 원래 {loss_a.item():.6f}, 패딩 쿼리를 바꾼 뒤 {loss_b.item():.6f}")
+print("기울기 최대 차이:", (grad_a - grad_b).abs().max().item())
+torch.testing.assert_close(loss_a, loss_b)
+torch.testing.assert_close(grad_a, grad_b)
+
+# %% [markdown]
+# 반대로 쿼리 쪽 패딩까지 가리면(행 전체 False) `-inf` 방식에서는 그 행이 NaN이 되고, 손실을 `0`을 곱하는 방식으로 가리면 $0 \times \text{NaN}$ 때문에 손실이 NaN입니다. 쿼리 행을 가려서 얻는 것은 없고 위험만 생깁니다.
+
+# %%
+over_mask = cross_mask & tgt_real[:, :, None]                          # also close the decoder pad rows
+out_nan, _ = naive_masked_attention(dec, enc, enc, over_mask)
+per_pos = (out_nan - target).pow(2).mean(-1)                           # (B, T_q)
+masked_loss = (per_pos * tgt_real).sum() / tgt_real.sum()              # zero out the pad positions
+print("쿼리까지 가린 마스크: NaN 행", int(torch.isnan(out_nan).any(-1).sum()), "개, 0을 곱해 가린 손실 =", masked_loss.item())
+assert torch.isnan(masked_loss) and fully_masked_rows(over_mask).sum() == 2
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 원칙은 "키는 가리고, 쿼리는 손실에서 뺀다"입니다. 셀프 어텐션에서도 같습니다: 패딩 쿼리 행의 출력은 다음 층에서 키·밸류로 쓰이지만 거기서 다시 키 패딩 마스크로 가려지므로 실제 토큰에 닿지 않습니다(1절 셀에서 확인한 것). 디코더의 셀프 어텐션은 인과 + 키 패딩, 크로스 어텐션은 인코더 키 패딩만 씁니다.
+
+# %% [markdown]
+# ## 연습문제
+#
+# 각 문제는 `check("09-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다.
+#
+# **09-1.** 길이 텐서 `lengths`(모양 `(B,)`)와 `T`를 받아 디코더 셀프 어텐션용 마스크 `(B, T, T)`(키 패딩 + 인과, True = 볼 수 있음)를 돌려주는 `make_mask`를 `torch.arange`와 비교 연산만으로 만드세요. (`helpers`의 함수는 쓰지 마세요.)
+
+# %%
+def make_mask(lengths, T):
+    raise NotImplementedError
+
+check("09-1", make_mask)
+
+# %% jupyter={"source_hidden": true}
+def make_mask(lengths, T):
+    pos = torch.arange(T)
+    keys = pos[None, None, :] < lengths[:, None, None]      # (B, 1, T): real keys
+    past = pos[None, :, None] >= pos[None, None, :]         # (1, T, T): key j <= query i
+    return keys & past                                      # (B, T, T)
+
+check("09-1", make_mask)
+
+# %% [markdown]
+# **09-2.** 점수 `scores`(`(..., T_q, T_k)`, float64)와 불리언 마스크 `mask`를 받아 가중치를 돌려주는 `safe_softmax`를 만드세요. 가려진 칸은 정확히 0, 볼 수 있는 키가 하나도 없는 행은 **모두 0**이어야 합니다 (NaN도, 균등 분포도 아님). `torch.softmax`를 써도 좋습니다.
+
+# %%
+def safe_softmax(scores, mask):
+    raise NotImplementedError
+
+check("09-2", safe_softmax)
+
+# %% jupyter={"source_hidden": true}
+def safe_softmax(scores, mask):
+    w = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    return w.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)   # rows with no key: NaN -> 0
+
+check("09-2", safe_softmax)
+
+# %% [markdown]
+# **09-3.** 우리 약속(True = 볼 수 있음)의 `(T_q, T_k)` 마스크를 받아 `torch.nn.MultiheadAttention(..., attn_mask=...)`에 넘길 마스크로 바꾸는 `to_torch_mask`를 만드세요. 검사는 torch 모듈의 결과를 같은 가중치의 우리 `MultiHeadAttention`과 비교합니다. 불리언으로 답해도, 0/−∞ float로 답해도 됩니다.
+
+# %%
+def to_torch_mask(mask):
+    raise NotImplementedError
+
+check("09-3", to_torch_mask)
+
+# %% jupyter={"source_hidden": true}
+def to_torch_mask(mask):
+    return ~mask   # torch's boolean attn_mask: True = NOT allowed
+
+check("09-3", to_torch_mask)
+
+# %% [markdown]
+# ## 스터디 토론 질문
+#
+# 1. 패딩 위치의 쿼리 행을 가리지 않으면 그 행은 "쓰레기" 출력을 만듭니다. 이 출력이 다음 층에서 실제 토큰에 절대 닿지 않는다는 주장을 셀프 어텐션 두 층에 대해 증명해 보세요. 어떤 조건(키 패딩 마스크, 위치별 연산만 있는 FFN)이 필요한가요?
+# 2. 배치 안의 문장을 길이순으로 정렬해 묶으면(bucketing) 패딩이 줄어듭니다. 마스크가 있는데도 이렇게 하는 이유는 무엇일까요? 결과(출력)와 비용 중 무엇이 달라지나요?
+# 3. `torch.nn.MultiheadAttention`의 동작이 `need_weights` 하나로 NaN과 0 사이를 오갔습니다. 라이브러리의 이런 동작에 기대는 코드를 테스트로 어떻게 지킬 수 있을까요?
+# 4. `-1e9`, `finfo.min`, `-inf` + 0 처리 중 무엇을 팀의 규칙으로 삼겠습니까? float16/bfloat16 학습, 마스크 합치기, 디버깅 편의성을 기준으로 토론해 보세요.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 1번은 종이에 두 층을 그려 보면 금방 풀립니다: 쿼리 행은 서로 섞이지 않고, 섞이는 곳(키)은 가려져 있습니다. 3번은 4절에서 torch 동작을 assert로 고정해 둔 이유와 연결하세요: torch를 올렸을 때 이 노트북의 테스트가 먼저 알려 줍니다.
+
+# %% [markdown]
+# ## 요약
+#
+# | 확인한 것 | 근거 (이 노트북의 계산) |
+# |---|---|
+# | 가리지 않은 패딩은 결과를 바꾼다 | 혼자 처리한 문장과의 차이 > 0.1, 패딩 마스크로는 < 1e-6 |
+# | 패딩 마스크 = 키 열, 인과 마스크 = 하삼각, 합치면 `&` | `(B, T, T)` 마스크, 가려진 칸 가중치 정확히 0, 미래를 바꿔도 과거 출력 불변 |
+# | 전부 가려진 행: `-inf` + `torch.softmax` = NaN | 원문 방식 `(B,1,T,T)` 마스크에서 NaN 가중치 49개 (원문 바로잡기) |
+# | NaN은 다음 층, 손실, 기울기로 번진다 | 0 × NaN = NaN: 2층에서 실제 토큰 7개 NaN, 손실 NaN, 손실이 유한해도 기울기 NaN |
+# | torch: SDPA는 0, `nn.MultiheadAttention`은 `need_weights`에 따라 NaN 또는 0 | torch 2.13에서 측정해 assert |
+# | `helpers`는 전부 가려진 행에 가중치 0, 출력 0 | NaN 없음, SDPA와 같음 |
+# | `-1e9`: 균등 가중치(패딩 평균), float16에서 오류 또는 `-inf` | 가중치 1/7, `-1e9`→`-inf`, 최솟값 두 개의 합 = `-inf` |
+# | `nn.MultiheadAttention`의 불리언 마스크는 True = 가림 | 그대로 넘기면 NaN과 다른 결과, `~mask`로 일치 |
+# | 크로스 어텐션은 인코더 키 패딩만 가린다 | 패딩 쿼리를 바꿔도 손실·기울기 동일; 쿼리까지 가리면 손실 NaN |
+#
+# 마스크는 어떤 토큰을 볼지 정할 뿐, 토큰의 순서는 알려 주지 않습니다. 어텐션이 순서를 모른다는 사실(순열 등변성(permutation equivariance))과 그 해결책인 위치 인코딩(positional encoding)은 다음 주제입니다.
