@@ -1,0 +1,92 @@
+"""Train the three GRU encoder-decoders of notebook 02 on the reversal task and store them in data/.
+
+    .venv/bin/python scripts/train_seq2seq.py            # all three models
+    .venv/bin/python scripts/train_seq2seq.py none dot   # only these (the JSON keeps the others)
+
+Models (helpers.seq2seq.Seq2Seq, same sizes, same seeded batches): "none" (one fixed context
+vector), "additive" (Bahdanau scores) and "dot" (Luong qᵀWk scores). Each is trained with Adam,
+teacher forcing and a cosine learning-rate decay on inputs of length 1..MAX_LEN, then evaluated
+by greedy decoding on a seeded test set for every length 1..MAX_LEN + 8 (the last 8 lie beyond
+the training lengths).
+
+Writes data/seq2seq_{none,additive,dot}.pt (config + state_dict, about 0.4 MB each) and
+data/seq2seq_results.json (config, parameter counts, loss curves, accuracy vs length, accuracy by
+output position at MAX_LEN). CPU, one thread, deterministic: on the same machine and torch
+version a rerun writes the same numbers. About 1.5-3 minutes per model on one core.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from helpers import seed_everything  # noqa: E402
+from helpers.data import DATA_DIR, load_json, save_json  # noqa: E402
+from helpers.seq2seq import (  # noqa: E402
+    ATTENTION_KINDS, Seq2Seq, accuracy_by_length, accuracy_by_position, checkpoint, train_steps,
+)
+
+CONFIG = {
+    "num_symbols": 20, "emb_dim": 16, "hidden_dim": 64,   # model
+    "min_len": 1, "max_len": 20, "batch_size": 64,        # task
+    "steps": 1000, "lr": 3e-3, "train_seed": 0,           # training
+    "eval_n": 200, "eval_seed": 1234, "extra_lengths": 8,  # evaluation
+}
+LOSS_EVERY = 25  # the JSON stores the mean loss of each block of this many steps
+
+
+def train_one(kind: str) -> dict:
+    """Train one model, save its checkpoint, return its entry for the JSON."""
+    c = CONFIG
+    seed_everything(c["train_seed"])  # same initial draws and batches for every kind
+    model = Seq2Seq(kind, num_symbols=c["num_symbols"], emb_dim=c["emb_dim"], hidden_dim=c["hidden_dim"])
+    start = time.perf_counter()
+    losses = train_steps(model, c["steps"], seed=c["train_seed"], batch_size=c["batch_size"],
+                         min_len=c["min_len"], max_len=c["max_len"], lr=c["lr"], cosine=True,
+                         log_every=100)
+    seconds = time.perf_counter() - start
+    torch.save(checkpoint(model), DATA_DIR / f"seq2seq_{kind}.pt")
+    lengths = range(1, c["max_len"] + c["extra_lengths"] + 1)
+    blocks = [losses[i:i + LOSS_EVERY] for i in range(0, len(losses), LOSS_EVERY)]
+    return {
+        "params": sum(p.numel() for p in model.parameters()),
+        "train_seconds": round(seconds, 1),
+        "loss_curve": {"step": [min(i + LOSS_EVERY, len(losses)) for i in range(0, len(losses), LOSS_EVERY)],
+                       "loss": [round(sum(b) / len(b), 4) for b in blocks]},
+        "accuracy": accuracy_by_length(model, lengths, n=c["eval_n"], seed=c["eval_seed"]),
+        "position_accuracy": [round(float(a), 4) for a in
+                              accuracy_by_position(model, c["max_len"], n=c["eval_n"], seed=c["eval_seed"])],
+    }
+
+
+def main(kinds: list[str]) -> int:
+    torch.set_num_threads(1)
+    bad = [k for k in kinds if k not in ATTENTION_KINDS]
+    if bad:
+        print(f"unknown model kinds {bad}; choose from {ATTENTION_KINDS}")
+        return 2
+    path = DATA_DIR / "seq2seq_results.json"
+    results = load_json(path.name) if path.exists() and set(kinds) != set(ATTENTION_KINDS) else {}
+    if results.get("config", CONFIG) != CONFIG:
+        results = {}  # a changed config invalidates the models trained under the old one
+    results["config"] = CONFIG
+    models = results.setdefault("models", {})
+    for kind in kinds:
+        print(f"== {kind}", flush=True)
+        models[kind] = train_one(kind)
+        acc = models[kind]["accuracy"]
+        print(f"   {models[kind]['train_seconds']} s; sequence accuracy at L=5/10/15/20:",
+              [acc["sequence"][acc["length"].index(n)] for n in (5, 10, 15, 20)], flush=True)
+    results["models"] = {k: models[k] for k in ATTENTION_KINDS if k in models}
+    save_json(path.name, results)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:] or list(ATTENTION_KINDS)))
