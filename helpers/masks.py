@@ -258,7 +258,7 @@ def _check_make_mask(fn):
         if torch.equal(got, upper):
             raise Wrong(f"{what}: 상삼각을 썼습니다. 쿼리 i는 키 j ≤ i만 봐야 하므로 하삼각(tril)입니다.")
         b, i, j = (got != want).nonzero()[0].tolist()
-        raise Wrong(f"{what}: 문장 {b}의 쿼리 {i}, 키 {j} 칸이 {got[b, i, j].item()}인데 {want[b, i, j].item()}여야 합니다 "
+        raise Wrong(f"{what}: 문장 {b}의 쿼리 {i}, 키 {j} 칸(0부터 센 번호)이 {got[b, i, j].item()}인데 {want[b, i, j].item()}여야 합니다 "
                     f"(길이 {lengths[b]}, 인과: j ≤ i).")
     return "패딩 키와 미래 키를 함께 가렸고, 길이가 1 이상이면 전부 False인 행이 없습니다."
 
@@ -286,8 +286,11 @@ def _check_safe_softmax(fn):
         dead = fully_masked_rows(mask)
         if torch.isnan(got).any():
             rows = torch.isnan(got).any(-1).nonzero().tolist()
-            extra = " 모든 키가 가려진 행입니다: -inf만 있는 행을 torch.softmax에 넣으면 0/0 = NaN입니다." if dead.any() else ""
-            raise Wrong(f"{what}에 NaN이 있습니다 (행 {rows}).{extra} 그 행의 가중치는 0으로 두세요.")
+            if dead[torch.isnan(got).any(-1)].any():
+                raise Wrong(f"{what}에 NaN이 있습니다 (행 {rows}). 모든 키가 가려진 행입니다: -inf만 있는 행을 "
+                            "torch.softmax에 넣으면 0/0 = NaN입니다. 그 행의 가중치는 0으로 두세요.")
+            raise Wrong(f"{what}에 NaN이 있습니다 (행 {rows}). 볼 수 있는 키가 있는 행인데 NaN이라면 exp가 넘친 것입니다 "
+                        "(점수 1000 → e^1000 = inf, inf/inf = NaN): 지수를 취하기 전에 행의 최댓값을 빼세요.")
         if dead.any():
             row = got[dead]
             if torch.allclose(row, torch.full_like(row, 1.0 / mask.shape[-1])):

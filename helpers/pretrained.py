@@ -171,6 +171,11 @@ def _previous_token_head(answer):
     if not (0 <= layer < prev.shape[0] and 0 <= head < prev.shape[1]):
         raise Wrong(f"층은 0..{prev.shape[0] - 1}, 헤드는 0..{prev.shape[1] - 1} 사이여야 합니다; 받은 것: {(layer, head)}")
     got = prev[layer, head].item()
+    if (head, layer) == best and (layer, head) != best:
+        raise Wrong(f"({layer}, {head}): 순서가 바뀌었습니다. (층, 헤드) 순서로 답하세요.")
+    if (layer - 1, head - 1) == best:
+        raise Wrong(f"({layer}, {head}): 1부터 센 번호 같습니다. 이 과정은 층과 헤드를 0부터 셉니다 "
+                    "(divmod(argmax, 헤드 수)가 돌려주는 번호 그대로).")
     if (layer, head) != best:
         raise Wrong(f"층 {layer}·헤드 {head}는 바로 앞 토큰에 평균 {got:.2f}를 줍니다. 더 큰 헤드가 있습니다 "
                     f"(최댓값 {prev.max().item():.2f}). offset_mass(weights, -1)의 argmax를 (층, 헤드)로 바꿔 보세요.")
@@ -193,6 +198,10 @@ def _cls_share(fn):
         raise Wrong("[SEP](마지막 열)의 몫을 계산했습니다. [CLS]는 첫 토큰(열 0)입니다.")
     if np.allclose(got, weights[..., 0, :].mean(dim=(-1, -2)).numpy(), atol=1e-6):
         raise Wrong("행 0([CLS]가 쿼리일 때)을 골랐습니다. [CLS]가 키로서 받는 몫은 열 0입니다: weights[..., 0].")
+    if np.allclose(got, want * weights.shape[-2], atol=1e-4):
+        raise Wrong(f"쿼리 축으로 더하기만 했습니다 (값이 {weights.shape[-2]}배). 쿼리에 대해서도 합이 아니라 평균을 내세요.")
+    if np.allclose(got, want * weights.shape[1], atol=1e-4):
+        raise Wrong(f"헤드 축으로 더하기만 했습니다 (값이 {weights.shape[1]}배). 헤드에 대해서도 합이 아니라 평균을 내세요.")
     if not np.allclose(got, want, atol=1e-5):
         raise Wrong(f"기대값 {[round(float(x), 3) for x in want]}, 받은 값 {[round(float(x), 3) for x in got]}. "
                     "열 0(키 = [CLS])을 골라 헤드와 쿼리에 대해 평균하세요.")

@@ -220,8 +220,14 @@ def test_ex2_passes_and_explains_mistakes():
 
     assert check("09-2", safe)
     assert check("09-2", lambda s, m: softmax(s.masked_fill(~m, float("-inf"))))
+    def no_max_shift(s, m):
+        e = s.masked_fill(~m, float("-inf")).exp()
+        total = e.sum(-1, keepdim=True)
+        return e / torch.where(total > 0, total, torch.ones_like(total))
+
     cases = {
         "NaN": lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1),
+        "넘친": no_max_shift,
         "균등": lambda s, m: torch.softmax(s.masked_fill(~m, -1e9), -1),
         "가려진 칸": lambda s, m: torch.softmax(s, -1) * m.any(-1, keepdim=True),
         "모양": lambda s, m: safe(s, m)[0],

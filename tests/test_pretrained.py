@@ -104,6 +104,8 @@ def test_exercise_11_1(arrow):
     assert not wrong and "층 1·헤드 8" in wrong.message and "더 큰 헤드" in wrong.message
     assert "두 정수" in check("11-1", "abc").message
     assert "사이여야" in check("11-1", (9, 0)).message
+    assert "순서가 바뀌었" in check("11-1", (2, 0)).message
+    assert "1부터" in check("11-1", (1, 3)).message
 
 
 def test_exercise_11_2():
@@ -112,5 +114,9 @@ def test_exercise_11_2():
     assert not sep and "[SEP]" in sep.message
     row = check("11-2", lambda t, w: w[..., 0, :].mean(dim=(-1, -2)))
     assert not row and "행 0" in row.message
+    summed = check("11-2", lambda t, w: w[..., 0].mean(dim=1).sum(-1))
+    assert not summed and "쿼리 축" in summed.message
+    heads = check("11-2", lambda t, w: w[..., 0].mean(dim=-1).sum(-1))
+    assert not heads and "헤드 축" in heads.message
     shape = check("11-2", lambda t, w: w[..., 0].mean())
     assert not shape and "6개" in shape.message

@@ -172,7 +172,7 @@ for (n_real, causal), w in shown.items():
 w4c = shown[(4, True)]
 assert w4c[0, 0] == 1.0 and abs(w4c[:4][torch.ones(4, 7).triu(1).bool().numpy()]).max() == 0
 assert (w4c[4:] > 0).sum() == 3 * 4        # pad queries see the 4 real keys, nothing is NaN
-print("패딩 4개일 때 첫 행:", shown[(4, False)][0].round(3).tolist())
+print("실제 4개(패딩 3개)일 때 첫 행:", shown[(4, False)][0].round(3).tolist())
 
 # %% [markdown]
 # ## 4. 모든 키가 가려진 행: NaN 함정

@@ -165,7 +165,9 @@ pe = sinusoidal_encoding(T, d)                  # (50, 64)
 wavelength = 2 * math.pi / frequencies(d)       # (32,)
 print(f"파장: 쌍 0 = {wavelength[0]:.2f}, 쌍 1 = {wavelength[1]:.2f}, 쌍 31 = {wavelength[-1]:,.0f} 위치")
 assert torch.all(wavelength[1:] > wavelength[:-1])
+assert abs(wavelength[0] - 2 * math.pi) < 1e-9 and 1e4 < wavelength[-1] < 1e5   # ~6.3 and "수만" in the prose
 
+# %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.2), width_ratios=(1.2, 1.0))
 image = ax1.imshow(pe, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
 ax1.set_xlabel("차원")
@@ -214,7 +216,7 @@ for k in range(30):
     torch.testing.assert_close(torch.diagonal(G, offset=-k), diag)   # +k and -k look the same
 profile = relative_similarity(torch.arange(41), 64)                   # (41,)
 assert profile[0] == 32 and (profile[1:] < 32).all()
-assert (profile[1:6] < profile[:5]).all() and (profile[1:] > profile[:-1]).any()
+assert (profile[1:6] < profile[:5]).all() and profile[6] > profile[5]   # falls for 5 steps, then rises
 print("k = 0..8의 내적:", profile[:9].numpy().round(2))
 
 # %%
@@ -347,7 +349,7 @@ assert (w_a_pe[0, 0, 4, ia] - w_b_pe[0, 0, 4, ib]).abs() > 0.02
 # %% [markdown]
 # ## 6. 회전으로 넣는 위치: RoPE
 #
-# 사인·코사인 인코딩은 위치를 임베딩에 **더했고**, 상대 위치는 그 안에 회전으로 숨어 있었습니다. RoPE(rotary position embedding, Su 등 2021)는 회전을 직접 씁니다. 투영한 뒤의 쿼리와 키에서 차원 쌍 $(2i, 2i+1)$을 복소수 하나 $z_i = x_{2i} + \mathrm{i}\,x_{2i+1}$로 보고, 위치 $p$의 토큰이면 각도 $p\,\omega_i$만큼 돌립니다: $z_i \mapsto z_i\,e^{\mathrm{i} p \omega_i}$. 밸류(value)는 돌리지 않습니다.
+# 사인·코사인 인코딩은 위치를 임베딩에 **더했고**, 상대 위치는 그 안에 회전으로 숨어 있었습니다. 회전 위치 임베딩(rotary position embedding, RoPE; Su 등 2021)은 회전을 직접 씁니다. 투영한 뒤의 쿼리와 키에서 차원 쌍 $(2i, 2i+1)$을 복소수 하나 $z_i = x_{2i} + \mathrm{i}\,x_{2i+1}$로 보고, 위치 $p$의 토큰이면 각도 $p\,\omega_i$만큼 돌립니다: $z_i \mapsto z_i\,e^{\mathrm{i} p \omega_i}$. 밸류(value)는 돌리지 않습니다.
 #
 # 위치 $p$의 쿼리와 위치 $r$의 키의 점수는 쌍마다
 #

@@ -4,11 +4,11 @@
 # 직접 만든 `helpers`의 어텐션을 실제로 학습된 트랜스포머(MiniLM-L6)의 가중치에 넣어 보고, 모델이 돌려주는 어텐션 맵과 소수점까지 같은지 확인한 뒤, 그 맵이 무엇을 말해 주고 무엇을 말해 주지 않는지 측정합니다.
 #
 # **학습 목표**
-# - 사전 학습된 모델을 인터넷 없이 불러와 층(layer)·헤드(head)별 어텐션 가중치를 꺼낼 수 있다.
+# - 사전 학습 모델(pretrained model)을 인터넷 없이 불러와 층(layer)·헤드(head)별 어텐션 가중치(attention weight)를 꺼낼 수 있다.
 # - 모델의 투영 가중치와 은닉 상태(hidden state)로 어텐션 가중치를 다시 계산해, 우리 구현이 실제 모델과 같다는 것을 검증한다.
 # - "Time flies like an arrow"와 "Fruit flies like a banana"에서 flies가 어디를 보는지 층별로 읽는다.
-# - [CLS]가 가중치를 빨아들이는 현상, 바로 앞/뒤 토큰을 보는 헤드를 숫자로 찾고, 어텐션 가중치가 곧 "중요도"는 아니라는 점을 밸류의 크기로 확인한다.
-# - 한국어를 학습하지 않은 모델에 한국어 문장을 넣으면 토크나이저가 무엇을 하는지 정직하게 본다.
+# - [CLS]가 가중치를 빨아들이는 현상, 바로 앞/뒤 토큰을 보는 헤드를 숫자로 찾고, 어텐션 가중치가 곧 "중요도"는 아니라는 점을 밸류(value)의 크기로 확인한다.
+# - 한국어를 학습하지 않은 모델에 한국어 문장을 넣으면 토크나이저(tokenizer)가 무엇을 하는지 정직하게 본다.
 #
 # **선수 지식**: 03 (쿼리·키·밸류), 07 (멀티 헤드 어텐션)
 #
@@ -65,7 +65,7 @@ for name, (tokens, weights, hidden) in maps.items():
 # %% [markdown]
 # ## 2. 우리 구현으로 다시 계산하기
 #
-# 층 $\ell$의 입력 은닉 상태 $H^{(\ell)} \in \mathbb{R}^{T \times 384}$에 그 층의 투영을 곱해 쿼리·키를 만들고, 헤드 12개(크기 32)로 나눈 뒤 `helpers.attention.scaled_dot_product_attention`에 넣습니다.
+# 층 $\ell$의 입력 은닉 상태 $H^{(\ell)} \in \mathbb{R}^{T \times 384}$에 그 층의 투영(projection)을 곱해 쿼리(query)·키(key)를 만들고, 헤드 12개(크기 32)로 나눈 뒤 `helpers.attention.scaled_dot_product_attention`에 넣습니다.
 #
 # $$Q = H W^Q + b^Q,\quad K = H W^K + b^K,\quad A_{\text{head}} = \mathrm{softmax}\!\left(\frac{Q_{\text{head}} K_{\text{head}}^\top}{\sqrt{32}}\right)$$
 #
@@ -79,6 +79,7 @@ for layer in range(6):
     errors.append((ours - weights[layer]).abs().max().item())
     torch.testing.assert_close(ours, weights[layer], atol=1e-5, rtol=1e-5)
 print("층별 최대 오차:", [f"{e:.1e}" for e in errors])
+assert max(errors) < 1e-6                                  # float32 rounding, "about 1e-7" below
 
 # %% [markdown]
 # 여섯 층 모두 float32 반올림 수준(약 $10^{-7}$)에서 같습니다. 이 과정에서 만든 어텐션은 실제로 학습된 모델 안의 어텐션과 **같은 계산**입니다.
@@ -105,6 +106,7 @@ for name, rows in flies_rows.items():
     print(f"{name:>5}: flies → [CLS] 가중치 층별 {[round(float(x), 2) for x in rows[:, 0]]}")
     print(f"{'':>5}  flies → 첫 단어  가중치 층별 {[round(float(x), 2) for x in rows[:, 1]]}")
 assert all(rows[1:5, 0].min() > 0.5 for rows in flies_rows.values())
+assert [round(float(flies_rows[n][0, 1]), 2) for n in ("time", "fruit")] == [0.19, 0.27]   # quoted below
 
 # %% [markdown]
 # 눈에 띄는 것은 뜻의 차이가 아니라 **[CLS]** 입니다. 층 1~4에서 flies가 주는 가중치의 절반 이상이 [CLS]로 갑니다. 첫 단어(time/fruit)로 가는 몫은 층 0에서 조금 다를 뿐(0.19 대 0.27) 큰 차이가 없습니다.
@@ -120,6 +122,7 @@ for word, pos in [("flies", 2), ("like", 3)]:
 sim_flies = [cos(h_time[l, 2], h_fruit[l, 2], dim=0).item() for l in range(7)]
 sim_like = [cos(h_time[l, 3], h_fruit[l, 3], dim=0).item() for l in range(7)]
 assert abs(sim_flies[0] - 1) < 1e-6 and sim_flies[3] < sim_like[3] - 0.05
+assert (round(sim_flies[3], 2), round(sim_like[3], 2)) == (0.87, 0.96)      # quoted below
 
 # %% [markdown]
 # flies의 표현은 층 3에서 이미 0.87까지 멀어지는데, 바로 옆의 like는 0.96으로 거의 그대로입니다. 문맥에 따른 구분은 어텐션 맵 한 장보다 **은닉 상태**에서 더 잘 보입니다(마지막 층은 두 단어 모두 크게 달라집니다).
@@ -131,10 +134,11 @@ to_arrow = maps["time"][1][:, :, 2, 5]                        # (L, h): weight f
 is_top = (maps["time"][1][:, :, 2].argmax(dim=-1) == 5)       # (L, h): arrow is flies' top key
 print(f"flies → arrow: 72개 헤드 평균 {to_arrow.mean():.3f}, 최댓값 {to_arrow.max():.2f} "
       f"(층 {int(to_arrow.argmax()) // 12}·헤드 {int(to_arrow.argmax()) % 12}), arrow가 1위인 헤드 {int(is_top.sum())}개")
-assert to_arrow.mean() < 0.1 and int(is_top.sum()) <= 2
+assert round(to_arrow.mean().item(), 2) == 0.05 and round(to_arrow.max().item(), 2) == 0.58
+assert is_top.nonzero().tolist() == [[5, 11]]                 # exactly one head, the one quoted below
 
 # %% [markdown]
-# > **원문 바로잡기**: 원문은 "Time flies like an arrow"에서 flies가 arrow와 매우 큰 관계를 가진다고 말합니다. 이 모델에서 잰 flies → arrow 가중치는 72개 헤드 평균 0.05이고, arrow를 가장 많이 보는 헤드는 72개 중 한 개(층 5·헤드 11, 0.58)뿐입니다. flies의 가중치는 대부분 [CLS]로 갑니다. 또 두 flies의 구분은 맵보다 은닉 상태에서 드러납니다. (원문의 두 번째 문장 "Fruit flies likes a banana"는 문법상 "like"가 맞고, 여기서는 그렇게 씁니다.)
+# > **원문 바로잡기**: 원문은 "Time flies like an arrow"에서 flies가 arrow와 매우 큰 관계를 가진다고 말합니다. 이 모델에서 잰 flies → arrow 가중치는 72개 헤드 평균 0.05이고, flies가 arrow에 가장 큰 가중치를 주는 헤드는 72개 중 하나(층 5·헤드 11, 0.58)뿐입니다. flies의 가중치는 대부분 [CLS]로 갑니다. 또 두 flies의 구분은 맵보다 은닉 상태에서 드러납니다. (원문의 두 번째 문장 "Fruit flies likes a banana"는 문법상 "like"가 맞고, 여기서는 그렇게 씁니다.)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "어텐션 맵을 보면 모델이 무엇을 이해했는지 보인다"는 기대를 여기서 일부러 깨 주세요. 맵은 섞는 비율일 뿐이고, 무엇이 섞이는지(밸류)는 4절에서 봅니다.
@@ -165,10 +169,11 @@ plt.show()
 prev, nxt = offset_mass(weights, -1), offset_mass(weights, +1)   # (L, h)
 best_prev = divmod(int(prev.argmax()), 12)
 best_next = divmod(int(nxt.argmax()), 12)
-print(f"바로 앞 토큰을 가장 많이 보는 헤드: 층 {best_prev[0]}·헤드 {best_prev[1]} (평균 {prev.max():.4f})")
+print(f"바로 앞 토큰을 가장 많이 보는 헤드: 층 {best_prev[0]}·헤드 {best_prev[1]} (평균 {prev.max():.5f})")
 print(f"바로 다음 토큰을 가장 많이 보는 헤드: 층 {best_next[0]}·헤드 {best_next[1]} (평균 {nxt.max():.2f})")
 print("앞 토큰 > 0.5인 헤드 (층, 헤드):", [tuple(x) for x in (prev > 0.5).nonzero().tolist()])
-assert prev.max() > 0.99
+assert best_prev == (0, 2) and prev.max() > 0.9999
+assert best_next == (1, 8) and round(nxt.max().item(), 2) == 0.54           # "약 0.54" below
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -182,13 +187,14 @@ plt.show()
 #
 # ### [CLS]가 가중치를 빨아들인다: 그런데 무엇을 가져오는가
 #
-# 층마다 모든 헤드·쿼리에 걸쳐 [CLS](첫 열)가 받는 가중치의 몫을 재면, 가운데 층에서 60~70%가 [CLS]로 갑니다. 어텐션 출력은 $\sum_j w_{ij} v_j$이므로 실제로 섞이는 양은 가중치 $w_{ij}$와 밸류의 크기 $\lVert v_j \rVert$의 곱입니다. 두 몫을 나란히 봅니다.
+# 층마다 모든 헤드·쿼리에 걸쳐 [CLS](첫 열)가 받는 가중치의 몫을 재면, 가운데 층(1~4)에서 63~71%가 [CLS]로 갑니다. 어텐션 출력은 $\sum_j w_{ij} v_j$이므로 실제로 섞이는 양은 가중치 $w_{ij}$와 밸류의 크기 $\lVert v_j \rVert$의 곱입니다. 두 몫을 나란히 봅니다.
 
 # %%
-cls_weight, cls_contrib, cls_norm, other_norm = [], [], [], []
+cls_weight, cls_contrib, cls_norm, other_norm, sep_weight = [], [], [], [], []
 for layer in range(6):
     w_layer, v_layer = recompute_attention(hidden[layer], layer)    # (h, T, T), (h, T, 32)
     cls_weight.append(w_layer[..., 0].mean().item())
+    sep_weight.append(w_layer[..., -1].mean().item())
     cls_contrib.append(contribution_share(w_layer, v_layer, 0).mean().item())
     norms = v_layer.norm(dim=-1).mean(dim=0)                        # (T,): value size per token
     cls_norm.append(norms[0].item())
@@ -196,8 +202,12 @@ for layer in range(6):
 print("[CLS]가 받는 가중치 몫   :", np.round(cls_weight, 2).tolist())
 print("[CLS]의 ‖w·v‖ 기여 몫   :", np.round(cls_contrib, 2).tolist())
 print("[CLS] 밸류 크기 / 나머지 :", [f"{a:.2f}/{b:.2f}" for a, b in zip(cls_norm, other_norm)])
+print("[SEP]가 받는 가중치 몫   :", np.round(sep_weight, 2).tolist())
 assert all(c < w - 0.2 for c, w in zip(cls_contrib[1:5], cls_weight[1:5]))
-assert all(a < 0.2 * b for a, b in zip(cls_norm[1:5], other_norm[1:5]))
+assert all(9 < b / a < 30 for a, b in zip(cls_norm[1:5], other_norm[1:5]))  # "10~30배" below
+assert (round(min(cls_weight[1:5]), 2), round(max(cls_weight[1:5]), 2)) == (0.63, 0.71)
+assert (round(min(cls_contrib[1:5]), 2), round(max(cls_contrib[1:5]), 2)) == (0.13, 0.23)
+assert all(0.03 <= s < 0.07 for s in sep_weight[1:])                # [SEP]: 3~7% outside layer 0
 
 # %%
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
@@ -211,28 +221,30 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# 가운데 층(1~4)에서 [CLS]의 밸류 벡터는 다른 토큰보다 10~30배 작습니다. 그래서 가중치의 70%를 받아도 출력에 섞이는 몫은 20% 남짓입니다. 많은 헤드가 "볼 것이 없을 때 [CLS]에 가중치를 버리는" 방식으로 동작한다는 해석과 맞습니다.
-# **어텐션 가중치는 섞는 비율이지, 중요도가 아닙니다.** 맵을 해석할 때는 밸류의 크기, 출력 투영, 잔차 연결까지 함께 봐야 합니다.
+# 가운데 층(1~4)에서 [CLS]의 밸류 벡터는 다른 토큰보다 약 10~30배 작습니다. 그래서 가중치를 63~71% 받아도 ‖w·v‖ 기여 몫은 13~23%에 그칩니다. 많은 헤드가 "볼 것이 없을 때 [CLS]에 가중치를 버리는" 방식으로 동작한다는 해석과 맞습니다.
+# **어텐션 가중치는 섞는 비율이지, 중요도가 아닙니다.** 맵을 해석할 때는 밸류의 크기, 출력 투영, 잔차 연결(residual connection)까지 함께 봐야 합니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: BERT에서는 [SEP]가 가중치를 흡수한다는 분석(Clark et al., 2019)이 유명하지만, 이 모델에서 재면 흡수하는 쪽은 [CLS]이고 [SEP]는 층 0을 빼면 3~8%입니다. "알려진 사실"도 모델마다 재어 봐야 한다는 점을 강조하세요.
+# 발표 노트: BERT에서는 [SEP]가 가중치를 흡수한다는 분석(Clark et al., 2019)이 유명하지만, 이 모델에서 재면 흡수하는 쪽은 [CLS]이고 [SEP]는 층 0을 빼면 3~7%입니다(위 셀의 마지막 줄). "알려진 사실"도 모델마다 재어 봐야 한다는 점을 강조하세요.
 
 # %% [markdown]
 # ## 5. 한국어 문장을 넣으면
 #
-# 이 모델의 토크나이저는 영어 위주의 WordPiece 어휘(30,522개)를 씁니다. 원문 03의 문장을 넣어 봅니다.
+# 이 모델의 토크나이저는 영어 위주의 WordPiece 어휘(30,522개)를 씁니다. 03에서 쓴 원문의 '배' 예문을 넣어 봅니다.
 
 # %%
 korean = "어제 밤에 배가 고파서 치킨을 시켜서 먹었다"
+assert tokenizer.vocab_size == 30522
 ko_tokens, ko_weights, _ = attention_maps(korean)
 print(f"어절 {len(korean.split())}개 → 토큰 {len(ko_tokens)}개")
 print(" ".join(ko_tokens))
 n_unk = ko_tokens.count("[UNK]")
 print(f"[UNK] {n_unk}개, 자모 조각(## 포함) {sum(t.startswith('##') for t in ko_tokens)}개")
 assert len(ko_tokens) > 3 * len(korean.split()) and n_unk >= 1
+assert ko_tokens[1:5] == ["ᄋ", "##ᅥ", "##ᄌ", "##ᅦ"] and ko_tokens[-2:] == ["[UNK]", "[SEP]"]   # 어제 ... 먹었다
 
 # %% [markdown]
-# 한글이 음절이 아니라 **자모 단위**로 쪼개집니다("어제" → ᄋ, ##ᅥ, ##ᄌ, ##ᅦ). "먹었다"는 어휘에 없는 자모 조합 때문에 통째로 [UNK]가 됩니다. 어텐션 맵을 그리면 단어가 아니라 자모 사이의 맵이 나옵니다.
+# 한글이 음절이 아니라 **자모 단위**로 쪼개집니다("어제" → ᄋ, ##ᅥ, ##ᄌ, ##ᅦ). "먹었다"는 어휘에 없는 자모 조각이 있어 통째로 [UNK]가 됩니다. 어텐션 맵을 그리면 단어가 아니라 자모 사이의 맵이 나옵니다.
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 7))
@@ -281,7 +293,7 @@ check("11-2", cls_share)
 # ## 스터디 토론 질문
 #
 # 1. [CLS]의 밸류가 거의 0인데도 가중치를 70% 받는다면, 그 헤드는 사실상 무엇을 하고 있을까요? 가중치를 어딘가에 "버려야" 하는 이유는 소프트맥스의 어떤 성질 때문일까요?
-# 2. 2절에서 우리 구현과 모델이 같다는 것을 확인했습니다. 같지 않았다면 가장 먼저 의심할 곳은 어디일까요(스케일, 헤드 나누기, 전치, 바이어스)?
+# 2. 2절에서 우리 구현과 모델이 같다는 것을 확인했습니다. 같지 않았다면 가장 먼저 의심할 곳은 어디일까요(스케일, 헤드 나누기, 전치, 편향(bias))?
 # 3. 어텐션 맵으로 모델의 판단을 "설명"하는 시각화 도구를 만든다면, 이 노트북의 측정 중 무엇을 함께 보여 줘야 할까요?
 # 4. 한국어 문장이 자모로 쪼개지는 것은 모델의 한계일까요, 토크나이저의 한계일까요? 둘을 나눠서 생각할 수 있을까요?
 
@@ -297,6 +309,6 @@ check("11-2", cls_share)
 # | `helpers`의 어텐션 = 실제 모델의 어텐션 | 6개 층 모두 최대 오차 약 1e-7 |
 # | flies의 맵은 두 문장에서 비슷하고 [CLS]로 쏠린다 | 층 1~4에서 [CLS] 몫 > 0.5 |
 # | 문맥 구분은 은닉 상태에서 보인다 | 층 3 코사인 유사도: flies 0.87, like 0.96 |
-# | 바로 앞 토큰 헤드가 있다 | 층 0·헤드 2, 평균 0.9999 |
-# | 가중치 ≠ 기여 | [CLS] 가중치 몫 0.63~0.71 대 기여 몫 0.13~0.23 |
+# | 바로 앞 토큰 헤드가 있다 | 층 0·헤드 2, 평균 0.99995 |
+# | 가중치 ≠ 기여 | 층 1~4에서 [CLS] 가중치 몫 0.63~0.71 대 기여 몫 0.13~0.23 (밸류가 약 10~30배 작음) |
 # | 한국어는 자모와 [UNK]로 쪼개진다 | 어절 7개 → 토큰 36개, [UNK] 1개 |
