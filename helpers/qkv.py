@@ -237,10 +237,10 @@ def _self_attention(fn):
             raise Wrong(f"가중치가 틀렸습니다: {message}")
     if not torch.allclose(got_w, ref["weights"], atol=1e-6):
         i, j = max_abs_diff(got_w, ref["weights"])[1]
-        raise Wrong(f"weights[{i}, {j}] = {got_w[i, j].item():.4f}, 기대값 {ref['weights'][i, j].item():.4f}입니다.")
+        raise Wrong(f"weights[{i}, {j}] = {got_w[i, j].item():.4f}, 정답 {ref['weights'][i, j].item():.4f}입니다.")
     if not torch.allclose(got_out, ref["output"], atol=1e-6):
         i, j = max_abs_diff(got_out, ref["output"])[1]
-        raise Wrong(f"가중치는 맞지만 output[{i}, {j}] = {got_out[i, j].item():.4f}, 기대값 {ref['output'][i, j].item():.4f}입니다 (output = weights @ V).")
+        raise Wrong(f"가중치는 맞지만 output[{i}, {j}] = {got_out[i, j].item():.4f}, 정답 {ref['output'][i, j].item():.4f}입니다 (output = weights @ V).")
     return "세 투영, 점수 QKᵀ/√d_k, 행 방향 소프트맥스, 밸류의 가중합이 모두 맞습니다."
 
 
@@ -260,8 +260,12 @@ def _cross_attention(fn):
     if not torch.allclose(got_w, ref["weights"], atol=1e-6):
         if torch.allclose(got_w, torch.softmax(dec @ w_q @ (enc @ w_k).T, -1), atol=1e-6):
             raise Wrong("√d_k로 나누지 않았습니다. 크로스 어텐션도 점수는 QKᵀ/√d_k입니다.")
+        if torch.allclose(got_w, torch.softmax(ref["scores"], 0), atol=1e-6):
+            raise Wrong("소프트맥스를 열 방향(dim=0)으로 했습니다: 각 디코더 쿼리(행)의 가중치 합이 1이어야 합니다.")
+        if torch.allclose(got_w, ref["scores"], atol=1e-6):
+            raise Wrong("weights 자리에 점수(QKᵀ/√d_k)를 돌려줬습니다. 소프트맥스를 거쳐야 가중치가 됩니다 (한 행의 합 1).")
         i, j = max_abs_diff(got_w, ref["weights"])[1]
-        raise Wrong(f"weights[{i}, {j}] = {got_w[i, j].item():.4f}, 기대값 {ref['weights'][i, j].item():.4f}입니다.")
+        raise Wrong(f"weights[{i}, {j}] = {got_w[i, j].item():.4f}, 정답 {ref['weights'][i, j].item():.4f}입니다.")
     if got_out.shape != ref["output"].shape:
         raise Wrong(f"output의 모양이 {tuple(got_out.shape)}입니다. (T_q, d_v) = {tuple(ref['output'].shape)}여야 합니다.")
     if not torch.allclose(got_out, ref["output"], atol=1e-6):

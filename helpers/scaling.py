@@ -212,12 +212,14 @@ def draw_dk(d_k: int, axes=None, *, n_samples: int = 4000, n_keys: int = 8, seed
     row_ax.bar(x - 0.2, w_raw.numpy(), width=0.4, color="tab:gray", label="나누지 않음")
     row_ax.bar(x + 0.2, w_scaled.numpy(), width=0.4, color="tab:blue", label="√d_k로 나눔")
     row_ax.set_xticks(x, [f"k{i + 1}" for i in x])
-    row_ax.set_ylim(0, 1.05)
+    # Headroom above 1 keeps the legend clear of a bar that reaches 1 (a saturated row).
+    row_ax.set_ylim(0, 1.3)
+    row_ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     row_ax.set_xlabel("키")
     row_ax.set_ylabel("가중치")
     ent_raw, ent_scaled = entropy(w_raw).item(), entropy(w_scaled).item()
     row_ax.set_title(f"소프트맥스 한 행: 엔트로피 {ent_raw:.2f} / {ent_scaled:.2f}")
-    row_ax.legend(loc="upper left", fontsize=8)
+    row_ax.legend(loc="upper center", ncol=2, fontsize=8, frameon=False)
 
     curves = {s: saturation_sweep(DKS, s)["jacobian"] for s in ("none", "sqrt")}
     for s, color, label in (("none", "tab:gray", "나누지 않음"), ("sqrt", "tab:blue", "√d_k로 나눔")):

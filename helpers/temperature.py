@@ -188,7 +188,7 @@ def _check_softmax_t(fn):
         if got.shape != want.shape:
             raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 입력과 같은 모양 {tuple(want.shape)}이어야 합니다.")
         if not torch.isfinite(got).all():
-            raise Wrong(f"{what}에 NaN/inf가 나옵니다: τ가 작으면 z/τ가 수백이 되어 exp가 넘칩니다(overflow). "
+            raise Wrong(f"{what}에 NaN/inf가 나옵니다: τ가 작으면 z/τ가 매우 커져(τ = 0.001이면 수천) exp가 넘칩니다(overflow). "
                         "z/τ에서 최댓값을 뺀 뒤 exp를 취하세요.")
         if torch.allclose(got, torch.softmax(x * tau, dim=-1), atol=1e-6) and not torch.allclose(got, want, atol=1e-6):
             raise Wrong(f"{what}: 점수에 τ를 곱했습니다. 온도는 나눕니다: softmax(z / τ).")
@@ -197,7 +197,7 @@ def _check_softmax_t(fn):
         if not torch.isclose(got.sum(), torch.tensor(1.0, dtype=torch.float64), atol=1e-9):
             raise Wrong(f"{what}의 합이 {got.sum().item():.6g}입니다. 합으로 나눠 1이 되게 하세요.")
         if not torch.allclose(got, want, atol=1e-9):
-            raise Wrong(f"{what} = {[round(v, 4) for v in got.tolist()]}, 기대값 {[round(v, 4) for v in want.tolist()]}.")
+            raise Wrong(f"{what} = {[round(v, 4) for v in got.tolist()]}, 정답 {[round(v, 4) for v in want.tolist()]}.")
     return "τ로 나누고, 최댓값을 빼서 τ = 0.001에서도 넘치지 않습니다."
 
 
@@ -224,9 +224,9 @@ def _check_entropy(fn):
             raise Wrong(f"{what} = {got.item():.4f}: 부호가 반대입니다. 엔트로피는 −Σ w log w로, 0 이상입니다.")
         if torch.isclose(got, want / math.log(2), atol=1e-9) and want > 0:
             raise Wrong(f"{what} = {got.item():.4f}: 밑이 2인 로그(비트)를 썼습니다. 여기서는 자연로그(nat)를 씁니다 "
-                        f"(기대값 {want.item():.4f}).")
+                        f"(정답 {want.item():.4f}).")
         if not torch.isclose(got, want, atol=1e-9):
-            raise Wrong(f"{what} = {got.item():.4f}, 기대값 {want.item():.4f} (균등한 n개면 log n, 원-핫이면 0).")
+            raise Wrong(f"{what} = {got.item():.4f}, 정답 {want.item():.4f} (균등한 n개면 log n, 원-핫이면 0).")
     return "균등한 4개는 log 4 ≈ 1.386, 원-핫은 0: 0 · log 0 항도 올바르게 0으로 처리했습니다."
 
 

@@ -256,6 +256,10 @@ def test_03_2_accepts_correct():
         torch.softmax(dec @ W_Q @ (enc @ W_K).T, -1)), "√d_k로 나누지 않았습니다"),
     (lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ enc, wts))(
         torch.softmax(dec @ W_Q @ (enc @ W_K).T / math.sqrt(6), -1)), "output의 모양"),
+    (lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ (enc @ W_V), wts))(
+        torch.softmax(dec @ W_Q @ (enc @ W_K).T / math.sqrt(6), 0)), "열 방향"),
+    (lambda dec, enc, W_Q, W_K, W_V: (lambda s: (torch.softmax(s, -1) @ (enc @ W_V), s))(
+        dec @ W_Q @ (enc @ W_K).T / math.sqrt(6)), "점수(QKᵀ/√d_k)를 돌려줬습니다"),
 ])
 def test_03_2_rejects_typical_mistakes(fn, text):
     result = check("03-2", fn)

@@ -239,7 +239,7 @@ def test_05_2_accepts_safe_entropy():
     (lambda w: torch.special.xlogy(w, w).sum(), "부호"),
     (lambda w: -torch.special.xlogy(w, w).sum() / math.log(2), "밑이 2"),
     (lambda w: -torch.special.xlogy(w, w), "숫자 하나"),
-    (lambda w: -(w * (w + 1e-3).log()).sum(), "기대값"),
+    (lambda w: -(w * (w + 1e-3).log()).sum(), "정답"),
 ])
 def test_05_2_rejects_typical_mistakes(fn, words):
     passed, message = _msg("05-2", fn)

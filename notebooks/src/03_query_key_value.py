@@ -116,7 +116,7 @@ assert d_k == 4 and d_k != ias["claimed_key_dim"]
 assert q_i @ k_i == ias["claimed_key_dim"]   # the "3" is the dot product
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (점수와 가중치)**: 원문은 1.5를 "I에 대한 self-attention"이라고 부르지만 1.5는 소프트맥스 전의 **점수**입니다. "I"가 자기 자신에게 주는 **가중치**는 같은 행의 다른 점수들(다른 토큰들의 키)에 따라 정해지므로 1.5만으로는 알 수 없습니다. 우리가 가정한 임베딩으로는 0.149입니다.
+# > **원문 바로잡기 (점수와 가중치)**: 원문은 1.5를 "I에 대한 self-attention"이라고 부르지만 1.5는 소프트맥스(softmax)에 넣기 전의 **점수**입니다. "I"가 자기 자신에게 주는 **가중치**는 같은 행의 다른 점수들(다른 토큰들의 키)에 따라 정해지므로 1.5만으로는 알 수 없습니다. 우리가 가정한 임베딩으로는 0.149입니다.
 #
 # 네 토큰 전체의 점수와 가중치를 계산합니다.
 
@@ -137,7 +137,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (자기 자신)**: 원문은 "당연히 자기 자신에 대한 Attention값이 가장 높다"고 하지만 당연하지 않습니다. 위의 "I" 행에서 가장 큰 가중치는 자기 자신(0.149)이 아니라 "am"(0.668)입니다. 원문의 행렬에서는 $Q$와 $K$가 임베딩의 **세 번째 성분만** 보고 만들어지므로, 세 번째 성분이 가장 큰 토큰이 모든 쿼리의 점수를 가져갑니다. 원문은 또 $Q_I \cdot Q_{student}$라고 썼는데, 쿼리끼리가 아니라 $Q_I \cdot K_{student}$입니다.
+# > **원문 바로잡기 (자기 자신)**: 원문은 "당연히 자기 자신에 대한 Attention값이 가장 높다"고 하지만 당연하지 않습니다. 위의 "I" 행에서 가장 큰 가중치는 자기 자신(0.149)이 아니라 "am"(0.668)입니다. 원문의 행렬에서는 $Q$와 $K$가 임베딩의 **세 번째 성분만** 보고 만들어지므로 점수는 $S_{ij} = 3\,x_{i3}\,x_{j3}/2$입니다. 그래서 세 번째 성분이 0이 아닌 모든 쿼리에서 세 번째 성분이 가장 큰 토큰("am", 2)이 1위가 됩니다. 원문은 또 $Q_I \cdot Q_{student}$라고 썼는데, 쿼리끼리가 아니라 $Q_I \cdot K_{student}$입니다.
 #
 # 원문의 행렬만의 문제도 아닙니다. 투영 없이 $q = k = x$로 두더라도, 같은 방향으로 더 긴 벡터가 있으면 그쪽 점수가 자기 점수보다 큽니다.
 
@@ -146,6 +146,8 @@ row_i = ias_res["weights"][0]
 print("'I' 행의 가중치:", row_i.numpy().round(3), "→ 최대:", ias["tokens"][row_i.argmax()])
 assert row_i.argmax() != 0 and ias["tokens"][row_i.argmax()] == "am" and abs(row_i[1] - 0.668) < 5e-4
 assert torch.linalg.matrix_rank(ias_res["Q"]) == 1        # Q sees only the third component
+x3 = ias["X"][:, 2]
+assert torch.equal(ias_res["scores"], 1.5 * torch.outer(x3, x3))   # S_ij = 3·x_i3·x_j3 / √4
 
 x_plain = torch.tensor([[1.0, 1, 1, 1], [2.0, 2, 2, 2]])   # "I" and a longer vector in the same direction
 s_plain = x_plain @ x_plain.T
@@ -200,9 +202,9 @@ assert abs(max_abs_diff(seed_qk, claims["QK_T"])[0] - 0.099) < 5e-4
 assert max_abs_diff(claims["QK_T"] / 2, claims["scaled_scores"])[0] <= 0.0006
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (행렬 곱)**: 원문의 $Q = XW_Q$, $K = XW_K$, $V = XW_V$는 원문 자신의 $X$와 $W$로 다시 곱하면 나오지 않습니다. 첫 행만 봐도 "어제"의 쿼리는 $[0.19, 0.15, 0.19, 0.17]$인데 원문은 $[0.17, 0.24, 0.17, 0.22]$라고 적었습니다 (최대 차이: $Q$ 0.11, $K$ 0.12, $V$ 0.12). 원문의 $QK^\top$는 원문이 적은 $Q$와 $K$를 곱한 것과도 최대 0.099 다릅니다. $\sqrt{d_k} = 2$로 나누는 단계만 원문 안에서 일관됩니다.
+# > **원문 바로잡기 (행렬 곱)**: 원문의 $Q = XW_Q$, $K = XW_K$, $V = XW_V$는 원문 자신의 $X$와 $W$로 다시 곱하면 나오지 않습니다. 첫 행만 봐도 "어제"의 쿼리는 $[0.19, 0.15, 0.19, 0.17]$인데 원문은 $[0.17, 0.24, 0.17, 0.22]$라고 적었습니다 (최대 차이: $Q$ 0.11, $K$ 0.12, $V$ 0.12). 원문의 $QK^\top$는 원문이 적은 $Q$와 $K$를 곱한 것과도 최대 0.099 다릅니다. 여기까지 원문 안에서 앞뒤가 맞는 단계는 $\sqrt{d_k} = 2$로 나누는 것(차이 0.0005 이하, 반올림 범위)뿐입니다.
 #
-# 이제 소프트맥스(softmax) 단계입니다. 원문의 가중치 행렬은 행마다 합이 1이어야 합니다. 8개 항목을 셋째 자리에서 반올림했으므로 반올림만으로 생길 수 있는 합의 오차는 최대 $8 \times 0.0005 = 0.004$입니다.
+# 이제 소프트맥스 단계입니다. 원문의 가중치 행렬은 행마다 합이 1이어야 합니다. 8개 항목을 셋째 자리에서 반올림했으므로 반올림만으로 생길 수 있는 합의 오차는 최대 $8 \times 0.0005 = 0.004$입니다.
 
 # %%
 seed_row_sums = claims["weights"].sum(-1)
@@ -261,16 +263,19 @@ assert (res["weights"] - 1 / 8).abs().max() < 0.007
 # 더 중요한 것은 **모든** 가중치가 균등값 $1/8 = 0.125$에서 0.007 이내라는 점입니다. 이 행렬에서 어떤 의미를 읽어 내는 것은 무리입니다. 이유는 두 가지입니다.
 #
 # 1. 점수가 작습니다. $X$와 $W$의 성분이 0.5 이하라 점수가 0.03~0.16 범위에 있고, 이렇게 작은 점수 차이는 소프트맥스를 거의 움직이지 못합니다.
-# 2. 모든 성분이 양수입니다. 그러면 쿼리가 무엇이든 길이가 긴 키가 점수를 많이 받아서, **모든 쿼리가 같은 키("배")를 1위로** 고릅니다. 관련성이 아니라 키의 크기가 순위를 정합니다.
+# 2. 모든 성분이 양수입니다. 그러면 쿼리들이 거의 같은 방향을 가리키고(쿼리끼리의 코사인 유사도가 모두 0.89 이상), 순위는 쿼리가 아니라 키의 길이가 정합니다. 가장 긴 키는 "배"(‖k‖ = 0.593)이고, **모든 쿼리가 이 키를 1위로** 고릅니다. 관련성이 아니라 키의 크기가 순위를 정합니다.
 #
 # 그리고 출력의 모든 행이 거의 같아집니다. 균등한 가중치의 가중합은 $V$의 평균이기 때문입니다. 무엇보다 원문의 $W$는 손으로 적은 숫자일 뿐 학습된 것이 아니므로, 이 예제는 **계산 순서**를 보여 줄 뿐 "배"의 뜻에 대해서는 아무것도 보여 주지 않습니다.
 
 # %%
 print("각 쿼리의 1위 키:", [tokens[j] for j in res["weights"].argmax(-1)])
 print("키의 길이 ‖k‖:", dict(zip(tokens, K.norm(dim=-1).numpy().round(3).tolist())))
+q_unit = Q / Q.norm(dim=-1, keepdim=True)                      # (8, 4) query directions
+print(f"쿼리끼리의 코사인 유사도 최솟값: {(q_unit @ q_unit.T).min():.3f}")
 print(f"점수 범위: {res['scores'].min():.3f} ~ {res['scores'].max():.3f}")
 print(f"출력과 V 평균의 최대 차이: {(res['output'] - V.mean(0)).abs().max():.4f}")
 assert (res["weights"].argmax(-1) == BAE).all() and K.norm(dim=-1).argmax() == BAE
+assert (q_unit @ q_unit.T).min() > 0.89 and abs(K[BAE].norm() - 0.593) < 5e-4
 assert (res["output"] - V.mean(0)).abs().max() < 0.002
 assert 0.03 < res["scores"].min() and res["scores"].max() < 0.17
 
@@ -284,7 +289,8 @@ for ax, (name, title) in zip(axes, panels.items()):
     attention_heatmap(res[name], tokens, [f"{name[0].upper()}{j}" for j in range(4)], ax=ax, title=title,
                       cmap="Greens", vmax=0.4, colorbar=False)
     ax.set_xlabel("차원")
-    ax.set_ylabel("토큰")
+    ax.set_ylabel("")
+axes[0].set_ylabel("토큰")
 fig.tight_layout()
 plt.show()
 
@@ -442,7 +448,7 @@ check("03-3", c)
 # 4. 크로스 어텐션에서 키와 밸류는 반드시 같은 시퀀스에서 나와야 합니다. 쿼리는 왜 그럴 필요가 없을까요? 쿼리가 한 개뿐인 크로스 어텐션은 어디에 쓸 수 있을까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번과 3번을 먼저 하세요. 1번은 오늘 1절의 대칭 계산으로 바로 답이 나오고, 3번은 "숫자를 검증하는 습관"이라는 오늘의 부주제를 정리합니다. 2번은 04·05번(점수의 크기, 온도)과 이어지고, 4번은 07번(멀티 헤드)이나 풀링 토큰(쿼리 하나로 시퀀스를 요약)으로 이어집니다.
+# 발표 노트: 1번과 3번을 먼저 하세요. 1번은 오늘 1절의 대칭 계산으로 바로 답이 나오고, 3번은 "숫자를 검증하는 습관"이라는 오늘의 부주제를 정리합니다. 2번은 04·05번(점수의 크기, 온도)과 이어지고, 4번은 02번(디코더의 한 시점이 쿼리 하나인 크로스 어텐션)이나 풀링(학습되는 쿼리 하나로 시퀀스 전체를 요약하는 것)으로 이어집니다.
 
 # %% [markdown]
 # ## 요약
