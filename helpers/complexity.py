@@ -316,11 +316,13 @@ def draw_memory_vs_n(log2_n: float, *, heads: int = 1, batch: int = 1, d: int = 
     ax.plot([n, n], [here["chunked_bytes"] / GIB, here["matrix_bytes"] / GIB], "ko", ms=5)
     ax.axvline(n, color="gray", lw=0.8, ls=":")
     here["fits"] = {}
-    for budget in budgets_gib:
+    for i, budget in enumerate(sorted(budgets_gib)):
         n_max = max_n_for_budget(budget * GIB, heads=heads, batch=batch)
         here["fits"][budget] = here["matrix_bytes"] <= budget * GIB
         ax.axhline(budget, color="gray", lw=0.8, ls="--")
-        ax.text(grid[0], budget * 1.15, f"{budget} GiB: N ≤ {n_max:,}", fontsize=7, color="dimgray")
+        below = i == 0  # the lowest label goes under its line so that close budgets do not overlap
+        ax.text(grid[0], budget / 1.3 if below else budget * 1.3, f"{budget} GiB: N ≤ {n_max:,}", fontsize=7,
+                color="dimgray", va="top" if below else "bottom")
     ax.set_xlabel("시퀀스 길이 N")
     ax.set_ylabel("메모리 (GiB)")
     ax.set_ylim(1e-6, 1e5)
@@ -382,8 +384,8 @@ def _score_gib(fn):
         ]
         for value, message in hints:
             if math.isclose(got, value, rel_tol=1e-6):
-                raise Wrong(f"{call} = {got:.4g}: {message} (기대값 {want:.4g} GiB).")
-        raise Wrong(f"{call} = {got:.4g}, 기대값은 B·h·N²·바이트 / 2³⁰ = {want:.4g} GiB입니다.")
+                raise Wrong(f"{call} = {got:.4g}: {message} (정답 {want:.4g} GiB).")
+        raise Wrong(f"{call} = {got:.4g}, 정답은 B·h·N²·바이트 / 2³⁰ = {want:.4g} GiB입니다.")
     return "B·h·N²·바이트 / 2³⁰. N이 2배가 되면 4배, 헤드나 배치가 2배가 되면 2배입니다."
 
 

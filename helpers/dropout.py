@@ -245,7 +245,7 @@ def _apply_keep_mask(fn):
             raise Wrong("행의 합이 1이 되도록 다시 나눴습니다(재정규화). 그러면 한 항목의 기댓값이 W와 달라집니다. "
                         "드롭아웃은 1/(1−p)만 곱하고, 행의 합은 1이 아니어도 됩니다.")
         worst = tuple(int(i) for i in divmod(int((got - want).abs().argmax()), want.shape[1]))
-        raise Wrong(f"p={p}에서 위치 {worst}의 값이 {got[worst].item():.4g}인데, 기대값은 {want[worst].item():.4g}입니다.")
+        raise Wrong(f"p={p}에서 위치 {worst}의 값이 {got[worst].item():.4g}인데, 정답은 {want[worst].item():.4g}입니다.")
     return "남긴 가중치만 1/(1−p)배: 항목마다 기댓값이 W와 같습니다."
 
 
@@ -266,11 +266,14 @@ def _row_sum_variance(answer):
                     "분산은 w²·p(1−p)/(1−p)² = w²·p/(1−p)입니다.")
     if math.isclose(got, p / (1 - p) * w.sum().item(), rel_tol=1e-3) or math.isclose(got, p / (1 - p), rel_tol=1e-3):
         raise Wrong("w가 아니라 w²를 더해야 합니다: 분산은 항목 크기의 제곱에 비례합니다 (Σw² = 0.38).")
-    if math.isclose(got, p / (1 - p) * ((w ** 2).sum().item()) ** 0.5, rel_tol=1e-3):
+    if math.isclose(got, math.sqrt(want), rel_tol=1e-3):
         raise Wrong("표준편차를 답했습니다. 제곱근을 취하기 전의 분산을 답하세요.")
+    if math.isclose(got, p * (w ** 2).sum().item(), rel_tol=1e-3):
+        raise Wrong("p만 곱했습니다. 살아남은 값이 w/(1−p)로 커지므로 한 항목의 분산은 w²·p/(1−p)입니다 "
+                    "(p/(1−p) = 0.25).")
     if math.isclose(got, 0.0, abs_tol=1e-9):
         raise Wrong("분산이 0이라면 행의 합이 늘 1이라는 뜻인데, 드롭아웃 뒤에는 행의 합이 뽑을 때마다 달라집니다.")
-    raise Wrong(f"받은 값 {got:.4g}은 기대값과 다릅니다. 항목마다 분산 w²·p/(1−p)를 구해 더하세요 "
+    raise Wrong(f"받은 값 {got:.4g}은 정답과 다릅니다. 항목마다 분산 w²·p/(1−p)를 구해 더하세요 "
                 "(드롭아웃은 항목마다 독립입니다).")
 
 
@@ -297,4 +300,9 @@ def _predict(fn):
         raise Wrong("결과가 결정적이지만 평가 모드의 출력과 다릅니다. 모듈을 그대로 호출하되 평가 모드에서 호출하세요.")
     if torch.is_tensor(first) and first.requires_grad:
         raise Wrong("출력이 기울기를 추적합니다. 예측에는 torch.no_grad()가 필요합니다.")
+    module.eval()
+    _call(fn, module, x, what="predict(module, x)")
+    if module.training:
+        raise Wrong("평가 모드였던 모듈이 호출 뒤 학습 모드가 됐습니다. module.train()으로 무조건 켜지 말고 "
+                    "원래 모드를 기억했다가 되돌리세요 (was = module.training ... module.train(was)).")
     return "같은 입력에 늘 같은 출력(평가 모드), 호출 뒤에는 학습 모드로 돌아갑니다."

@@ -299,7 +299,7 @@ def _check_split(fn):
     if not torch.equal(got, want):
         bad = (got != want).nonzero()[0].tolist()
         raise Wrong(f"모양은 맞지만 값이 다릅니다 (처음 다른 위치 {bad}: {got[tuple(bad)].item():g}, "
-                    f"기대값 {want[tuple(bad)].item():g}). 헤드 h의 특성은 원래 열 h·d … h·d+d−1이어야 합니다.")
+                    f"정답 {want[tuple(bad)].item():g}). 헤드 h의 특성은 원래 열 h·d … h·d+d−1이어야 합니다.")
     return "(B, T, C) → (B, T, h, d) → (B, h, T, d): 각 헤드가 모든 토큰의 자기 몫 d개 특성을 갖습니다."
 
 
@@ -324,7 +324,7 @@ def _check_merge(fn):
     if not torch.equal(got, x):
         bad = (got != x).nonzero()[0].tolist()
         raise Wrong(f"모양은 맞지만 값이 다릅니다 (처음 다른 위치 {bad}: {got[tuple(bad)].item():g}, "
-                    f"기대값 {x[tuple(bad)].item():g}).")
+                    f"정답 {x[tuple(bad)].item():g}).")
     return "merge_heads(split_heads(x, h)) == x: 두 연산은 서로의 역입니다."
 
 
@@ -351,5 +351,5 @@ def _check_param_count(fn):
         }
         hint = hints.get(int(got)) if float(got).is_integer() else None
         reason = f" {hint}." if hint else ""
-        raise Wrong(f"{call} = {got:g}, 기대값은 {want}입니다.{reason}")
+        raise Wrong(f"{call} = {got:g}, 정답은 {want}입니다.{reason}")
     return "4·C² + 4·C: 헤드 수 h는 파라미터 수에 나타나지 않습니다 (h는 C를 나누는 방법일 뿐)."

@@ -65,7 +65,8 @@ def attention_heatmap(
     if ax is None:
         _, ax = plt.subplots(figsize=FIGSIZE)
     image = ax.imshow(w, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    tilt = key_labels is not None and t_k > 5  # long word labels overlap unless tilted
+    # long word labels overlap unless tilted; numbers and single characters do not
+    tilt = key_labels is not None and t_k > 5 and max(len(str(label)) for label in key_labels) > 2
     ax.set_xticks(range(t_k), key_labels if key_labels is not None else range(t_k),
                   rotation=45 if tilt else 0, ha="right" if tilt else "center")
     ax.set_yticks(range(t_q), query_labels if query_labels is not None else range(t_q))

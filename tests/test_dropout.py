@@ -196,8 +196,8 @@ def _not_done(*args):
 
 def test_check_06_2():
     assert check("06-2", 0.095).passed and check("06-2", torch.tensor(0.095)).passed
-    cases = {0.38: "Σw²", 0.2 * 0.8 * 0.38: "p(1−p)", 0.25: "w²를", 0.0: "분산이 0", 0.5: "기대값과 다릅니다",
-             math.sqrt(0.095) * 0 + 0.25 * math.sqrt(0.38): "표준편차"}
+    cases = {0.38: "Σw²", 0.2 * 0.8 * 0.38: "p(1−p)", 0.25: "w²를", 0.0: "분산이 0", 0.5: "정답과 다릅니다",
+             math.sqrt(0.095): "표준편차", 0.2 * 0.38: "p만 곱했습니다"}
     for answer, phrase in cases.items():
         r = check("06-2", answer)
         assert not r.passed and phrase in r.message, (answer, r.message)
@@ -230,10 +230,17 @@ def test_check_06_3():
         with torch.no_grad():
             return module[2](module[0](x)) * 0.5
 
+    def always_train(module, x):
+        module.eval()
+        with torch.no_grad():
+            y = module(x)
+        module.train()
+        return y
+
     assert check("06-3", good).passed
     cases = {"원래 모드": no_restore, "드롭아웃이 켜져": lambda m, x: m(x).detach(), "기울기": with_grad,
              "(1−p)": scaled, "평가 모드의 출력과 다릅니다": lambda m, x: torch.zeros(3, 2, dtype=torch.float64),
-             "모양": lambda m, x: torch.zeros(2, dtype=torch.float64)}
+             "모양": lambda m, x: torch.zeros(2, dtype=torch.float64), "평가 모드였던": always_train}
     for phrase, fn in cases.items():
         r = check("06-3", fn)
         assert not r.passed and phrase in r.message, (phrase, r.message)

@@ -317,7 +317,7 @@ def test_check_07_2_accepts_correct_answers():
     (lambda c, h, bias: 3 * c * c + (3 * c if bias else 0), "출력 투영 W^O"),
     (lambda c, h, bias: h * (4 * c * c + (4 * c if bias else 0)), "헤드마다 C×C 행렬을 따로 세었습니다"),
     (lambda c, h, bias: 4 * c * (c // h) + (4 * (c // h) if bias else 0), "헤드 하나 분량"),
-    (lambda c, h, bias: 7, "기대값은"),
+    (lambda c, h, bias: 7, "정답은"),
     (lambda c, h, bias: [1, 2], "숫자 하나"),
     (_unimplemented, "아직 구현하지 않았습니다"),
 ])

@@ -4,7 +4,7 @@
 # 특성 차원을 $h$ 조각으로 나눠 어텐션을 $h$번 따로 계산하면, 파라미터 수와 행렬 곱 연산량은 그대로인데 쿼리마다 서로 다른 곳을 동시에 볼 수 있습니다.
 #
 # **학습 목표**
-# - $(B, T, C) \to (B, h, T, d) \to (B, T, C)$ 모양 바꾸기를 단계별로 따라가고, 흔한 실수 세 가지가 결과를 얼마나 바꾸는지 수치로 확인한다.
+# - $(B, T, C) \to (B, h, T, d) \to (B, T, C)$ 모양 바꾸기를 단계별로 따라가고, 흔한 실수 네 가지가 결과를 얼마나 바꾸는지 수치로 확인한다.
 # - `helpers`의 구현이 같은 가중치를 넣은 `torch.nn.MultiheadAttention`과 출력·헤드별 가중치까지 같음을 확인한다.
 # - 헤드 $h$개(크기 $C/h$)와 헤드 1개(크기 $C$)의 파라미터 수와 연산량을 식으로 세고 측정해, 같은 부분(행렬 곱)과 다른 부분(소프트맥스(softmax) 횟수와 $h \cdot N^2$ 메모리)을 구분한다.
 # - 작은 모델을 학습시켜 헤드마다 다른 패턴(이전 토큰, 첫 토큰)을 배우는 것을 어텐션 맵으로 본다.
@@ -17,7 +17,7 @@
 # 발표 노트: 시작 질문은 "어텐션 한 번으로 '앉았다'가 주어와 장소를 동시에 가져올 수 있을까?"입니다. 1절의 숫자 예가 답(한 번의 가중 평균은 섞어 버린다)을 보여 주고, 6절의 학습된 모델이 헤드 두 개가 실제로 일을 나누는 모습을 보여 줍니다. 시간이 부족하면 3절의 실수 표와 5절의 원문 바로잡기만 짚으세요.
 
 # %%
-import json
+import math
 
 import matplotlib.pyplot as plt
 import torch
@@ -143,11 +143,14 @@ for mistake in MISTAKES:
     wrong_out, wrong_w = manual_mha(mha, x, mistake=mistake)
     diffs[mistake] = (wrong_out - ref_out).abs().max().item()
     print(f"{mistake:<24} 최대 |차이| = {diffs[mistake]:.4f}")
-print(f"{'(출력의 크기)':<22} 최대 |출력| = {ref_out.abs().max().item():.4f}")
-assert min(diffs.values()) > 0.01
+out_size = ref_out.abs().max().item()
+print(f"{'(출력의 크기)':<22} 최대 |출력| = {out_size:.4f}")
+assert min(diffs.values()) > 0.1 * out_size                       # no mistake is a rounding error
+assert round(diffs["scale_by_d_model"] / out_size, 2) == 0.15
+assert all(diffs[m] > 0.5 * out_size for m in MISTAKES[1:])       # the three layout mistakes: same order as the output
 
 # %% [markdown]
-# 차이는 출력 크기와 같은 자릿수입니다. 반올림 오차가 아니라 다른 함수를 계산한 것입니다. 실수마다 무엇이 틀어졌는지 봅니다.
+# 모양·순서에 관한 세 실수는 차이가 출력 크기와 같은 자릿수입니다. 차이가 가장 작은 $\sqrt{C}$ 실수도 출력 크기의 15%입니다. 어느 것도 반올림 오차가 아니라 다른 함수를 계산한 것입니다. 실수마다 무엇이 틀어졌는지 봅니다.
 #
 # **$\sqrt{C}$로 나누기.** 점수가 $\sqrt{h} = 2$배 작아져 가중치가 더 평평해집니다. 행마다 가장 큰 가중치의 평균으로 확인합니다. $h = 1$이면 $C = d$라서 이 실수가 드러나지 않는다는 점도 주의하세요.
 
@@ -367,6 +370,8 @@ live_acc = accuracy(live_model, x_test, y_test)
 with torch.no_grad():
     live_maps = mean_head_maps(live_model(x_test)[1])
 print(f"150단계: 손실 {live_losses[0]:.3f} → {live_losses[-1]:.4f}, 정확도 {live_acc:.4f}, 역할 {head_roles(live_maps)}")
+print(f"20단계까지 손실의 범위 {min(live_losses[:20]):.3f}~{max(live_losses[:20]):.3f} (ln 8 = {math.log(8):.3f}), 40단계 {live_losses[40]:.3f}")
+assert all(abs(l - math.log(8)) < 0.05 for l in live_losses[:20]) and live_losses[40] < 1.0
 assert live_acc >= 0.99 and sorted(head_roles(live_maps)) == ["이전 토큰", "첫 토큰"]
 
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
@@ -381,7 +386,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# 손실 곡선은 처음 20단계쯤 평평하다가 떨어집니다. 역할 분담은 언제 생길까요? 같은 실행을 30단계에서 멈춰 봅니다.
+# 손실 곡선은 처음 20단계쯤 ln 8 ≈ 2.08(여덟 가지 답을 고르게 찍을 때의 손실) 근처에서 평평하다가 떨어집니다. 역할 분담은 언제 생길까요? 같은 실행을 30단계에서 멈춰 봅니다.
 
 # %%
 early_model, early_losses = train_offset_model(num_heads=2, steps=30, seed=0)
@@ -410,6 +415,7 @@ with torch.no_grad():
 prev1, first1 = offset_profile(maps1)[0].tolist()
 print(f"헤드 1개 모델: 정확도 {acc1:.4f}, 이전 토큰 {prev1:.3f}, 첫 토큰 {first1:.3f}")
 assert acc1 == 1.0 and max(prev1, first1) < 0.7 and prev1 + first1 > 0.9
+assert (round(prev1, 2), round(first1, 2)) == (0.39, 0.58)   # quoted below and in question 2
 
 fig, ax = plt.subplots(figsize=(4.6, 3.8))
 draw_head(maps1, 0, ax=ax, title=f"헤드 1개: 이전 {prev1:.2f} / 첫 토큰 {first1:.2f}")
