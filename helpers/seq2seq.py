@@ -397,7 +397,7 @@ def draw_alignment_step(weights, src_labels, tgt_labels, step: int, *, axes=None
     weight_bars(row, [f"{j}:{c}" for j, c in enumerate(src_labels)], ax=right, color="tab:blue", ylim=(0, 1.1),
                 title=f"단계 {step}: 출력 '{tgt_labels[step]}' ← 입력 {int(row.argmax())}번 '{src_labels[int(row.argmax())]}'")
     right.set_xlabel("입력 위치: 토큰")
-    right.tick_params(axis="x", labelsize=7, rotation=90)
+    right.tick_params(axis="x", labelsize=8, rotation=90)
     return row
 
 
@@ -454,6 +454,9 @@ def _check_dot_step(fn):
         scores = (keys @ query.unsqueeze(-1)).squeeze(-1)  # (B, T)
         want_w = torch.softmax(scores, dim=-1)
         want_c = (want_w.unsqueeze(1) @ keys).squeeze(1)
+        if context.shape == want_w.shape and weights.shape == want_c.shape:
+            raise Wrong(f"순서가 바뀌었습니다: 첫 값의 모양이 가중치 (B, T) = {tuple(want_w.shape)}, 둘째 값이 문맥 벡터 "
+                        f"(B, d) = {tuple(want_c.shape)}입니다. (context, weights) 순서로 돌려주세요.")
         if weights.shape != want_w.shape:
             raise Wrong(f"weights의 모양이 {tuple(weights.shape)}입니다. 배치마다 입력 위치 하나당 가중치 하나, "
                         f"즉 (B, T) = {tuple(want_w.shape)}이어야 합니다.")
@@ -500,7 +503,7 @@ def _check_additive_scores(fn):
     if not torch.allclose(got, want, atol=1e-6):
         raise Wrong(f"점수가 vᵀ tanh(W_q q + W_k k_j)와 다릅니다 (첫 행: {[round(x, 3) for x in got[0].tolist()]}, "
                     f"기대값: {[round(x, 3) for x in want[0].tolist()]}).")
-    return "가법 점수 e_j = vᵀ tanh(W_q q + W_k k_j): 쿼리와 키를 같은 공간으로 옮겨 더한 뒤 작은 MLP로 점수를 매깁니다."
+    return "가법 점수 e_j = vᵀ tanh(W_q q + W_k k_j): 쿼리와 키를 같은 공간으로 옮겨 더한 뒤 은닉층 하나짜리 작은 신경망으로 점수를 매깁니다."
 
 
 @exercise("02-3")

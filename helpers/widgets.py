@@ -30,7 +30,7 @@ def draw_softmax(scores, labels, *, temperature: float = 1.0, values=None, axes=
     left.set_xticks(range(len(s)), labels)
     left.set_ylim(-6, 6)
     left.set_title("점수(score): 아무 실수")
-    title = "softmax 가중치: 양수, 합 1"
+    title = "소프트맥스 가중치: 양수, 합 1"
     if values is not None:
         v = to_numpy(values).reshape(-1)
         if len(v) != len(s):

@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import helpers  # noqa: E402
+import helpers.widgets  # noqa: E402
 from helpers.exercises import EXERCISES, CheckResult, check  # noqa: E402
 from helpers.plots import attention_heatmap, use_korean_font, weight_bars  # noqa: E402
 from helpers.widgets import draw_softmax, softmax_explorer  # noqa: E402
@@ -83,13 +84,18 @@ def test_draw_softmax_is_fast_and_checks_lengths():
         draw_softmax([1.0, 2.0], ["a", "b"], values=[1.0])
 
 
-def test_softmax_explorer_slider_changes_the_figure():
+def test_softmax_explorer_slider_changes_the_figure(monkeypatch):
     import ipywidgets as widgets
 
+    calls = []
+    monkeypatch.setattr(helpers.widgets, "draw_softmax", lambda scores, labels, **kw: calls.append(list(scores)))
     box = softmax_explorer(["a", "b"], [0.0, 1.0], values=[10.0, 20.0])
     sliders = [c for c in box.children if isinstance(c, widgets.FloatSlider)]
     assert [s.value for s in sliders] == [0.0, 1.0]
     assert isinstance(box.children[-1], widgets.Output)
+    assert calls[-1] == [0.0, 1.0]  # drawn once on creation
+    sliders[0].value = 2.5
+    assert calls[-1] == [2.5, 1.0]  # moving a slider redraws with the new scores
 
 
 # --------------------------------------------------------------------------- exercises
@@ -132,7 +138,13 @@ def test_ex01_2_softmax():
     no_norm = check("01-2", lambda z: torch.exp(z - z.max()))
     assert not no_norm and "합이" in no_norm.message
     no_exp = check("01-2", lambda z: z / z.sum())
-    assert not no_exp
+    assert not no_exp and "합으로 나눈 값" in no_exp.message
+    by_min = check("01-2", lambda z: torch.exp(z - z.min()) / torch.exp(z - z.min()).sum())
+    assert not by_min and "최솟값이 아니라" in by_min.message
+    underflow = check("01-2", lambda z: torch.exp(z) / torch.exp(z).sum() if z.max() < 0 else torch.softmax(z, 0))
+    assert not underflow and "0/0" in underflow.message
+    float32 = check("01-2", lambda z: torch.softmax(z.float(), 0))  # float32 rounding is not an error
+    assert float32.passed, float32.message
     wrong_shape = check("01-2", lambda z: torch.softmax(z, 0)[:1])
     assert not wrong_shape and "모양" in wrong_shape.message
 
@@ -141,7 +153,9 @@ def test_ex01_3_scores_for_weights():
     assert check("01-3", torch.log(torch.tensor([0.7, 0.2, 0.1])) + 5).passed
     assert check("01-3", [np.log(7.0), np.log(2.0), 0.0]).passed
     wrong = check("01-3", [0.7, 0.2, 0.1])  # the weights themselves, not scores
-    assert not wrong and "log" in wrong.message
+    assert not wrong and "그대로 넣었습니다" in wrong.message and "log" in wrong.message
+    near = check("01-3", [2.0, 1.0, 0.0])
+    assert not near and "log" in near.message and "[0.7, 0.2, 0.1]" in near.message
     assert "3개" in check("01-3", [1.0, 2.0]).message
 
 

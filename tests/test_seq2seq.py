@@ -355,6 +355,7 @@ def test_exercise_02_1():
         "쿼리 자체": lambda q, k: (q, _dot_step(q, k)[1]),
         "단순 평균": lambda q, k: (k.mean(1), _dot_step(q, k)[1]),
         "튜플": lambda q, k: _dot_step(q, k)[0],
+        "순서가 바뀌었": lambda q, k: _dot_step(q, k)[::-1],
         "오류": lambda q, k: q @ k,
     }
     for needle, fn in cases.items():

@@ -42,9 +42,10 @@ raw = torch.tensor([88.0, 92, 76, 30, 28, 35, 33])
 
 total_percent = raw.sum() / full_marks.sum() * 100
 print(f"총점 {raw.sum():.0f} / {full_marks.sum():.0f} = {total_percent:.2f}%")
+assert round(total_percent.item(), 2) == 76.40
 
 # %% [markdown]
-# 총점을 만점으로 나눈 이 숫자는 사실 **과목별 백분율의 가중 평균**입니다. 과목 $i$의 백분율을 $x_i = \text{점수}_i / \text{만점}_i$, 가중치를 만점의 비율 $w_i = \text{만점}_i / \sum_j \text{만점}_j$ 로 두면
+# 총점을 만점으로 나눈 이 숫자는 사실 **과목별 백분율의 가중 평균**입니다. 과목 $i$의 백분율을 $x_i = \text{점수}_i / \text{만점}_i$, 가중치(weight)를 만점의 비율 $w_i = \text{만점}_i / \sum_j \text{만점}_j$ 로 두면
 #
 # $$\frac{\sum_i \text{점수}_i}{\sum_j \text{만점}_j} = \sum_i \underbrace{\frac{\text{만점}_i}{\sum_j \text{만점}_j}}_{w_i} \cdot \underbrace{\frac{\text{점수}_i}{\text{만점}_i}}_{x_i}, \qquad w_i \ge 0,\ \sum_i w_i = 1.$$
 #
@@ -60,6 +61,7 @@ print("가중치:", [round(v, 2) for v in weights.tolist()])
 print(f"가중 평균 = {weighted:.2f}%,  단순 평균 = {plain:.2f}%")
 assert torch.isclose(weighted, total_percent)
 assert torch.isclose(weights.sum(), torch.tensor(1.0))
+assert torch.allclose(weights, torch.tensor([0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1]))
 assert plain < weighted
 
 # %% [markdown]
@@ -77,9 +79,9 @@ plt.show()
 # %% [markdown]
 # ### 가중치의 합으로 나눠야 평균이다
 #
-# 가중치를 "국영수 2, 탐구 1"처럼 합이 1이 아닌 수로 적으면, 가중합을 **가중치의 합**(여기서는 10)으로 나눠야 평균이 됩니다.
+# 가중치를 "국영수 2, 탐구 1"처럼 합이 1이 아닌 수로 적으면, 백분율의 가중합(weighted sum)을 **가중치의 합**(여기서는 10)으로 나눠야 평균이 됩니다.
 #
-# > **원문 바로잡기**: 원문은 "과목별 점수에 해당 가중치를 곱해준 뒤 총 개수로 나눠줘야" 한다고 설명합니다. 과목 수(7)로 나누면 평균이 아닙니다. 아래 계산처럼 모든 과목이 만점인 학생이 142.86%가 됩니다. 나눠야 하는 수는 가중치의 합(10)이고, 가중치의 합이 이미 1이라면 나눌 필요가 없습니다.
+# > **원문 바로잡기**: 원문은 원점수를 "그대로 더해서 나눠주면 곤란"하다며 "과목별 점수에 해당 가중치를 곱해준 뒤 총 개수로 나눠줘야" 한다고 설명합니다. 두 곳 모두 바로잡아야 합니다. 원점수를 그대로 더해도 만점의 합(500)으로 나누면 그것이 바로 가중 평균입니다(위에서 76.40%). 그리고 "총 개수"를 과목 수(7)로 읽으면 평균이 되지 않습니다. 아래 계산처럼 모든 과목이 만점인 학생이 142.86%가 됩니다. 나눠야 하는 수는 가중치의 합(10)이고, 가중치의 합이 이미 1이라면 나눌 필요가 없습니다.
 
 # %%
 w_raw = torch.tensor([2.0, 2, 2, 1, 1, 1, 1])
@@ -89,7 +91,8 @@ by_count = (w_raw * perfect).sum() / len(w_raw)
 by_weight_sum = (w_raw * perfect).sum() / w_raw.sum()
 print(f"만점 학생, 개수로 나눔: {by_count:.2f}%   가중치 합으로 나눔: {by_weight_sum:.2f}%")
 print(f"이 학생, 가중치 합으로 나눔: {(w_raw * percent).sum() / w_raw.sum():.2f}%")
-assert by_count > 100 and torch.isclose(by_weight_sum, torch.tensor(100.0))
+assert w_raw.sum() == 10 and round(by_count.item(), 2) == 142.86
+assert torch.isclose(by_weight_sum, torch.tensor(100.0))
 assert torch.isclose((w_raw * percent).sum() / w_raw.sum(), weighted)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -112,7 +115,9 @@ values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, -0.5]])   # (3, 2): three 
 w = torch.tensor([0.7, 0.2, 0.1])                                # (3,)
 output = w @ values                                              # (2,)
 print("출력 =", output)
-assert torch.all(output >= values.min(dim=0).values) and torch.all(output <= values.max(dim=0).values)
+# Inside the triangle: solve output = Σ c_i v_i with Σ c_i = 1 independently; all c_i >= 0.
+coef = torch.linalg.solve(torch.cat([values.T, torch.ones(1, 3)]), torch.cat([output, torch.ones(1)]))
+assert (coef >= 0).all() and torch.allclose(coef, w)
 
 # %%
 fig, ax = plt.subplots(figsize=(4.5, 4))
@@ -124,6 +129,7 @@ ax.scatter(*output.tolist(), marker="*", s=250, color="tab:red", label="출력 =
 ax.set_title("가중합은 밸류들의 볼록 결합")
 ax.legend(loc="lower right")
 ax.set_aspect("equal")
+ax.margins(0.25)
 plt.show()
 
 # %% [markdown]
@@ -142,20 +148,20 @@ assert (naive < 0).any() and (naive > 1).any()
 #
 # $$\mathrm{softmax}(z)_i = \frac{e^{z_i}}{\sum_j e^{z_j}}$$
 #
-# 성질 네 가지를 계산으로 확인합니다: 모든 가중치가 양수, 합이 1, 점수의 순서를 유지, 모든 점수에 같은 수를 더해도 결과가 같음.
+# 성질 네 가지를 계산으로 확인합니다: ① 모든 가중치가 양수, ② 합이 1, ③ 점수의 순서를 유지, ④ 모든 점수에 같은 수를 더해도 결과가 같음.
 
 # %%
 weights = softmax(scores)
-print("softmax 가중치:", weights)
-assert (weights > 0).all()
-assert torch.isclose(weights.sum(), torch.tensor(1.0))
-assert torch.equal(weights.argsort(), scores.argsort())
-assert torch.allclose(softmax(scores + 100.0), weights)
+print("소프트맥스 가중치:", weights)
+assert (weights > 0).all()                                 # ①
+assert torch.isclose(weights.sum(), torch.tensor(1.0))     # ②
+assert torch.equal(weights.argsort(), scores.argsort())    # ③
+assert torch.allclose(softmax(scores + 100.0), weights)    # ④
 
 # %% [markdown]
 # ### 점수가 커지면: 한 곳으로 쏠린다
 #
-# 점수의 **차이**가 커질수록 가장 큰 점수의 가중치가 1에 다가갑니다(거의 원-핫). 뒤의 04번 노트북에서 이 현상이 학습을 어떻게 방해하는지 봅니다.
+# 점수의 **차이**가 커질수록 가장 큰 점수의 가중치가 1에 다가가, 가중치가 거의 원-핫(one-hot)이 됩니다. 뒤의 04번 노트북에서 이 현상이 학습을 어떻게 방해하는지 봅니다.
 
 # %%
 for k in [1, 5, 20]:
@@ -165,10 +171,11 @@ assert softmax(scores * 20).max() > 0.9999
 # %% [markdown]
 # ### 큰 점수에서 넘치는 지수
 #
-# float32의 $e^{z}$는 $z \approx 88.7$을 넘으면 무한대(inf)가 됩니다. 교과서 공식을 그대로 쓰면 inf/inf = NaN이 나옵니다.
+# float32의 $e^{z}$는 $z \approx 88.72$를 넘으면 무한대(inf)가 됩니다(float32 최댓값의 로그). 교과서 공식을 그대로 쓰면 inf/inf = NaN이 나옵니다.
 # 해결책은 성질 ④입니다. 모든 점수에서 최댓값을 빼면 결과는 같고, 가장 큰 지수는 $e^0 = 1$이 됩니다.
 
 # %%
+assert torch.isfinite(torch.exp(torch.tensor(88.72))) and torch.isinf(torch.exp(torch.tensor(88.73)))
 big = torch.tensor([1000.0, 1001.0, 1002.0])
 textbook = torch.exp(big) / torch.exp(big).sum()
 stable = torch.exp(big - big.max()) / torch.exp(big - big.max()).sum()
@@ -200,7 +207,7 @@ print("영역별 백분율:", area_percent.tolist())
 softmax_explorer(areas, area_scores, values=area_percent)
 
 # %% [markdown]
-# 정적 버전(슬라이드·PDF용): 같은 그림을 세 가지 점수 설정에서 그립니다. 위에서부터 모든 점수가 같을 때(균등), 수학만 높을 때, 처음 점수를 3배 했을 때입니다.
+# 정적 버전(슬라이드·PDF용): 같은 그림을 세 가지 점수 설정에서 그립니다. 위에서부터 모든 점수가 같을 때(균등), 수학만 높을 때, 처음 점수를 3배 했을 때입니다. 균등하면 가중합은 네 영역 백분율의 단순 평균(79.75)이고, 수학에 가중치가 0.87 실리면 가중합(76.65)이 수학 백분율 76에 다가갑니다. 마지막 줄에서 탐구의 점수 −3은 가중치 0.0001이 되어 막대로는 보이지 않지만 0은 아닙니다.
 
 # %%
 settings = {
@@ -217,15 +224,19 @@ fig.tight_layout()
 plt.show()
 
 # %%
-assert abs(float(results["모든 점수 0"] @ area_percent.numpy()) - area_percent.mean().item()) < 1e-9
-assert results["수학만 3"].argmax() == 2 and results["수학만 3"].max() > 0.8
+print({name: r.round(4).tolist() for name, r in results.items()})
+sums = {name: float(r @ area_percent.numpy()) for name, r in results.items()}
+print("가중합:", {name: round(v, 2) for name, v in sums.items()})
+assert abs(sums["모든 점수 0"] - area_percent.mean().item()) < 1e-9 and round(sums["모든 점수 0"], 2) == 79.75
+assert results["수학만 3"].argmax() == 2 and round(results["수학만 3"].max(), 2) == 0.87
+assert round(sums["수학만 3"], 2) == 76.65 and abs(sums["수학만 3"] - 76) < abs(sums["모든 점수 0"] - 76)
 assert results["처음 점수 × 3"].max() > softmax(area_scores).max().item()
-print({name: r.round(3).tolist() for name, r in results.items()})
+assert 0 < results["처음 점수 × 3"][3] < 5e-4
 
 # %% [markdown]
 # ## 5. 첫 어텐션 계산
 #
-# 이제 두 단계를 모두 데이터로 계산합니다. 쿼리 $q$와 키 $k_i$의 **내적(dot product)** 으로 점수를 매기고, 벡터 길이 $d_k$의 제곱근으로 나눈 뒤(이유는 04번 노트북), 소프트맥스로 가중치를 만들고, 밸류의 가중합을 구합니다.
+# 이제 두 단계를 모두 데이터로 계산합니다. 쿼리 $q$와 키 $k_i$의 **내적(dot product)** 으로 점수를 매기고, 키 차원(key dimension) $d_k$(벡터의 성분 수)의 제곱근으로 나눈 뒤(이유는 04번 노트북), 소프트맥스로 가중치를 만들고, 밸류의 가중합을 구합니다.
 #
 # $$\alpha_i = \mathrm{softmax}_i\!\left(\frac{q \cdot k_i}{\sqrt{d_k}}\right), \qquad \text{출력} = \sum_i \alpha_i v_i$$
 #
@@ -247,7 +258,7 @@ torch.testing.assert_close(out, by_hand)
 torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
 
 # %% [markdown]
-# 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고, **각 행의 합이 1**입니다. 이 그림을 어텐션 맵이라고 부르며 과정 내내 보게 됩니다.
+# 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고, **각 행의 합이 1**입니다. 이 그림을 어텐션 맵(attention map)이라고 부르며 과정 내내 보게 됩니다. 여기서는 같은 벡터 `x`를 쿼리·키·밸류로 모두 씁니다. 이 예에서는 각 행에서 자기 자신과의 내적 $\lVert x_i \rVert^2$가 가장 커서 대각선이 진하게 나옵니다. 늘 그렇지는 않습니다. 더 긴 벡터와의 내적이 자기 자신과의 내적보다 클 수도 있습니다.
 
 # %%
 seed_everything(2)
@@ -257,6 +268,7 @@ out, attn = scaled_dot_product_attention(x, x, x)
 attention_heatmap(attn, tokens, tokens, title="어텐션 가중치 (행의 합 = 1)")
 plt.show()
 assert torch.allclose(attn.sum(dim=-1), torch.ones(3))
+assert torch.equal(attn.argmax(dim=-1), torch.arange(3))  # each token weighs itself most
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 여기서 쿼리·키·밸류가 모두 같은 x라는 점을 짚고 넘어가세요. 같은 벡터를 세 역할에 쓰는 것이 어색하다는 느낌이 바로 03번 노트북(세 가지 투영)의 동기입니다.
@@ -281,7 +293,7 @@ def weighted_average(scores, weights):
 check("01-1", weighted_average)
 
 # %% [markdown]
-# **01-2.** 1차원 텐서 `z`를 받아 소프트맥스를 돌려주는 `my_softmax`를 `torch.exp`와 `sum`만으로 구현하세요. `[1000, 1001, 1002]` 같은 큰 점수에서도 NaN이 나오면 안 됩니다.
+# **01-2.** 1차원 텐서 `z`를 받아 소프트맥스를 돌려주는 `my_softmax`를 `torch.softmax` 없이 `torch.exp`로 직접 구현하세요. `[1000, 1001, 1002]` 같은 큰 점수에서도 NaN이 나오면 안 됩니다.
 
 # %%
 def my_softmax(z):
@@ -329,7 +341,7 @@ check("01-3", my_scores)
 # | 가중 평균은 가중치의 **합**으로 나눈다 | 개수로 나누면 만점이 142.86% (원문 바로잡기) |
 # | 어텐션 = ① 가중치 계산 ② 밸류의 가중합 | 출력이 밸류의 볼록 결합 |
 # | 소프트맥스: 양수, 합 1, 순서 유지, 평행이동 불변 | 네 성질을 assert |
-# | 큰 점수 차이 → 한 키로 쏠림; 큰 점수 → 지수 넘침 | ×20에서 최대 가중치 > 0.9999; 최댓값 빼기로 NaN 해결 |
+# | 큰 점수 차이 → 한 키로 쏠림; 큰 점수 → 지수 넘침 | ×20에서 최대 가중치 > 0.9999; float32는 $e^{88.73}$ = inf; 최댓값 빼기로 NaN 해결 |
 # | 손 계산 = `helpers` = PyTorch | `assert_close` 세 번 |
 #
 # 다음 노트북(02)에서는 가중치를 **학습된 모델이 계산**하는 첫 사례, seq2seq 번역 모델의 어텐션을 직접 학습시켜 봅니다.

@@ -1,0 +1,550 @@
+# %% [markdown]
+# # 13. 비전에서의 어텐션
+#
+# 이미지에서도 어텐션(attention)은 "무엇을 얼마나 반영할지 데이터에서 계산한다"는 같은 생각입니다. 채널마다, 위치마다 게이트를 곱하는 CNN의 어텐션과, 이미지를 패치 토큰으로 잘라 셀프 어텐션(self-attention)을 거는 ViT를 직접 계산합니다.
+#
+# **학습 목표**
+# - Squeeze-and-Excitation(SE)의 채널 어텐션(channel attention)을 구현하고, 게이트가 소프트맥스(softmax)가 아니라 **시그모이드**(sigmoid)여야 하는 이유를 숫자로 설명한다.
+# - CBAM식 공간 어텐션(spatial attention)을 학습시켜, 위치마다의 게이트를 이미지 위 열지도로 읽는다.
+# - 이미지를 패치(patch) 토큰(token) $N = HW/P^2$개로 바꾸고, 패치 임베딩(embedding)·[CLS] 토큰·위치 임베딩을 거친 작은 ViT를 숫자 이미지로 학습시켜 어텐션 맵을 본다.
+# - 패치 크기에 따라 $N^2$ 비용과 $N \times N$ 행렬의 메모리가 어떻게 변하는지 계산한다.
+#
+# **선수 지식**: 01번(소프트맥스), 03번(쿼리·키·밸류), 07번(멀티 헤드 어텐션). 합성곱(convolution)과 채널이 무엇인지 알면 좋습니다.
+#
+# **예상 시간**: 혼자 공부 60분 / 스터디 발표 30분
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 시작 질문은 "이미지에서 '집중'한다는 건 무엇에 집중하는 걸까?"입니다. 답은 세 가지입니다: 어떤 **특징(채널)**, 어떤 **위치**, 어떤 **패치끼리**. 이 노트북은 이 순서대로 갑니다. 시간이 부족하면 2절의 시그모이드 대 소프트맥스, 4절의 패치 계산, 5절의 [CLS] 어텐션 그림만 보여 주세요.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from helpers import seed_everything, setup
+from helpers.attention import softmax
+from helpers.data import load_json, load_tensor_dict
+from helpers.exercises import check
+from helpers.plots import attention_heatmap
+from helpers.vision import (
+    SqueezeExcitation, TinyViT, bam_gate, cls_attention, draw_patch_attention, draw_patch_grid,
+    draw_query_attention, ink_fraction, load_digits_split, make_shapes, patch_size_explorer,
+    patchify, query_patch_explorer, train_spatial_gate, train_vit, unpatchify, vit_accuracy, vit_cost,
+)
+
+setup()
+
+# %% [markdown]
+# ## 1. 이미지에서는 무엇에 집중하나
+#
+# 합성곱 층은 모든 위치에 **같은** 필터를 씁니다. 입력이 무엇이든 가중치가 고정되어 있습니다. 어텐션은 여기에 입력에 따라 달라지는 곱셈을 더합니다. 비전에서 흔한 세 가지는 다음과 같습니다.
+#
+# | 종류 | 무엇마다 수 하나? | 대표 | 이 노트북 |
+# |---|---|---|---|
+# | 채널 어텐션 | 채널 (특징 종류) | SENet | 2절 |
+# | 공간 어텐션 | 위치 (픽셀) | CBAM, BAM | 3절 |
+# | 패치 셀프 어텐션 | 패치 쌍 (쿼리 패치, 키 패치) | ViT | 4–6절 |
+#
+# 셋째가 특별한 이유는 **한 층에서 이미지 전체를 본다**는 점입니다. 3×3 합성곱 한 층은 픽셀 9개만 봅니다. 보폭 1인 3×3 합성곱을 $L$층 쌓으면 한 출력이 보는 영역(수용 영역(receptive field))은 $(2L+1) \times (2L+1)$입니다. 224×224 이미지 전체를 덮으려면 몇 층이 필요한지 계산합니다.
+
+# %%
+def receptive_field(layers, kernel=3):
+    return 1 + layers * (kernel - 1)
+
+layers_needed = next(L for L in range(1, 1000) if receptive_field(L) >= 224)
+print(f"3×3 합성곱 1층이 보는 픽셀: {receptive_field(1) ** 2}개")
+print(f"224×224를 덮는 데 필요한 층 수: {layers_needed} (수용 영역 {receptive_field(layers_needed)})")
+assert receptive_field(1) ** 2 == 9 and layers_needed == 112
+
+# %% [markdown]
+# 보폭과 풀링이 있는 실제 CNN은 훨씬 적은 층으로 넓은 영역을 보지만, 멀리 떨어진 두 위치가 **직접** 만나는 것은 깊은 층에 가서야 가능합니다. 패치 셀프 어텐션에서는 첫 층에서 모든 패치 쌍이 점수(score)를 주고받습니다. 그 대가가 6절의 $N^2$ 비용입니다.
+
+# %% [markdown]
+# ## 2. 채널 어텐션: Squeeze-and-Excitation
+#
+# CNN의 특징 맵 $X \in \mathbb{R}^{C \times H \times W}$에서 채널 하나는 "세로 경계", "빨간색 부분" 같은 특징 하나의 지도입니다. SE 블록(Hu et al., SENet)은 이미지마다 **채널별 게이트** $s_c \in (0, 1)$를 계산해 채널을 다시 조절합니다.
+#
+# 1. **Squeeze**: 채널마다 전역 평균 풀링(global average pooling)으로 수 하나를 만듭니다. $z_c = \frac{1}{HW}\sum_{i,j} X_{c,i,j}$
+# 2. **Excitation**: 작은 MLP(줄임 비율 $r$)와 시그모이드로 게이트를 만듭니다. $s = \sigma\big(W_2\, \mathrm{ReLU}(W_1 z + b_1) + b_2\big)$, $W_1 \in \mathbb{R}^{\frac{C}{r} \times C}$, $W_2 \in \mathbb{R}^{C \times \frac{C}{r}}$
+# 3. **Scale**: 채널 $c$ 전체에 $s_c$를 곱합니다. $\tilde X_{c,i,j} = s_c\, X_{c,i,j}$
+#
+# 게이트는 입력에서 계산되므로, 같은 SE 블록이라도 이미지마다 다른 채널을 키우고 줄입니다. 이 점이 고정된 채널 가중치와 다르고, 어텐션이라고 부르는 이유입니다. `helpers.vision.SqueezeExcitation`의 결과를 식 그대로 손으로 계산한 값과 비교합니다.
+
+# %%
+seed_everything(2)
+se = SqueezeExcitation(channels=8, reduction=4).eval()
+x = torch.randn(2, 8, 5, 5)  # (B, C, H, W): two feature maps
+x[0, :4] += 2.0              # image 0: channels 0-3 are strong
+x[1, 4:] += 2.0              # image 1: channels 4-7 are strong
+out, gates = se(x)
+
+z = x.mean(dim=(2, 3))                                               # (B, C): squeeze
+by_hand = torch.sigmoid(se.fc2(F.relu(se.fc1(z))))                   # (B, C): excitation
+manual = torch.sigmoid(F.relu(z @ se.fc1.weight.T + se.fc1.bias) @ se.fc2.weight.T + se.fc2.bias)
+print("게이트 (이미지 0):", gates[0].detach())
+print("게이트 (이미지 1):", gates[1].detach())
+torch.testing.assert_close(gates, by_hand)
+torch.testing.assert_close(gates, manual)
+torch.testing.assert_close(out, x * gates[:, :, None, None])
+assert (gates[0] - gates[1]).abs().max() > 0.1  # the same block gates the two images differently
+
+# %% [markdown]
+# 파라미터는 $W_1, b_1, W_2, b_2$뿐입니다: $2C^2/r + C/r + C$. 채널 256개, $r = 16$이면 합성곱 3×3 층 하나($9C^2 = 589{,}824$개)의 1.4% 정도입니다.
+
+# %%
+def se_params(c, r):
+    return 2 * c * c // r + c // r + c
+
+n_se = sum(p.numel() for p in SqueezeExcitation(256, 16).parameters())
+print(f"SE(C=256, r=16) 파라미터 {n_se:,}개, 3×3 합성곱의 {n_se / (9 * 256 ** 2):.1%}")
+assert n_se == se_params(256, 16) == 8_464
+
+# %% [markdown]
+# ### 왜 소프트맥스가 아니라 시그모이드인가
+#
+# 어텐션 가중치(weight)는 소프트맥스를 거쳐 **합이 1**입니다(01번). SE의 게이트는 다릅니다. 채널마다 따로 시그모이드를 거치므로 **서로 독립**이고, 합에 제약이 없습니다. 이 노트북에서는 합이 1인 "가중치"와 구별하려고 이 수를 **게이트(gate)** 라고 부릅니다. 네 채널의 excitation 출력(시그모이드 직전 값)이 $[3, 2.5, 2, -2]$일 때 두 함수를 비교합니다.
+
+# %%
+logits = torch.tensor([3.0, 2.5, 2.0, -2.0])
+sig, soft = torch.sigmoid(logits), softmax(logits)
+print("시그모이드:", sig, " 합", round(sig.sum().item(), 4))
+print("소프트맥스:", soft, " 합", round(soft.sum().item(), 4))
+assert (sig > 0.85).sum() == 3        # three channels almost fully on at once
+assert (soft > 0.5).sum() <= 1        # softmax: at most one weight can exceed 1/2
+assert torch.isclose(soft.sum(), torch.tensor(1.0)) and sig.sum() > 2.8
+
+# %% [markdown]
+# 차이는 두 가지입니다.
+#
+# - **경쟁.** 채널 3이 중요해져 출력이 $-2 \to 4$가 되면, 소프트맥스에서는 다른 채널의 가중치가 모두 줄어듭니다. 시그모이드에서는 다른 채널의 게이트가 그대로입니다.
+# - **크기.** 채널 64개가 모두 쓸모 있어 출력이 모두 3이라면, 시그모이드는 채널마다 0.95를 곱해 특징을 거의 그대로 두지만, 소프트맥스는 $1/64$을 곱해 모든 채널을 64분의 1로 줄입니다. 채널이 많을수록 심해집니다.
+
+# %%
+raised = logits.clone()
+raised[3] = 4.0
+print(f"채널 0: 시그모이드 {sig[0]:.4f} → {torch.sigmoid(raised)[0]:.4f},  소프트맥스 {soft[0]:.4f} → {softmax(raised)[0]:.4f}")
+assert torch.sigmoid(raised)[0] == sig[0] and softmax(raised)[0] < soft[0] / 2
+
+all_on = torch.full((64,), 3.0)
+keep_sig, keep_soft = torch.sigmoid(all_on)[0].item(), softmax(all_on)[0].item()
+print(f"채널 64개 모두 3: 시그모이드 게이트 {keep_sig:.4f}, 소프트맥스 가중치 {keep_soft:.6f} (= 1/64), 비율 {keep_sig / keep_soft:.1f}배")
+assert abs(keep_soft - 1 / 64) < 1e-9 and keep_sig / keep_soft > 60
+
+# %%
+fig, ax = plt.subplots(figsize=(6.4, 3.2))
+pos = np.arange(4)
+ax.bar(pos - 0.2, sig.numpy(), width=0.4, label=f"시그모이드 (합 {sig.sum():.2f})")
+ax.bar(pos + 0.2, soft.numpy(), width=0.4, label=f"소프트맥스 (합 {soft.sum():.2f})", color="tab:orange")
+ax.set_xticks(pos, [f"채널 {i}\n(출력 {v:g})" for i, v in enumerate(logits.tolist())])
+ax.set_ylabel("채널에 곱하는 수")
+ax.set_ylim(0, 1.1)
+ax.set_title("같은 출력, 두 가지 게이트: 독립(시그모이드) 대 경쟁(소프트맥스)")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# > **원문 바로잡기**: 원문은 SENet의 채널별 중요도를 "실제 적용할 때는 Softmax를 통해 정규화해준 뒤 적용"한다고 합니다. SENet은 채널마다 **시그모이드**를 씁니다. 위 예에서 시그모이드 게이트의 합은 2.88이고 세 채널이 0.88 이상으로 동시에 켜지지만, 소프트맥스라면 합이 1로 묶여 0.5를 넘는 채널이 하나뿐(0.5048)입니다. 채널 64개가 모두 중요하면 소프트맥스는 특징을 64분의 1(0.0156배)로 줄입니다.
+# >
+# > 원문은 BAM의 채널 어텐션을 "SENet과 동일한 방법"이라고 합니다. 평균 풀링 → MLP까지는 같지만, BAM은 채널 가지의 출력 $M_c$에 바로 시그모이드를 걸지 않습니다. 공간 가지의 출력 $M_s$와 **더한 뒤** 시그모이드를 한 번 걸고($M = \sigma(M_c + M_s)$, 모양 $C \times H \times W$), 잔차로 적용합니다: $F' = F + F \odot M = F \odot (1 + M)$. 그래서 BAM에서 특징에 곱해지는 수는 1과 2 사이이고, SE처럼 채널을 0 가까이 끌 수 없습니다. 두 방법 모두 소프트맥스는 쓰지 않습니다.
+
+# %%
+assert round(sig.sum().item(), 2) == 2.88 and round(sig[2].item(), 2) == 0.88
+assert round(soft.max().item(), 4) == 0.5048 and round(keep_soft, 4) == 0.0156
+
+seed_everything(3)
+m_c = torch.tensor([[0.5, -1.0, 4.0, -4.0]])   # (B=1, C=4): channel branch
+m_s = 2 * torch.randn(1, 3, 3)                 # (B=1, H, W): spatial branch
+factor = 1 + bam_gate(m_c, m_s)                # (1, C, H, W): BAM multiplies F by this
+print(f"BAM의 배율 범위: {factor.min():.3f} ~ {factor.max():.3f}")
+print("채널 0의 배율 (위치마다 다름):\n", factor[0, 0])
+assert 1 < factor.min() and factor.max() < 2
+assert factor[0, 0].std() > 0.05  # one channel, different factors at different positions
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: "softmax는 나눠 갖기, sigmoid는 각자 켜기"라는 한 줄로 정리하세요. 청중에게 "문장의 단어 중 하나를 고르는 일"과 "이미지의 특징 중 쓸모 있는 것을 모두 남기는 일"의 차이를 물으면 왜 SE가 시그모이드를 쓰는지 스스로 답이 나옵니다. BAM의 $1 + M$은 "끄지 않고 강조만 한다"는 설계라는 점도 함께 짚으세요.
+
+# %% [markdown]
+# ## 3. 공간 어텐션: 위치마다 게이트 하나
+#
+# 채널 어텐션이 "어떤 특징"을 고른다면, 공간 어텐션은 "어느 위치"를 고릅니다. CBAM(Woo et al.)의 공간 가지는 채널 방향으로 평균과 최댓값을 구해 2장짜리 지도를 만들고, $7 \times 7$ 합성곱과 시그모이드로 위치마다 게이트 하나를 만듭니다.
+#
+# $$M_s = \sigma\Big(\mathrm{conv}_{7\times 7}\big([\,\mathrm{mean}_c X;\ \max_c X\,]\big)\Big) \in (0,1)^{H \times W}, \qquad \tilde X_{c,i,j} = M_{s,i,j}\, X_{c,i,j}$$
+#
+# SE와 짝을 이룹니다. SE는 채널마다 수 하나를 모든 위치에, 공간 게이트는 위치마다 수 하나를 모든 채널에 곱합니다. 잡음 위에 밝은 사각형 하나가 있는 16×16 이미지로, "사각형만 남기고 잡음을 지운 이미지"를 내도록 게이트의 합성곱 파라미터 99개를 학습합니다(100단계, 1초 안팎).
+
+# %%
+gate_model, gate_losses = train_spatial_gate(steps=100, seed=0)
+x_shapes, masks = make_shapes(64, seed=123)  # held-out images
+with torch.no_grad():
+    gated, gate_map = gate_model(x_shapes)   # (64, 3, 16, 16), (64, 1, 16, 16)
+g = gate_map[:, 0]
+inside, outside = g[masks > 0].mean().item(), g[masks == 0].mean().item()
+print(f"손실 {gate_losses[0]:.4f} → {gate_losses[-1]:.4f};  게이트 평균: 사각형 안 {inside:.3f}, 밖 {outside:.3f}")
+assert inside > 0.9 and outside < 0.15
+assert sum(p.numel() for p in gate_model.parameters()) == 2 * 7 * 7 + 1 == 99
+
+# %%
+fig, axes = plt.subplots(3, 3, figsize=(7.5, 7.5))
+for row, i in zip(axes, range(3)):
+    row[0].imshow(x_shapes[i].permute(1, 2, 0).clamp(0, 1).numpy())
+    im = row[1].imshow(g[i].numpy(), cmap="magma", vmin=0, vmax=1)
+    row[2].imshow(gated[i].permute(1, 2, 0).clamp(0, 1).numpy())
+    for ax in row:
+        ax.set_xticks([])
+        ax.set_yticks([])
+for ax, name in zip(axes[0], ["입력 이미지", "공간 게이트 (0~1)", "게이트를 곱한 결과"]):
+    ax.set_title(name)
+fig.colorbar(im, ax=axes[:, 1], fraction=0.046, pad=0.04)
+plt.show()
+
+# %% [markdown]
+# 게이트 지도도 소프트맥스가 아닙니다. 소프트맥스였다면 256개 위치의 합이 1이라, 사각형이 28픽셀이면 그 안의 한 픽셀에 평균 $1/28$ 이하밖에 줄 수 없습니다. 시그모이드 게이트는 사각형 안의 픽셀 **모두**에 1에 가까운 값을 줍니다. 사각형 안 게이트의 합이 넓이와 거의 같습니다.
+
+# %%
+area = masks.sum(dim=(1, 2))                         # (64,): rectangle sizes in pixels
+inside_sum = (g * masks).sum(dim=(1, 2))             # (64,)
+print(f"이미지 0: 사각형 {area[0]:.0f}픽셀, 그 안의 게이트 합 {inside_sum[0]:.1f}, 전체 게이트 합 {g[0].sum():.1f}")
+print(f"64장 평균: 사각형 안 게이트 합 / 넓이 = {(inside_sum / area).mean():.3f}")
+assert (inside_sum / area).mean() > 0.9 and g.sum(dim=(1, 2)).min() > area.min()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 학습된 $7\times7$ 필터를 열어 보면(`gate_model.conv.weight`) 평균 지도 쪽 가중치가 크고 양수입니다. "세 채널이 모두 밝은 곳 = 물체"라는 규칙을 배운 것입니다. 실제 CBAM은 채널 게이트(SE와 비슷)를 먼저, 공간 게이트를 나중에 순서대로 곱합니다. BAM은 둘을 더해 한 번에 씁니다(2절).
+
+# %% [markdown]
+# ## 4. 이미지를 토큰으로: ViT의 패치
+#
+# ViT(Dosovitskiy et al.)는 합성곱 없이 트랜스포머를 이미지에 씁니다. 이미지를 $P \times P$ 패치로 자르고, 각 패치를 펼친 벡터 하나를 토큰 하나로 봅니다.
+#
+# $$x \in \mathbb{R}^{C \times H \times W} \;\longrightarrow\; x_p \in \mathbb{R}^{N \times (P^2 C)}, \qquad N = \frac{HW}{P^2}$$
+#
+# 패치는 왼쪽 위부터 한 줄씩 번호를 매기고, 한 패치는 $(C, P, P)$ 블록을 그대로 펼칩니다. 8×8 숫자 이미지(`sklearn`의 digits), $P = 2$로 해 봅니다.
+
+# %%
+x_train, y_train, x_test, y_test = load_digits_split()
+digit = x_test[0]                      # (C=1, H=8, W=8), pixels in [0, 1]
+tokens = patchify(digit, patch=2)      # (N, P·P·C)
+print("이미지", tuple(digit.shape), "→ 토큰", tuple(tokens.shape), f" (N = 64/2² = {64 // 4})")
+print("패치 5 (행 2–3, 열 2–3):", tokens[5], " = 픽셀", digit[0, 2:4, 2:4].reshape(-1))
+assert tokens.shape == (8 * 8 // 2 ** 2, 2 * 2 * 1) and torch.equal(tokens[5], digit[0, 2:4, 2:4].reshape(-1))
+assert torch.equal(tokens[1], digit[0, 0:2, 2:4].reshape(-1))  # patch 1 is the right neighbour
+assert torch.equal(unpatchify(tokens[None], 2, 1, 8, 8)[0], digit)
+
+# %% [markdown]
+# 원문의 ViT 설정, 224×224 RGB 이미지와 $P = 16$이면 토큰은 몇 개이고 길이는 얼마일까요?
+
+# %%
+image = torch.zeros(3, 224, 224)  # (C, H, W)
+vit_tokens = patchify(image, 16)  # (N, P·P·C)
+print("224×224×3, P=16 →", tuple(vit_tokens.shape), f"= ({224 // 16}×{224 // 16} 패치, 16·16·3)")
+assert vit_tokens.shape == (196, 768) and (224 // 16) ** 2 == 196 != 16 * 16
+
+# %% [markdown]
+# > **원문 바로잡기**: 원문은 ViT 논문 제목 "An Image is Worth 16x16 Words"를 "Image는 16×16개의 단어와 같다"고 풀이합니다. 16×16은 단어(토큰)의 **개수**가 아니라 한 단어의 **크기**(16×16 픽셀 패치)입니다. 224×224 이미지는 한 변에 $224/16 = 14$개, 모두 $14 \times 14 = 196$개의 단어가 됩니다. 256개가 아닙니다. 각 단어는 $16 \cdot 16 \cdot 3 = 768$개의 수입니다.
+
+# %% [markdown]
+# ### 패치 임베딩은 보폭 $P$인 합성곱이다
+#
+# 각 패치 벡터에 같은 행렬 $E \in \mathbb{R}^{(P^2C) \times D}$를 곱해 $D$차원 임베딩을 만듭니다. 패치가 겹치지 않으므로, 이것은 커널 크기와 보폭(stride)이 모두 $P$인 합성곱과 같은 계산입니다. 실제 구현들이 `Conv2d`를 쓰는 이유입니다. 가중치를 옮겨 담아 확인합니다.
+
+# %%
+seed_everything(4)
+linear = nn.Linear(3 * 16 * 16, 32)                          # E: one patch (768 numbers) → D = 32
+conv = nn.Conv2d(3, 32, kernel_size=16, stride=16)
+with torch.no_grad():
+    conv.weight.copy_(linear.weight.view(32, 3, 16, 16))      # (D, C, P, P): same (c, row, col) order
+    conv.bias.copy_(linear.bias)
+    imgs = torch.randn(2, 3, 224, 224)                        # (B, C, H, W)
+    by_linear = linear(patchify(imgs, 16))                    # (B, N, D)
+    by_conv = conv(imgs).flatten(2).transpose(1, 2)           # (B, D, 14, 14) → (B, N, D)
+print("선형층:", tuple(by_linear.shape), " 합성곱:", tuple(by_conv.shape), f" 최대 차이 {(by_linear - by_conv).abs().max():.4f}")
+torch.testing.assert_close(by_linear, by_conv, atol=1e-4, rtol=1e-4)
+
+# %% [markdown]
+# ### [CLS] 토큰과 위치 임베딩
+#
+# 패치 임베딩 앞에 학습되는 벡터 하나, **[CLS] 토큰**을 붙입니다. 이 토큰은 이미지의 어느 부분도 아니고, 층을 지나며 다른 패치들에서 정보를 모아 마지막에 분류기로 갑니다. 그리고 위치마다 학습되는 **위치 임베딩**(학습되는 위치 인코딩(positional encoding))을 더합니다.
+#
+# $$z_0 = \big[\,x_{\text{cls}};\ x_p^1 E;\ \dots;\ x_p^N E\,\big] + E_{\text{pos}}, \qquad z_0 \in \mathbb{R}^{(1+N) \times D}$$
+#
+# 이 노트북의 작은 ViT(`TinyViT`)는 $P = 2$($N = 16$), $D = 16$, 헤드(head) 2개, 층 2개입니다. 모양을 따라갑니다.
+
+# %%
+seed_everything(5)
+vit = TinyViT().eval()
+batch = x_test[:4]                                   # (B, 1, 8, 8)
+patches = patchify(batch, vit.patch)                 # (B, N, 4)
+emb = vit.embed(patches)                             # (B, N, D)
+z0 = torch.cat([vit.cls.expand(4, -1, -1), emb], 1) + vit.pos   # (B, 1+N, D)
+logits, maps = vit(batch)
+print("패치", tuple(patches.shape), "→ 임베딩", tuple(emb.shape), "→ [CLS] 추가 + 위치", tuple(z0.shape))
+print("층별 어텐션 가중치:", [tuple(m.shape) for m in maps], " 로짓:", tuple(logits.shape))
+print(f"파라미터 {sum(p.numel() for p in vit.parameters()):,}개")
+assert z0.shape == (4, 17, 16) and maps[0].shape == (4, 2, 17, 17) and logits.shape == (4, 10)
+
+# %% [markdown]
+# 위치 임베딩이 왜 필요할까요? 셀프 어텐션은 순열 등변성(permutation equivariance)을 가집니다. 패치 순서를 섞으면 패치 토큰의 출력도 똑같이 섞일 뿐이고, [CLS]의 출력은 **전혀 변하지 않습니다**. 5절에서 학습할 모델의 저장된 가중치로, 패치를 뒤섞은 이미지를 넣어 봅니다. 그다음 위치 임베딩만 0으로 만들고 다시 넣습니다.
+
+# %%
+trained = TinyViT()
+trained.load_state_dict(load_tensor_dict("vision_vit.pt"))
+trained.eval()
+perm = torch.randperm(16, generator=torch.Generator().manual_seed(0))
+shuffled = unpatchify(patchify(batch, 2)[:, perm], 2, 1, 8, 8)   # (B, 1, 8, 8): patches moved around
+with torch.no_grad():
+    before, after = trained(batch)[0], trained(shuffled)[0]
+    trained.pos.zero_()
+    change_without_pos = (trained(batch)[0] - trained(shuffled)[0]).abs().max().item()
+print("예측: 원래", before.argmax(-1).tolist(), "→ 섞은 이미지", after.argmax(-1).tolist())
+print(f"로짓의 최대 변화: 위치 임베딩 있음 {(before - after).abs().max():.2f}, 없음 {change_without_pos:.4f}")
+assert (before.argmax(-1) != after.argmax(-1)).any() and change_without_pos < 1e-4
+
+# %% [markdown]
+# 위치 임베딩이 없으면 ViT에게 이미지는 "패치들의 주머니"입니다. 섞인 숫자와 원래 숫자를 구별하지 못합니다.
+#
+# ### 슬라이더: 패치 크기
+#
+# 패치 크기를 바꾸면 토큰 수와 토큰 길이가 반대로 움직입니다. 빨간 선이 패치 경계, 파란 숫자가 토큰 번호입니다.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+patch_size_explorer(digit)
+
+# %% [markdown]
+# 정적 버전: 같은 함수로 $P = 1, 2, 4, 8$을 나란히 그립니다. $P = 1$은 픽셀 하나가 토큰(64개), $P = 8$은 이미지 전체가 토큰 하나입니다.
+
+# %%
+fig, axes = plt.subplots(1, 4, figsize=(12, 3.4))
+grids = [draw_patch_grid(digit, p, ax=ax) for p, ax in zip((1, 2, 4, 8), axes)]
+fig.tight_layout()
+plt.show()
+assert [g["n_tokens"] for g in grids] == [64, 16, 4, 1] and all(g["n_tokens"] * g["token_dim"] == 64 for g in grids)
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: $N \times$ 토큰 길이 $= HWC$가 언제나 일정하다는 점(정보는 그대로, 나누는 방법만 다름)을 짚고, "그럼 $P$를 얼마로 할까?"를 물어보세요. 작게 자르면 세밀하지만 토큰이 많아지고, 셀프 어텐션의 비용은 토큰 수의 제곱입니다. 6절의 계산으로 이어집니다.
+
+# %% [markdown]
+# ## 5. 작은 ViT를 숫자 이미지로 학습하기
+#
+# `sklearn`에 들어 있는 8×8 손글씨 숫자 1,797장을 고정된 비율로 학습 1,438장, 테스트 359장으로 나눴습니다. 5,018개 파라미터의 `TinyViT`를 120에폭 학습하는 일은 `scripts/train_vision.py`가 합니다(CPU 한 코어에서 30초 안팎). 저장된 가중치 `data/vision_vit.pt`를 불러와 정확도(accuracy)를 여기서 다시 잽니다.
+
+# %%
+run = load_json("vision_vit.json")
+model = TinyViT(**run["model"])
+model.load_state_dict(load_tensor_dict("vision_vit.pt"))
+model.eval()
+acc_test, acc_train = vit_accuracy(model, x_test, y_test), vit_accuracy(model, x_train, y_train)
+print(f"파라미터 {sum(p.numel() for p in model.parameters()):,}개;  정확도: 학습 {acc_train:.4f}, 테스트 {acc_test:.4f}")
+assert sum(p.numel() for p in model.parameters()) == run["params"] == 5_018
+assert round(acc_test, 4) == run["test_accuracy"] and acc_test > 0.95 and acc_train == 1.0
+
+# %%
+fig, ax = plt.subplots(figsize=(6.4, 3.2))
+ax.plot(range(1, run["epochs"] + 1), run["loss"])
+ax.set_yscale("log")
+ax.set_xlabel("에폭")
+ax.set_ylabel("학습 손실 (교차 엔트로피)")
+ax.set_title(f"저장된 학습: 테스트 정확도 {run['test_accuracy']:.1%}")
+plt.show()
+
+# %% [markdown]
+# ### [CLS]는 어디를 보나
+#
+# 마지막 층에서 [CLS]의 쿼리(query)가 패치 16개에 준 가중치를 헤드 평균으로 구해 이미지 위에 겹칩니다. 진할수록 가중치가 큽니다.
+
+# %%
+cls_w = cls_attention(model, x_test)               # (B, N): last layer, mean over heads
+ink = ink_fraction(x_test, 2)                      # (B, N): 0 where the patch is blank
+with torch.no_grad():
+    pred = model(x_test[:6])[0].argmax(-1)
+fig, axes = plt.subplots(1, 6, figsize=(12, 2.6))
+for i, ax in enumerate(axes):
+    draw_patch_attention(x_test[i], cls_w[i], 2, ax=ax, vmax=0.3,
+                         title=f"정답 {y_test[i].item()}, 예측 {pred[i].item()}")
+fig.suptitle("[CLS] → 패치 가중치 (마지막 층, 헤드 평균)")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# 가중치는 획이 지나가는 패치에 모이고, 빈 패치에는 거의 가지 않습니다. 테스트 이미지 359장 전체에서 확인합니다.
+
+# %%
+on_ink, on_empty = cls_w[ink > 0].mean().item(), cls_w[ink == 0].mean().item()
+ink_mass = (cls_w * (ink > 0)).sum(-1).mean().item()
+print(f"패치 하나당 평균 가중치: 획이 있는 패치 {on_ink:.4f}, 빈 패치 {on_empty:.4f} ({on_ink / on_empty:.0f}배)")
+print(f"[CLS] 가중치 중 획이 있는 패치로 가는 몫 {ink_mass:.3f}  (그런 패치의 비율 {(ink > 0).float().mean():.3f})")
+assert round(on_ink, 4) == run["cls_weight_ink"] and round(on_empty, 4) == run["cls_weight_empty"]
+assert on_ink > 10 * on_empty and ink_mass > 0.9
+
+# %% [markdown]
+# ### 패치끼리의 어텐션
+#
+# 첫 층의 어텐션 맵 전체는 $(1+N) \times (1+N) = 17 \times 17$입니다. 행이 쿼리 토큰, 열이 키(key) 토큰이고 각 행의 합은 1입니다.
+
+# %%
+with torch.no_grad():
+    first_maps = model(x_test[:1])[1][0][0].mean(0)  # (1+N, 1+N): layer 0, image 0, mean over heads
+labels = ["CLS"] + [str(i) for i in range(16)]
+fig, ax = plt.subplots(figsize=(6.4, 5.4))
+attention_heatmap(first_maps, labels, labels, ax=ax, annotate=False, title="첫 층의 어텐션 가중치 (테스트 이미지 0)")
+plt.show()
+assert torch.allclose(first_maps.sum(-1), torch.ones(17), atol=1e-5)
+
+# %% [markdown]
+# 행 하나를 이미지 위에 겹치면 "이 패치가 어느 패치를 보는지"가 보입니다. 슬라이더로 쿼리 패치(파란 상자)를 고릅니다.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+query_patch_explorer(x_test[0], first_maps, 2)
+
+# %% [markdown]
+# 정적 버전: 같은 함수로 쿼리 패치 네 개(왼쪽 위, 가운데 둘, 오른쪽 아래)를 그립니다.
+
+# %%
+fig, axes = plt.subplots(1, 4, figsize=(12, 3.3))
+rows = [draw_query_attention(x_test[0], first_maps, 2, q, ax=ax) for q, ax in zip((0, 5, 10, 15), axes)]
+fig.tight_layout()
+plt.show()
+row_sums = [first_maps[1 + q, 1:].sum().item() for q in (0, 5, 10, 15)]
+print("패치 키에 간 몫 (나머지는 [CLS]):", [round(s, 3) for s in row_sums])
+print(f"가장 큰 가중치: {[round(float(r.max()), 3) for r in rows]}, 17개 균등이면 {1 / 17:.3f}")
+assert all(abs(r.sum() - s) < 1e-5 for r, s in zip(rows, row_sums)) and all(0 < s <= 1 for s in row_sums)
+assert all(1 / 17 < r.max() < 0.2 for r in rows)
+
+# %% [markdown]
+# 첫 층의 패치 쿼리는 넓게 봅니다. 가장 큰 가중치도 균등 분포(1/17)의 두 배 남짓입니다. 패치 하나(4픽셀)만으로는 "무엇을 찾을지"가 아직 흐릿하고, 첫 층은 주변 정보를 고루 모으는 일을 주로 합니다. [CLS]가 획에 집중하는 것은 그 뒤, 마지막 층에서입니다.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 어텐션 맵을 "모델이 중요하게 본 곳"으로 곧바로 읽는 데는 주의가 필요합니다. 여기서 [CLS]가 획에 가중치를 모은다는 것은 359장 평균으로 확인한 사실이지만, 두 번째 층의 토큰은 이미 첫 층에서 다른 패치들과 섞인 뒤라 "패치 5"가 순수하게 패치 5의 내용만 담고 있지는 않습니다. 11번(사전 학습 모델의 어텐션)에서 같은 주의를 다시 만납니다.
+
+# %% [markdown]
+# ### 여기서 직접 학습하기
+#
+# 같은 설정으로 10에폭만 학습합니다(몇 초). 120에폭 모델보다 정확도는 낮지만 학습이 실제로 일어나는 것을 봅니다.
+
+# %%
+live_model, live_loss = train_vit(10, seed=0, data=(x_train, y_train, x_test, y_test), **run["model"])
+live_acc = vit_accuracy(live_model, x_test, y_test)
+print(f"10에폭: 손실 {live_loss[0]:.3f} → {live_loss[-1]:.3f}, 테스트 정확도 {live_acc:.3f} (저장된 120에폭 모델 {run['test_accuracy']:.3f})")
+assert live_loss[-1] < live_loss[0] / 2 and 0.5 < live_acc < run["test_accuracy"]
+
+# %% [markdown]
+# ## 6. 비용: 패치 수의 제곱
+#
+# 셀프 어텐션은 토큰 쌍마다 점수 하나를 만들므로, 헤드 하나·이미지 하나·층 하나에 $N \times N$ 가중치 행렬이 생깁니다. 224×224 이미지에서 $P = 16$, $P = 8$, 그리고 픽셀 하나를 토큰으로 쓰는 경우($P = 1$)를 비교합니다(float32, 4바이트).
+
+# %%
+costs = {p: vit_cost(224, p) for p in (32, 16, 8, 4, 2, 1)}
+for p, c in costs.items():
+    print(f"P={p:>2}: N={c['n_tokens']:>6,}  N²={c['pairs']:>15,}  행렬 {c['bytes'] / 1e6:>12,.2f} MB")
+assert [costs[p]["n_tokens"] for p in (16, 8, 1)] == [196, 784, 50_176]
+assert costs[16]["bytes"] == 153_664 and costs[8]["bytes"] == 2_458_624
+assert costs[1]["bytes"] == 10_070_523_904
+assert costs[8]["bytes"] == 16 * costs[16]["bytes"]  # halving P: 4× the tokens, 16× the matrix
+
+# %%
+fig, ax = plt.subplots(figsize=(6.4, 3.6))
+ps = list(costs)
+bars = ax.bar([f"P={p}" for p in ps], [costs[p]["bytes"] for p in ps], color="tab:blue")
+ax.set_yscale("log")
+ax.axhline(80e9, color="tab:red", linestyle="--", label="GPU 메모리 80 GB")
+ax.set_ylabel("N×N 행렬 하나의 바이트 (로그)")
+ax.set_title("224×224 이미지: 패치 크기와 어텐션 행렬의 메모리")
+ax.legend(loc="upper left")
+plt.show()
+
+# %% [markdown]
+# 픽셀 단위 셀프 어텐션은 헤드 하나, 이미지 하나, 층 하나에 10.07 GB입니다. 헤드 12개면 120 GB가 넘습니다. 그래서 ViT는 패치로 $N$을 줄이고, 다른 방법들은 보는 범위를 줄입니다. 각 픽셀이 주변 $7 \times 7$ 창 안에서만 어텐션을 하면 쌍의 수는 $N \cdot 49$입니다.
+
+# %%
+n_pix = costs[1]["n_tokens"]
+local_bytes = n_pix * 7 * 7 * 4
+print(f"픽셀 단위, 7×7 창: {local_bytes / 1e6:.2f} MB (전역의 {local_bytes / costs[1]['bytes']:.4%})")
+assert local_bytes == 9_834_496 and costs[1]["bytes"] // local_bytes == 1024
+
+# %% [markdown]
+# > **원문 바로잡기**: 원문은 SASA(Stand-Alone Self-Attention)가 "기존 CNN 모델의 중간에 Self Attention 모듈을 삽입"했다고 하고, 그래서 "Self Attention만으로 구성된 Vision Model이라고는 할 수 없었다"고 합니다. 논문 제목의 "stand-alone"이 바로 그 반대의 뜻입니다. SASA는 ResNet의 공간 합성곱을 **모두** 위와 같은 국소 창($7 \times 7$) 셀프 어텐션으로 바꾼 모델입니다. 전역 픽셀 어텐션은 10.07 GB라 불가능하고, 창을 쓰면 9.83 MB(1024분의 1)입니다. SASA와 ViT의 차이는 "어텐션만 쓰는가"가 아니라 "픽셀 주변의 창을 보는가, 패치 전체를 보는가"입니다.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: "$P$를 절반으로 줄이면 메모리는 몇 배?"를 먼저 물어보세요. 직관적으로 4배라고 답하는 사람이 많습니다. 토큰이 4배, 행렬은 16배입니다. 08번(FlashAttention)은 이 행렬을 메모리에 한꺼번에 만들지 않는 방법이고, 국소 창(SASA, Swin)은 행렬 자체를 작게 만드는 방법입니다.
+
+# %% [markdown]
+# ## 연습문제
+#
+# 각 문제는 `check("13-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
+#
+# **13-1.** 특징 맵 `x` $(B, C, H, W)$와 편향 없는 두 가중치 `w1` $(C/r, C)$, `w2` $(C, C/r)$(`nn.Linear.weight`와 같은 모양)를 받아 SE 게이트 $(B, C)$를 돌려주는 `se_gates`를 완성하세요.
+
+# %%
+def se_gates(x, w1, w2):
+    raise NotImplementedError
+
+check("13-1", se_gates)
+
+# %% jupyter={"source_hidden": true}
+def se_gates(x, w1, w2):
+    z = x.mean(dim=(2, 3))                       # (B, C): squeeze
+    return torch.sigmoid(F.relu(z @ w1.T) @ w2.T)  # (B, C): independent gates
+
+check("13-1", se_gates)
+
+# %% [markdown]
+# **13-2.** 이미지 `img` $(C, H, W)$와 패치 크기 `p`를 받아 토큰 $(N, C \cdot p \cdot p)$를 돌려주는 `my_patchify`를 `reshape`와 `permute`로 완성하세요. 패치는 왼쪽 위부터 한 줄씩(패치 1은 패치 0의 오른쪽 이웃), 한 패치는 $(C, p, p)$ 블록을 그대로 펼친 순서입니다. `helpers.vision.patchify`는 쓰지 마세요.
+
+# %%
+def my_patchify(img, p):
+    raise NotImplementedError
+
+check("13-2", my_patchify)
+
+# %% jupyter={"source_hidden": true}
+def my_patchify(img, p):
+    c, h, w = img.shape
+    blocks = img.reshape(c, h // p, p, w // p, p)  # (C, gh, p, gw, p)
+    return blocks.permute(1, 3, 0, 2, 4).reshape((h // p) * (w // p), c * p * p)  # (N, C·p·p)
+
+check("13-2", my_patchify)
+
+# %% [markdown]
+# **13-3.** 정사각형 이미지의 한 변 `size`와 패치 크기 `p`를 받아, 패치 토큰 사이의 $N \times N$ 어텐션 가중치 행렬 하나(헤드 하나, 이미지 하나, [CLS] 제외)가 차지하는 float32 바이트 수를 돌려주는 `attention_matrix_bytes`를 완성하세요.
+
+# %%
+def attention_matrix_bytes(size, p):
+    raise NotImplementedError
+
+check("13-3", attention_matrix_bytes)
+
+# %% jupyter={"source_hidden": true}
+def attention_matrix_bytes(size, p):
+    n = (size // p) ** 2
+    return n * n * 4
+
+check("13-3", attention_matrix_bytes)
+
+# %% [markdown]
+# ## 스터디 토론 질문
+#
+# 1. SE 게이트를 소프트맥스로 바꾸면 학습이 어떻게 달라질까요? 채널 수 $C$가 64에서 2048로 늘면 어떤 일이 생기나요? 반대로 "여러 후보 중 하나를 고르는" 어텐션에서 시그모이드를 쓰면 무엇을 잃을까요?
+# 2. 4절에서 위치 임베딩이 없으면 ViT가 섞인 이미지를 구별하지 못했습니다. 합성곱 신경망은 위치 임베딩 없이도 왜 이 문제가 없을까요? (힌트: 필터가 보는 이웃)
+# 3. 작은 ViT의 [CLS]는 획이 있는 패치를 봤습니다. 이 그림을 "모델이 숫자를 알아보는 근거"라고 발표해도 될까요? 두 번째 층의 토큰이 무엇을 담고 있는지 생각해 보세요.
+# 4. 고해상도 이미지(예: 1024×1024)를 ViT에 넣으려면 패치를 키울까요, 창을 쓸까요, FlashAttention을 쓸까요? 각 선택이 잃는 것은 무엇인가요?
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 1번은 2절의 "채널 64개 모두 중요" 계산을 다시 띄워 놓고 토론하면 좋습니다. 3번은 정답이 없는 질문입니다. 어텐션 가중치와 "중요도"의 차이에 대해 각자의 생각을 들어 보세요. 4번은 08번 노트북의 측정 결과와 함께 이야기하면 구체적입니다.
+
+# %% [markdown]
+# ## 요약
+#
+# | 확인한 것 | 근거 (이 노트북의 계산) |
+# |---|---|
+# | SE = 평균 풀링 → MLP → **시그모이드** 게이트 → 채널 곱 | 모듈 = 손 계산, 이미지마다 게이트가 다름 |
+# | 시그모이드 게이트는 독립, 소프트맥스는 경쟁 | 합 2.88 대 1; 채널 64개 모두 중요하면 소프트맥스는 1/64 (원문 바로잡기) |
+# | BAM은 $\sigma(M_c + M_s)$를 잔차로: 배율 1~2 | 배율 범위를 assert |
+# | 공간 게이트는 위치마다 0~1, 합이 1로 묶이지 않음 | 사각형 안 0.9 이상, 밖 0.15 미만; 안쪽 합 ≈ 넓이 |
+# | 패치: $N = HW/P^2$, 토큰 길이 $P^2C$; 패치 임베딩 = 보폭 $P$ 합성곱 | 224, $P=16$ → (196, 768) (원문 바로잡기); 선형층 = `Conv2d` |
+# | 위치 임베딩이 없으면 [CLS]는 패치 순서를 모른다 | 섞인 이미지에서 로짓 변화 $< 10^{-4}$ |
+# | 5,018개 파라미터 ViT: 테스트 정확도 97.2% | 저장된 모델을 다시 평가; [CLS] 가중치는 획 있는 패치에 10배 이상 |
+# | 비용은 $N^2$: $P$ 절반 → 행렬 16배; 픽셀 단위 10.07 GB | 7×7 창은 1024분의 1 (SASA, 원문 바로잡기) |
+#
+# 이 노트북이 과정에서 처음으로 이미지를 다뤘습니다. 텍스트와 이미지의 차이는 "무엇이 토큰인가"뿐이고, 그 뒤의 셀프 어텐션은 01–08번에서 만든 그대로입니다.
