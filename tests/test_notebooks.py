@@ -83,7 +83,7 @@ def test_sections_exercises_discussion_notes_summary(nb_path):
     assert len(hidden) >= len(ids), "each exercise needs a hidden solution cell"
     for ex in ids:
         outs = [o for c in cells if f'check("{ex}"' in text(c) for o in c.get("outputs", [])]
-        shown = ["".join(o.get("data", {}).get("text/plain", "")) for o in outs]
+        shown = ["".join(o.get("data", {}).get("text/plain", "")) + "".join(o.get("text", "")) for o in outs]
         assert any("✅" in s for s in shown), f"no stored passing check for {ex}: the solution must pass"
 
 
