@@ -274,7 +274,7 @@ PARAM_GROUPS = ("key_emb", "value_emb", "pos_emb", "attn.q_proj", "attn.k_proj",
 
 
 def _example_keys() -> torch.Tensor:
-    """Two fixed sequences, the second with its pairs in another order."""
+    """Three fixed sequences used by the checkers."""
     g = torch.Generator().manual_seed(3)
     return make_lookup_batch(3, g)["keys"]
 
@@ -287,6 +287,9 @@ def _check_correct_keys(fn):
     if got.shape == (keys.shape[0], N_QUERIES):
         raise Wrong("모양이 (n, Q)입니다. 정답 키의 위치 번호 대신, 쿼리마다 T개 위치 각각이 정답인지 표시한 "
                     f"(n, Q, T) = {tuple(want.shape)} 불리언 텐서를 돌려주세요.")
+    if got.shape == (keys.shape[0], N_QUERIES, N_PAIRS):
+        raise Wrong(f"모양이 (n, Q, {N_PAIRS})입니다. 쌍 위치 {N_PAIRS}개만 남기지 말고 T = {SEQ_LEN}개 위치 모두에 대해 "
+                    f"표시하세요(질문 위치는 False): (n, Q, T) = {tuple(want.shape)}.")
     if got.shape == (keys.shape[0], SEQ_LEN, SEQ_LEN):
         raise Wrong(f"모양이 (n, T, T) = {tuple(got.shape)}입니다. 행은 쿼리 위치 {N_PAIRS}..{SEQ_LEN - 1}의 "
                     f"{N_QUERIES}개만 필요합니다: (n, Q, T) = {tuple(want.shape)}.")
@@ -298,8 +301,8 @@ def _check_correct_keys(fn):
     got = got.bool()
     same_symbol = keys[:, N_PAIRS:, None] == keys[:, None, :]
     if torch.equal(got, same_symbol):
-        raise Wrong("키 글자가 같은 위치를 모두 표시했습니다. 쿼리 자신(그리고 같은 글자의 다른 쿼리)도 글자가 같지만 "
-                    f"밸류가 없습니다('?'). 정답 키는 앞쪽 쌍 위치 0..{N_PAIRS - 1} 중에서만 찾으세요.")
+        raise Wrong("키 글자가 같은 위치를 모두 표시했습니다. 쿼리 자신도 글자가 같지만 "
+                    f"값이 없습니다('?'). 정답 키는 앞쪽 쌍 위치 0..{N_PAIRS - 1} 중에서만 찾으세요.")
     rows = got.sum(dim=-1)
     if (rows != 1).any():
         n, q = (rows != 1).nonzero()[0].tolist()

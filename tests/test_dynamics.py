@@ -221,6 +221,8 @@ def test_12_1_correct_and_wrong():
     assert not r.passed and "쿼리 자신" in r.message
     r = check("12-1", lambda k: right(k).float().argmax(-1))
     assert not r.passed and "(n, Q)" in r.message
+    r = check("12-1", lambda k: right(k)[..., : dy.N_PAIRS])
+    assert not r.passed and "쌍 위치 6개만" in r.message
     r = check("12-1", lambda k: k[:, :, None] == k[:, None, :])
     assert not r.passed and "(n, T, T)" in r.message
     r = check("12-1", lambda k: right(k).roll(1, dims=-1))

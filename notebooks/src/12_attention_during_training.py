@@ -38,7 +38,9 @@ setup()
 #
 # 학습된 모델의 어텐션 맵을 보고 "잘 배웠다"고 말하려면, 어디를 봐야 맞는지 먼저 알아야 합니다. 그래서 정답 어텐션이 정의되는 과제를 만듭니다.
 #
-# 한 시퀀스(sequence)는 위치 10개입니다. 앞의 6개는 `키:값` 쌍(키 글자 A–J는 서로 다르고, 값은 숫자 0–9), 뒤의 4개는 `키?` 형태의 질문입니다. 각 질문 위치에서 그 키에 적혀 있던 값을 맞혀야 합니다. 도서관에서 청구 기호로 책을 찾는 것과 같습니다. 질문의 키 글자가 쿼리(query), 쌍의 키 글자가 키(key), 쌍의 값이 밸류(value) 역할을 합니다.
+# 한 시퀀스(sequence)는 위치 10개입니다. 앞의 6개는 `키:값` 쌍(키 글자는 A–J 가운데 서로 다른 6개, 값은 숫자 0–9), 뒤의 4개는 `키?` 형태의 질문입니다. 각 질문 위치에서 그 키에 적혀 있던 값을 맞혀야 합니다. 도서관에서 청구 기호로 책을 찾는 것과 같습니다. 질문의 키 글자가 쿼리(query), 쌍의 키 글자가 키(key), 쌍의 값이 밸류(value) 역할을 합니다.
+#
+# 아래에서 만드는 시퀀스 500개는 학습에 쓰지 않고 측정에만 쓰는 **검증 묶음**입니다. 이 노트북의 모든 곡선은 이 묶음에서 잰 값입니다.
 
 # %%
 probe = make_lookup_batch(500, torch.Generator().manual_seed(2024))  # fixed held-out batch
@@ -76,7 +78,7 @@ assert math.isclose(row_entropy(uniform), math.log(10), rel_tol=1e-6) and attent
 # %% [markdown]
 # ## 3. 모델: 한 층짜리 작은 트랜스포머
 #
-# 위치마다 키 글자 임베딩(embedding), 값 임베딩(`?` 포함), 위치 임베딩을 더해 벡터 $x_t$ ($C = 32$)를 만듭니다. 그 위에 헤드(head) 하나의 셀프 어텐션(self-attention) 층(`helpers.attention.MultiHeadAttention`)과 잔차 연결을 두고, 질문 위치의 벡터를 선형 출력층으로 값 10개의 로짓(logit)으로 바꿉니다.
+# 위치마다 키 글자 임베딩(embedding), 값 임베딩(`?` 포함), 위치 임베딩을 더해 벡터 $x_t$ ($C = 32$)를 만듭니다. 그 위에 헤드(head) 하나의 셀프 어텐션(self-attention) 층(`helpers.attention.MultiHeadAttention`)과 잔차 연결(residual connection, 입력을 출력에 그대로 더하기)을 두고, 질문 위치의 벡터를 선형 출력층으로 값 10개의 로짓(logit)으로 바꿉니다.
 #
 # $$h_t = x_t + \mathrm{MHA}(x)_t, \qquad \text{로짓}_i = W^{\text{out}} h_i \quad (i \in Q)$$
 #
@@ -91,7 +93,7 @@ print(f"파라미터 {n_params:,}개, 로짓 {tuple(logits.shape)}, 가중치 {t
 assert logits.shape == (2, N_QUERIES, 10) and weights.shape == (2, 1, SEQ_LEN, SEQ_LEN)
 
 # %% [markdown]
-# > **원문 바로잡기**: 원문은 어텐션 맵이 학습되는 과정에서 "W_Q, W_K, W_V 행렬이" 의미 있는 관계를 포착하는 방향으로 학습된다고 설명합니다. 세 행렬 모두 학습되는 것은 맞지만, **어텐션 맵(가중치)을 바꾸는 것은 $W^Q$와 $W^K$(그리고 입력 $x$)뿐**입니다. 가중치는 $\mathrm{softmax}(qk^\top/\sqrt{d})$이고 $W^V$는 이 식에 없습니다. 아래에서 $W^V$와 $W^O$를 무작위 값으로 바꿔도 가중치는 한 자리도 변하지 않고 출력만 바뀝니다.
+# > **원문 바로잡기**: 원문은 어텐션 맵이 학습되는 과정에서 "W_Q, W_K, W_V 행렬이" 의미 있는 관계를 포착하는 방향으로 학습된다고 설명합니다. 세 행렬 모두 학습되는 것은 맞지만, **어텐션 맵(가중치)을 바꾸는 것은 $W^Q$와 $W^K$(그리고 입력 $x$)뿐**입니다. 가중치는 $\mathrm{softmax}(qk^\top/\sqrt{d})$이고 그 층의 $W^V$는 이 식에 없습니다(층이 여럿이면 앞 층의 $W^V$는 다음 층의 입력 $x$를 바꾸므로, 다음 층의 맵에는 입력을 거쳐 영향을 줍니다). 한 층짜리인 이 모델에서 $W^V$와 $W^O$를 무작위 값으로 바꿔도 가중치는 한 자리도 변하지 않고 출력만 바뀝니다.
 
 # %%
 seed_everything(1)
@@ -110,7 +112,7 @@ assert torch.equal(w_after, w_before) and not torch.allclose(out_after, out_befo
 # %% [markdown]
 # ## 4. 학습 전: 어텐션 맵은 균등한가
 #
-# 긴 학습은 `scripts/train_dynamics.py`가 했습니다(시드 0–4, Adam, 학습률 $10^{-3}$, 배치 64, 1000단계, 1분쯤). 시드 0 모델의 파라미터는 단계 0, 25, 50, …, 1000에서 `data/dynamics_checkpoints.pt`에 저장되어 있고, 위의 검증 묶음(시퀀스 500개)에서 5단계마다 잰 곡선은 `data/dynamics_curves.json`에 있습니다. 먼저 단계 0의 체크포인트가 시드 0으로 새로 만든 모델과 같은지, 검증 묶음에서 잰 값이 저장된 값과 같은지 확인합니다.
+# 긴 학습은 `scripts/train_dynamics.py`가 했습니다(시드 0–4, Adam, 학습률 $10^{-3}$, 배치 64, 1000단계, CPU 한 코어에서 1분 안쪽). 시드 0 모델의 파라미터는 단계 0, 25, 50, …, 1000에서 `data/dynamics_checkpoints.pt`에 저장되어 있고, 위의 검증 묶음(시퀀스 500개)에서 5단계마다 잰 곡선은 `data/dynamics_curves.json`에 있습니다. 먼저 단계 0의 체크포인트가 시드 0으로 새로 만든 모델과 같은지, 검증 묶음에서 잰 값이 저장된 값과 같은지 확인합니다.
 
 # %%
 curves = load_json("dynamics_curves.json")
@@ -126,22 +128,22 @@ assert all(torch.equal(v, checkpoints[0][k]) for k, v in fresh.state_dict().item
 init = evaluate(fresh, probe)
 print({k: round(v, 3) for k, v in init.items()})
 assert all(math.isclose(init[k], curve0[k][0], abs_tol=1e-5) for k in ("loss", "mass", "accuracy"))
-assert abs(init["mass"] - 0.1) < 0.01 and abs(init["accuracy"] - 0.1) < 0.02
+assert round(init["mass"], 3) == 0.097 and abs(init["accuracy"] - 0.1) < 0.02 and init["loss"] > math.log(10)
 
 # %% [markdown]
-# 정답 키 가중치는 0.097로 균등값 0.1과 거의 같고, 정확도도 우연 수준(0.1)입니다. 그렇다면 맵 자체도 균등할까요? 행마다 가장 큰 가중치와 엔트로피를 봅니다.
+# 정답 키 가중치는 0.097로 균등값 0.1과 거의 같고, 정확도도 우연 수준(0.1)입니다. 손실 2.90은 값 10개를 똑같이 찍을 때의 $\ln 10 \approx 2.30$보다도 큽니다. 그렇다면 맵 자체도 균등할까요? 행마다 가장 큰 가중치와 엔트로피를 봅니다.
 
 # %%
 with torch.no_grad():
     qw0 = query_weights(fresh(probe["keys"], probe["values"])[1])  # (500, Q, T)
 row_max = qw0.max(dim=-1).values.mean().item()
 print(f"행 최대 가중치의 평균 {row_max:.3f} (균등이면 0.1), 엔트로피 {row_entropy(qw0):.3f} (균등이면 {math.log(10):.3f})")
-assert row_max > 2 * (1 / SEQ_LEN) and row_entropy(qw0) < math.log(10) - 0.2
+assert round(row_max, 2) == 0.26 and row_entropy(qw0) < math.log(10) - 0.2
 
 # %% [markdown]
-# 균등하지 않습니다. 행마다 가장 큰 가중치가 평균 0.25로 균등값의 2.5배입니다. 다만 그 "쏠림"이 정답 키와 무관하게 무작위라서, 500개 시퀀스에 걸쳐 평균하면 정답 키 가중치가 $1/T$이 됩니다. 균등에 가까운 것은 **평균**이지 맵 하나하나가 아닙니다.
+# 균등하지 않습니다. 행마다 가장 큰 가중치가 평균 0.26으로 균등값 0.1의 2.6배입니다. 다만 그 "쏠림"이 정답 키와 무관하게 무작위라서, 500개 시퀀스에 걸쳐 평균하면 정답 키 가중치가 $1/T$이 됩니다. 균등에 가까운 것은 **평균**이지 맵 하나하나가 아닙니다.
 #
-# > **원문 바로잡기**: 원문은 네 단어 문장의 학습 초기(랜덤 가중치) 맵을 모든 값이 0.24–0.26인 "거의 균일 분포"로 보여 줍니다. 계산한 값이 아닙니다. 이 모델의 초기 파라미터로 네 위치짜리 입력 500개를 넣으면, 행 최대 가중치가 평균 0.51(균등 0.25의 두 배)이고 모든 값이 0.24–0.26 안에 드는 행은 하나도 없습니다. PyTorch 기본 초기화에서 점수 $q \cdot k/\sqrt{d}$의 표준편차가 약 1이라 $e^{\pm 1}$ 배 정도의 차이가 나기 때문입니다. 원문의 표처럼 되려면 점수의 표준편차가 0.02 정도로 작아야 합니다.
+# > **원문 바로잡기**: 원문은 네 단어 문장의 학습 초기(랜덤 가중치) 맵을 모든 값이 0.24–0.26인 "거의 균일 분포"로 보여 줍니다. 원문에는 이 표를 만든 계산이 없고, 무작위 초기화가 늘 이렇게 되는 것도 아닙니다. 이 모델의 초기 파라미터로 네 위치짜리 입력 500개를 넣으면, 행 최대 가중치가 평균 0.51(균등 0.25의 두 배)이고 모든 값이 0.24–0.26 안에 드는 행은 하나도 없습니다. 이 모델(임베딩 세 개를 더한 입력, PyTorch 기본 초기화)에서는 점수 $q \cdot k/\sqrt{d}$의 표준편차가 약 1이라 가중치가 $e^{\pm 1}$배 정도씩 차이 나기 때문입니다. 아래 셀에서 같은 점수를 줄여 보면, 원문의 표처럼 거의 모든 행(94%)이 0.24–0.26 안에 들려면 점수의 표준편차가 0.02 정도로 작아야 합니다.
 
 # %%
 with torch.no_grad():
@@ -153,6 +155,13 @@ print(f"네 위치: 행 최대 가중치 평균 {w4.max(dim=-1).values.mean().it
       f"0.24–0.26 안의 행 비율 {near_uniform:.3f}, 점수 표준편차 {scores4.std().item():.2f}")
 assert round(w4.max(dim=-1).values.mean().item(), 2) == 0.51 and near_uniform == 0.0
 assert 0.8 < scores4.std().item() < 1.3
+
+# %%
+for target_std in (0.1, 0.02):
+    w_small = torch.softmax(scores4 * (target_std / scores4.std()), dim=-1)  # same scores, shrunk
+    share = ((w_small - 0.25).abs().amax(dim=-1) <= 0.01).double().mean().item()
+    print(f"점수 표준편차 {target_std}: 0.24–0.26 안의 행 비율 {share:.2f}")
+assert round(share, 2) == 0.94
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 05번(온도)과 연결하세요. 초기 점수의 크기가 초기 맵의 "온도"를 정합니다. 초기화 규칙을 바꾸면(예: $W^Q$를 0 근처로) 정말 균등한 맵에서 출발하게 할 수 있습니다. 어느 쪽이든 평균 정답 키 가중치는 $1/T$입니다.
@@ -170,12 +179,13 @@ print(f"정답 키 가중치: 0단계 {mass[0]:.3f} → 1000단계 {mass[-1]:.3f
 print(f"손실 {loss[0]:.2f} → {loss[-1]:.4f}, 정확도 {acc[0]:.3f} → {acc[-1]:.3f}")
 assert abs(mass[0] - 1 / SEQ_LEN) < 0.01 and mass[-1] > 0.9 and acc[-1] == 1.0
 
+# %%
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
 axes[0].plot(steps, mass, label="정답 키")
 axes[0].plot(steps, curve0["on_queries"], label="질문 위치(?)", color="tab:orange")
 axes[0].axhline(1 / SEQ_LEN, color="gray", linestyle=":", label="균등 1/T")
 axes[0].set_ylabel("가중치 (검증 평균)")
-axes[0].legend(loc="center left")
+axes[0].legend(loc="upper left")
 axes[1].plot(steps, loss, color="tab:red")
 axes[1].axhline(math.log(10), color="gray", linestyle=":", label="찍기 수준 ln 10")
 axes[1].set_yscale("log")
@@ -194,9 +204,9 @@ plt.show()
 # %% [markdown]
 # 그림에서 읽을 수 있는 것을 수치로 확인합니다(파란 띠: 정답 키 가중치가 0.25에서 0.75로 오르는 구간).
 #
-# - **느린 출발.** 처음 40단계쯤 손실은 아무것도 모르고 값 10개를 똑같이 찍는 수준 $\ln 10 \approx 2.30$보다 높습니다. 출력층이 그 수준으로 내려오는 동안 정답 키 가중치는 0.1에서 0.2 정도로 조금만 오릅니다. 질문 위치(`?`)에 실린 가중치는 처음 0.41(질문이 10개 중 4개이므로 균등이면 0.4)에서 50단계까지 0.1로 떨어집니다. "쌍 쪽을 본다"를 먼저 배우는 것입니다.
-# - **급격한 변화.** 정답 키 가중치가 0.25에서 0.75로 오르는 데 55단계(55 → 110)가 걸리고, 50–150단계의 100단계 동안 손실 감소의 75%가 일어납니다. 정확도는 정답 키 가중치를 따라 0.2에서 1.0으로 오릅니다.
-# - **그 뒤의 긴 꼬리.** 150단계 이후 정확도는 이미 1.0이고 손실은 0.05에서 0.0003으로 계속 줄지만, 정답 키 가중치는 0.91에서 0.96으로 조금만 오릅니다. 어디를 볼지는 정해졌고, 그 뒤에는 답에 대한 확신이 커집니다.
+# - **느린 출발.** 처음 40단계쯤 손실은 아무것도 모르고 값 10개를 똑같이 찍는 수준 $\ln 10 \approx 2.30$보다 높습니다. 손실이 그 수준까지 내려오는 40단계 동안 정답 키 가중치는 0.1에서 0.18로 조금만 오릅니다. 질문 위치(`?`)에 실린 가중치는 처음 0.41(질문이 10개 중 4개이므로 균등이면 0.4)에서 50단계까지 0.1로 떨어집니다. 이 실행(시드 0)에서는 "쌍 쪽을 본다"를 먼저 배웁니다(9절에서 보듯 모든 시드가 그렇지는 않습니다).
+# - **급격한 변화.** 정답 키 가중치가 0.25에서 0.75로 오르는 데 55단계(55 → 110)가 걸리고, 50–150단계의 100단계 동안 손실 감소의 75%가 일어납니다. 같은 100단계 동안 정확도는 정답 키 가중치를 따라 0.21에서 0.999로 오릅니다.
+# - **그 뒤의 긴 꼬리.** 150단계에 정확도는 이미 0.999이고, 그 뒤 손실은 0.05에서 0.0003으로 계속 줄지만 정답 키 가중치는 0.91에서 0.96으로 조금만 오릅니다. 어디를 볼지는 정해졌고, 그 뒤에는 답에 대한 확신이 커집니다.
 #
 # 손실이 오래 평평하다가 갑자기 떨어지는 긴 정체(plateau)는 이 과제에서 **나타나지 않았습니다**. 정체라고 부를 만한 구간은 40단계 정도이고, 그 동안에도 손실은 조금씩 줄었습니다. 로그 가로축에서는 처음 50단계가 그림 폭의 절반 이상을 차지해 정체가 실제보다 길어 보이니 주의하세요.
 
@@ -205,11 +215,12 @@ below_chance = first_step_at_or_above(steps, [-v for v in loss], -math.log(10))
 at = {s: i for i, s in enumerate(steps)}
 drop_share = (loss[at[50]] - loss[at[150]]) / (loss[0] - loss[-1])
 print(f"손실이 ln 10 아래로 내려간 첫 단계 {below_chance}, 50–150단계가 차지하는 손실 감소 {drop_share:.0%}")
-print(f"50단계: 정답 키 {mass[at[50]]:.2f}, 질문 위치 {curve0['on_queries'][at[50]]:.2f}, 정확도 {acc[at[50]]:.2f}")
-print(f"150단계: 정답 키 {mass[at[150]]:.2f}, 손실 {loss[at[150]]:.3f};  1000단계: 정답 키 {mass[-1]:.2f}, 손실 {loss[-1]:.4f}")
+print(f"40단계: 정답 키 {mass[at[40]]:.2f};  50단계: 정답 키 {mass[at[50]]:.2f}, 질문 위치 {curve0['on_queries'][at[50]]:.2f}, 정확도 {acc[at[50]]:.2f}")
+print(f"150단계: 정답 키 {mass[at[150]]:.2f}, 손실 {loss[at[150]]:.3f}, 정확도 {acc[at[150]]:.3f};  1000단계: 정답 키 {mass[-1]:.2f}, 손실 {loss[-1]:.4f}")
 assert below_chance == 40 and (click[0.25], click[0.75]) == (55, 110) and round(drop_share, 2) == 0.75
-assert round(curve0["on_queries"][0], 2) == 0.41 and curve0["on_queries"][at[50]] < 0.1 < mass[at[50]] < 0.25
-assert acc[at[150]] > 0.99 and loss[at[150]] > 100 * loss[-1] and mass[-1] - mass[at[150]] < 0.06
+assert round(curve0["on_queries"][0], 2) == 0.41 and round(curve0["on_queries"][at[50]], 2) == 0.10 and round(mass[at[40]], 2) == 0.18
+assert round(acc[at[50]], 2) == 0.21 and round(acc[at[150]], 3) == 0.999
+assert round(loss[at[150]], 2) == 0.05 and loss[at[150]] > 100 * loss[-1] and (round(mass[at[150]], 2), round(mass[-1], 2)) == (0.91, 0.96)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 청중에게 먼저 예측을 받으세요. "정답 키 가중치, 손실, 정확도 중 무엇이 먼저 움직일까?" 이 과제에서는 셋이 같은 구간(파란 띠)에서 함께 움직이고, 손실만 그 뒤로 오래 더 줄어듭니다. "정체 뒤의 급변"을 기대했다면 그것이 나타나지 않았다는 점도 결과입니다. 두 층이 협력해야 하는 과제(예: 유도 헤드(induction head))에서는 긴 정체가 자주 보고됩니다.
@@ -243,24 +254,34 @@ print({s: (round(d["mass"], 2), round(d["curve_mass"], 2)) for s, d in drawn.ite
 assert drawn[0]["mass"] < 0.2 and drawn[1000]["mass"] > 0.9
 assert drawn[50]["mass"] < 0.2 and drawn[100]["mass"] > 0.5
 assert all(abs(d["map"].sum(axis=1) - 1).max() < 1e-5 for d in drawn.values())
+row_max0 = {s: (round(maps[s].max(dim=-1).values.min().item(), 2), round(maps[s].max(dim=-1).values.max().item(), 2)) for s in shown}
+on_q0 = {s: (round(maps[s][:, N_PAIRS:].sum(-1).min().item(), 2), round(maps[s][:, N_PAIRS:].sum(-1).max().item(), 2)) for s in (0, 50)}
+hits = {s: int((maps[s].argmax(dim=-1) == probe["source"][0]).sum()) for s in shown}
+print("행 최대 가중치 (가장 작은 행, 가장 큰 행):", row_max0)
+print("질문 위치에 실린 가중치:", on_q0, " 정답 키가 가장 진한 행의 수:", hits)
+assert row_max0 == {0: (0.19, 0.25), 50: (0.25, 0.36), 100: (0.41, 0.84), 1000: (0.89, 0.98)}
+assert on_q0 == {0: (0.26, 0.58), 50: (0.16, 0.37)} and hits[100] == 3 and hits[1000] == 4
 
 # %% [markdown]
-# 이 시퀀스에서 0단계의 맵은 정답과 상관없이 흩어져 있습니다(행 최대 0.19–0.25). 50단계에는 질문 위치(`?`) 쪽 가중치가 거의 빠졌지만, 네 질문이 모두 같은 두 쌍(F:1, I:9)을 가장 많이 봅니다. 맵은 날카로워졌는데 틀린 곳을 봅니다. 100단계에는 네 질문 중 세 개에서 정답 키가 가장 진하고, 1000단계에는 모든 행이 거의 원-핫입니다. 시퀀스 하나의 이야기가 검증 묶음 전체에서도 맞는지, 행마다 가장 큰 가중치가 어디에 있는지 셉니다.
+# 이 시퀀스에서 0단계의 맵은 정답과 상관없이 흩어져 있습니다(행 최대 0.19–0.25). 50단계에는 질문 위치(`?`)에 실린 가중치가 줄었고(행마다 0.26–0.58 → 0.16–0.37), 네 질문이 모두 같은 두 쌍(F:1, I:9)을 가장 많이 봅니다. 맵은 조금 날카로워졌는데(행 최대 0.25–0.36) 틀린 곳을 봅니다. 100단계에는 네 질문 중 세 개에서 정답 키가 가장 진하고, 1000단계에는 모든 행이 거의 원-핫입니다(행 최대 0.89–0.98). 시퀀스 하나의 이야기가 검증 묶음 전체에서도 맞는지, 행마다 가장 큰 가중치가 어디에 있는지 셉니다.
 
 # %%
 model_at = LookupModel().eval()
-argmax_share = {}
+argmax_share, mean_row_max = {}, {}
 for step in (0, 50, 100, 1000):
     model_at.load_state_dict(checkpoints[step])
     with torch.no_grad():
-        top = query_weights(model_at(probe["keys"], probe["values"])[1]).argmax(dim=-1)  # (500, Q)
+        qw_at = query_weights(model_at(probe["keys"], probe["values"])[1])  # (500, Q, T)
+    top = qw_at.argmax(dim=-1)  # (500, Q)
     argmax_share[step] = ((top < N_PAIRS).double().mean().item(), (top == probe["source"]).double().mean().item())
-    print(f"{step:>4}단계: 최대 가중치가 쌍 위치에 {argmax_share[step][0]:.2f}, 정답 키에 {argmax_share[step][1]:.2f}")
+    mean_row_max[step] = qw_at.max(dim=-1).values.mean().item()
+    print(f"{step:>4}단계: 행 최대 가중치 평균 {mean_row_max[step]:.2f}, 최대 가중치가 쌍 위치에 {argmax_share[step][0]:.2f}, 정답 키에 {argmax_share[step][1]:.2f}")
 assert [round(v, 2) for v in argmax_share[50]] == [0.99, 0.29] and argmax_share[1000][1] == 1.0
+assert (round(mean_row_max[0], 2), round(mean_row_max[50], 2)) == (0.26, 0.51)
 assert [int(maps[50][r].argmax()) for r in range(N_QUERIES)] == [4, 3, 3, 4]  # I:9, F:1, F:1, I:9
 
 # %% [markdown]
-# 50단계에 행의 최대 가중치는 99%가 쌍 위치에 있지만 정답 키에 있는 것은 29%뿐입니다(쌍 6개 중 아무거나 고르면 17%). 이 실행에서는 "쌍 쪽을 본다"가 "어느 쌍인지 안다"보다 먼저 왔습니다. 가중치가 한곳에 모였다고 해서 맞는 곳에 모인 것은 아닙니다.
+# 50단계에 행 최대 가중치의 평균은 0.26에서 0.51로 두 배가 되었고, 그 최대 가중치는 99%가 쌍 위치에 있지만 정답 키에 있는 것은 29%뿐입니다(쌍 6개 중 아무거나 고르면 17%). 이 실행에서는 "쌍 쪽을 본다"가 "어느 쌍인지 안다"보다 먼저 왔습니다. 가중치가 한곳에 모였다고 해서 맞는 곳에 모인 것은 아닙니다.
 
 # %% [markdown]
 # ## 7. 마지막 체크포인트 다시 재기
@@ -321,10 +342,17 @@ widths = [t[2] - t[0] for t in table.values()]
 halves = [t[1] for t in table.values()]
 assert all(run["test"]["accuracy"] == 1.0 and run["probe"]["mass"][-1] > 0.95 for run in curves["runs"].values())
 assert (min(halves), max(halves)) == (60, 100) and (min(widths), max(widths)) == (40, 55)
-lowest = {seed: round(min(run["probe"]["mass"]), 3) for seed, run in curves["runs"].items()}
+lowest, on_q_at_lowest = {}, {}
+for seed, run in curves["runs"].items():
+    p = run["probe"]
+    i = min(range(len(p["mass"])), key=p["mass"].__getitem__)  # where the mass curve is lowest
+    lowest[seed], on_q_at_lowest[seed] = round(p["mass"][i], 3), (p["step"][i], round(p["on_queries"][i], 2))
 print("곡선의 최솟값:", lowest)
+print("그때의 (단계, 질문 위치 가중치):", on_q_at_lowest)
+assert all(10 <= on_q_at_lowest[s][0] <= 20 for s in "123") and [on_q_at_lowest[s][1] for s in "123"] == [0.83, 0.68, 0.69]
 assert [seed for seed, v in lowest.items() if v < 0.09] == ["1", "2", "3"] and lowest["1"] < 0.03
 
+# %%
 fig, ax = plt.subplots(figsize=(6.4, 3.4))
 for seed, run in curves["runs"].items():
     ax.plot(run["probe"]["step"], run["probe"]["mass"], label=f"시드 {seed}")
@@ -336,7 +364,7 @@ ax.legend(loc="upper left", fontsize=8)
 plt.show()
 
 # %% [markdown]
-# 정답 키 가중치가 0.5를 넘는 시점은 시드에 따라 60단계에서 100단계까지 흩어지지만, 0.25에서 0.75까지 걸리는 시간은 40–55단계로 비슷합니다. 다섯 번 모두 정확도 1.0, 정답 키 가중치 0.95 이상으로 끝납니다. 출발도 한결같지 않습니다. 시드 1, 2, 3에서는 처음 10–20단계 동안 정답 키 가중치가 균등값 0.1 **아래로** 내려갑니다(시드 1은 0.025까지). 정답 키를 찾기 전에 쏠림이 먼저 다른 곳으로 옮겨 가는 것입니다. 시드 다섯 개로 본 경향일 뿐, 분포를 말하기에는 적은 수입니다.
+# 정답 키 가중치가 0.5를 넘는 시점은 시드에 따라 60단계에서 100단계까지 흩어지지만, 0.25에서 0.75까지 걸리는 시간은 40–55단계로 비슷합니다. 다섯 번 모두 정확도 1.0, 정답 키 가중치 0.95 이상으로 끝납니다. 출발도 한결같지 않습니다. 시드 1, 2, 3에서는 10–20단계에서 정답 키 가중치가 가장 낮아지고, 균등값 0.1보다 한참 **아래**입니다(시드 1은 0.025). 그때 질문 위치(`?`)에 실린 가중치는 0.68–0.83입니다. 시드 0이 "쌍 쪽을 본다"를 먼저 배운 것과 반대로, 이 세 시드는 먼저 질문 위치 쪽으로 쏠렸다가 돌아옵니다. 학습 초기의 순서는 시드마다 다를 수 있습니다. 시드 다섯 개로 본 경향일 뿐, 분포를 말하기에는 적은 수입니다.
 
 # %% [markdown]
 # ## 연습문제
@@ -391,7 +419,7 @@ check("12-3", my_groups)
 # ## 스터디 토론 질문
 #
 # 1. 4절에서 초기 맵은 행마다 쏠려 있었지만 평균 정답 키 가중치는 $1/T$였습니다. 학습의 출발점으로 "균등한 맵"과 "무작위로 쏠린 맵" 중 어느 쪽이 유리할까요? 소프트맥스의 기울기(gradient)를 떠올려 보세요(04번).
-# 2. 150단계 이후 정확도는 1.0인데 손실은 100배 넘게 더 줄었습니다. 그동안 모델 안에서는 무엇이 바뀌고 있을까요? 정답 키 가중치와 출력층 로짓의 크기를 함께 생각해 보세요.
+# 2. 150단계에 정확도는 이미 0.999였는데, 그 뒤에도 손실은 100배 넘게 더 줄었습니다. 그동안 모델 안에서는 무엇이 바뀌고 있을까요? 정답 키 가중치와 출력층 로짓의 크기를 함께 생각해 보세요.
 # 3. 이 과제에서는 긴 정체가 나타나지 않았습니다. 정답 키를 찾으려면 두 층이 협력해야 하는 과제(예: 키와 값이 서로 다른 위치에 있는 시퀀스)라면 곡선이 어떻게 달라질까요?
 # 4. 실제 언어 모델에서는 "정답 키"를 미리 알 수 없습니다. 학습 중 어텐션 맵의 변화를 보고 싶다면 무엇을 재야 할까요?
 
@@ -405,11 +433,11 @@ check("12-3", my_groups)
 # |---|---|
 # | 정답 어텐션을 아는 과제: 질문과 같은 키 글자의 쌍 위치 | `correct_keys` = 만들 때 기록한 위치, 질문마다 정확히 하나 |
 # | 어텐션 맵을 바꾸는 것은 $W^Q$, $W^K$, 입력 임베딩뿐 | $W^V$, $W^O$를 바꿔도 가중치 동일 (원문 바로잡기) |
-# | 초기 맵: 평균 정답 키 가중치는 $1/T$, 행 하나하나는 균등이 아님 | 0.097 대 0.1; 행 최대 0.25; 네 위치에서 0.24–0.26 안의 행 0% (원문 바로잡기) |
+# | 초기 맵: 평균 정답 키 가중치는 $1/T$, 행 하나하나는 균등이 아님 | 0.097 대 0.1; 행 최대 평균 0.26; 네 위치에서 0.24–0.26 안의 행 0% (원문 바로잡기) |
 # | 정답 키 가중치 0.1 → 0.96, 정확도 0.1 → 1.0 | 저장된 곡선과 새 시퀀스 2000개로 다시 잰 값 |
 # | 급변 구간(0.25 → 0.75)은 55단계, 손실 감소의 75%가 50–150단계 | 긴 정체는 없음: ln 10 아래로 40단계에 내려감 |
 # | 직접 학습한 150단계 = 저장된 곡선 | 손실과 정답 키 가중치의 차이 5e-7 (저장할 때의 반올림) |
-| 날카로움 ≠ 정답: 50단계에 최대 가중치는 쌍 위치에, 정답 키에는 29%만 | 검증 묶음 500개의 행별 최대 위치 |
+# | 날카로움 ≠ 정답: 50단계에 행 최대 평균 0.26 → 0.51, 최대 가중치는 99%가 쌍 위치에, 정답 키에는 29%만 | 검증 묶음 500개의 행별 최대 위치 |
 # | 시드에 따라 시점은 60–100단계, 급변의 폭은 40–55단계 | 시드 5개 모두 정확도 1.0 |
 #
 # 11번(사전 학습 모델(pretrained model)의 어텐션 맵)과 비교해 보세요. 그곳에는 "정답 키"가 없어서, 무엇을 재야 하는지부터 다시 물어야 합니다.
