@@ -357,8 +357,11 @@ def draw_patch_attention(image, weights, patch: int, *, ax=None, title: str | No
     return grid
 
 
-def draw_query_attention(image, weights, patch: int, query: int, *, ax=None) -> np.ndarray:
-    """Where patch ``query`` looks: row 1+query of a (1+N, 1+N) map, without [CLS], over the image."""
+def draw_query_attention(image, weights, patch: int, query: int, *, ax=None,
+                         vmax: float | None = None) -> np.ndarray:
+    """Where patch ``query`` looks: row 1+query of a (1+N, 1+N) map, without [CLS], over the image.
+
+    Pass one ``vmax`` to several panels so that their colours are comparable."""
     w = to_numpy(weights)
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
         raise ValueError(f"weights must be a square (1+N, 1+N) map, got shape {w.shape}")
@@ -366,7 +369,7 @@ def draw_query_attention(image, weights, patch: int, query: int, *, ax=None) -> 
     if isinstance(query, bool) or not isinstance(query, numbers.Integral) or not 0 <= query < n:
         raise ValueError(f"query must be a patch index in [0, {n - 1}], got {query!r}")
     row = w[1 + query, 1:]  # (N,): weights of this patch's query on the patch keys
-    return draw_patch_attention(image, row, patch, ax=ax, mark=query,
+    return draw_patch_attention(image, row, patch, ax=ax, mark=query, vmax=vmax,
                                 title=f"패치 {query}의 쿼리 → 패치 (최대 {row.max():.2f})")
 
 
@@ -385,15 +388,15 @@ def patch_size_explorer(image, sizes=(1, 2, 4, 8)):
     return widgets.VBox([slider, out])
 
 
-def query_patch_explorer(image, weights, patch: int):
-    """A query-patch slider redrawing where that patch attends over the image."""
+def query_patch_explorer(image, weights, patch: int, vmax: float | None = None):
+    """A query-patch slider redrawing where that patch attends over the image (one colour scale if ``vmax``)."""
     import ipywidgets as widgets
 
     n = to_numpy(weights).shape[0] - 1
     slider = widgets.IntSlider(value=0, min=0, max=n - 1, description="쿼리 패치", continuous_update=False)
 
     def redraw(query):
-        draw_query_attention(image, weights, patch, query)
+        draw_query_attention(image, weights, patch, query, vmax=vmax)
         plt.show()
 
     out = widgets.interactive_output(redraw, {"query": slider})
@@ -417,7 +420,7 @@ def _example_weights():
 
 @exercise("13-1")
 def _check_se_gates(fn):
-    x = _example_features() + 0.5  # positive channel means, so ReLU is not a no-op only by chance
+    x = _example_features() + 0.5  # (2, 6, 3, 3); ReLU zeroes 2 of the 6 hidden values, so a missing ReLU shows
     w1, w2 = _example_weights()
     got = _as_tensor(_call(fn, x.clone(), w1, w2, what="se_gates(x, w1, w2)"), "se_gates")
     z = x.mean(dim=(2, 3))  # (B, C)
@@ -433,13 +436,25 @@ def _check_se_gates(fn):
     if torch.allclose(got.sum(-1), torch.ones(2, dtype=torch.float64), atol=1e-6):
         raise Wrong("게이트의 합이 (배치마다) 정확히 1입니다: 소프트맥스를 쓴 것 같습니다. SE는 채널마다 독립인 "
                     "시그모이드를 씁니다. 소프트맥스는 채널끼리 경쟁시켜 여러 채널이 동시에 1에 가까울 수 없게 만듭니다.")
+    if torch.allclose(got.sum(0), torch.ones(6, dtype=torch.float64), atol=1e-6):
+        raise Wrong("채널마다 배치 방향(dim=0)의 합이 1입니다: 배치 축으로 소프트맥스를 건 것 같습니다. SE의 게이트는 "
+                    "이미지마다, 채널마다 독립인 시그모이드입니다. 다른 이미지의 값에 영향을 받으면 안 됩니다.")
     if torch.allclose(got, torch.sigmoid(z @ w1.T @ w2.T), atol=1e-6):
         raise Wrong("두 선형층 사이의 ReLU가 빠졌습니다: 게이트가 sigmoid(W2·W1·z)입니다. 기대값은 sigmoid(W2·ReLU(W1·z))입니다.")
     if torch.allclose(got, torch.sigmoid(F.relu(x.amax(dim=(2, 3)) @ w1.T) @ w2.T), atol=1e-6):
         raise Wrong("채널마다 최댓값으로 압축했습니다. SE의 squeeze는 전역 평균 풀링, x.mean(dim=(2, 3))입니다.")
+    if torch.allclose(got, torch.sigmoid(F.relu(x.sum(dim=(2, 3)) @ w1.T) @ w2.T), atol=1e-6):
+        raise Wrong("채널마다 합으로 압축했습니다. SE의 squeeze는 합이 아니라 평균(전역 평균 풀링), "
+                    "x.mean(dim=(2, 3))입니다. 합을 쓰면 이미지 크기 H·W에 따라 게이트가 달라집니다.")
+    if torch.allclose(got, torch.sigmoid(F.relu(z @ w1.T @ w2.T)), atol=1e-6):
+        raise Wrong("ReLU를 W2 뒤에 걸었습니다: 게이트가 sigmoid(ReLU(W2·W1·z))라 0.5 아래로 내려가지 못합니다. "
+                    "ReLU는 두 선형층 사이, sigmoid(W2·ReLU(W1·z))입니다.")
     if torch.allclose(got, F.relu(z @ w1.T) @ w2.T, atol=1e-6):
         raise Wrong("마지막 시그모이드가 빠졌습니다: 게이트가 0~1 사이가 아닙니다 "
                     f"(최소 {got.min().item():.2f}, 최대 {got.max().item():.2f}).")
+    if got.min() <= 0 or got.max() >= 1:
+        raise Wrong(f"게이트가 (0, 1) 밖의 값을 가집니다 (최소 {got.min().item():.2f}, 최대 {got.max().item():.2f}). "
+                    "마지막 활성화는 tanh나 ReLU가 아니라 시그모이드입니다.")
     bad = (got - want).abs().argmax().item()
     b, c = divmod(bad, 6)
     raise Wrong(f"배치 {b}, 채널 {c}의 게이트가 {got[b, c].item():.4f}인데 기대값은 {want[b, c].item():.4f}입니다. "

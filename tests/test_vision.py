@@ -266,6 +266,9 @@ def test_draw_patch_and_query_attention():
     grid = vi.draw_query_attention(img, w, 2, 5)
     np.testing.assert_allclose(grid, w[6, 1:].numpy().reshape(4, 4), rtol=1e-6)
     assert "패치 5" in plt.gca().get_title()
+    _, ax = plt.subplots()
+    vi.draw_query_attention(img, w, 2, 3, ax=ax, vmax=0.5)
+    assert ax.images[-1].get_clim() == (0, 0.5)  # a shared colour scale
     grid = vi.draw_patch_attention(img, w[0, 1:], 2, mark=0, title="t")
     assert grid.shape == (4, 4)
     with pytest.raises(ValueError, match="one weight per patch"):
@@ -292,6 +295,9 @@ def _se_right(x, w1, w2):
 
 
 def test_13_1_checker():
+    x, (w1, w2) = vi._example_features() + 0.5, vi._example_weights()
+    hidden = x.mean(dim=(2, 3)) @ w1.T
+    assert (hidden < 0).any() and (hidden > 0).any()  # the example data can tell a missing ReLU apart
     assert check("13-1", _se_right).passed
     assert check("13-1", lambda x, w1, w2: _se_right(x, w1, w2)[:, :, None, None]).passed
     cases = {
@@ -300,6 +306,10 @@ def test_13_1_checker():
         "최댓값": lambda x, w1, w2: torch.sigmoid(F.relu(x.amax(dim=(2, 3)) @ w1.T) @ w2.T),
         "시그모이드가 빠졌": lambda x, w1, w2: F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T,
         "모양이": lambda x, w1, w2: _se_right(x, w1, w2).T,
+        "합으로 압축": lambda x, w1, w2: torch.sigmoid(F.relu(x.sum(dim=(2, 3)) @ w1.T) @ w2.T),
+        "W2 뒤에": lambda x, w1, w2: torch.sigmoid(F.relu(x.mean(dim=(2, 3)) @ w1.T @ w2.T)),
+        "배치 축": lambda x, w1, w2: torch.softmax(F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T, 0),
+        "(0, 1) 밖": lambda x, w1, w2: torch.tanh(F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T),
         "기대값": lambda x, w1, w2: _se_right(x, w1, w2) * 0.9,
     }
     for phrase, fn in cases.items():

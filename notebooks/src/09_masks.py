@@ -10,7 +10,7 @@
 # - 불리언 마스크와 더하는 마스크, 그리고 `torch.nn.MultiheadAttention`의 반대 약속(True = 가림)을 구별한다.
 # - 크로스 어텐션(cross-attention)에서는 키 쪽 패딩만 가리면 되는 이유를 숫자로 확인한다.
 #
-# **선수 지식**: 01(소프트맥스(softmax), 가중합), 03(쿼리·키·밸류, 셀프 어텐션(self-attention)과 크로스 어텐션), 07(멀티 헤드 어텐션(multi-head attention))
+# **선수 지식**: 01번(소프트맥스(softmax), 가중합), 03번(쿼리·키·밸류, 셀프 어텐션(self-attention)과 크로스 어텐션), 07번(멀티 헤드 어텐션(multi-head attention))
 #
 # **예상 시간**: 혼자 공부 50분 / 스터디 발표 25분
 
