@@ -4,6 +4,7 @@
     python3 course.py lab            open the course in JupyterLab
     python3 course.py test [ARGS]    run every test (ARGS go to pytest)
     python3 course.py build [NN ...] re-execute notebooks from notebooks/src (maintainers)
+    python3 course.py slides [NN ...] export offline reveal.js slides to build/slides/
 
 The first call creates .venv/ and installs requirements.txt into it; later calls reuse it
 and reinstall only when requirements.txt or pyproject.toml changed.
@@ -75,7 +76,13 @@ def cmd_build(extra: list[str]) -> int:
     return run([str(PYTHON), "tools/build_notebooks.py", *extra], env={"OMP_NUM_THREADS": "1"})
 
 
-COMMANDS = {"lab": cmd_lab, "test": cmd_test, "build": cmd_build}
+def cmd_slides(extra: list[str]) -> int:
+    # Decks that open with no network: reveal.js, MathJax etc. come from the npm registry once
+    # (cached in build/npm-cache/) and are copied next to the HTML, not loaded from CDNs.
+    return run([str(PYTHON), "tools/export_slides.py", *extra])
+
+
+COMMANDS = {"lab": cmd_lab, "test": cmd_test, "build": cmd_build, "slides": cmd_slides}
 
 
 def main(argv: list[str]) -> int:

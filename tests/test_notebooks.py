@@ -108,6 +108,14 @@ def test_interactive_with_ignored_output_only_where_needed(nb_path):
     assert all("NBVAL_IGNORE_OUTPUT" in text(c) for c in widget_cells), "widget cells must be NBVAL_IGNORE_OUTPUT"
     assert len(ignored) <= max(3, len(code) // 4), "too many cells ignore their outputs: nbval would test little"
     assert any("assert" in text(c) for c in code), "important claims must be asserted"
+    # Saved from one clean build (not by JupyterLab): the widget state matches the views, so the
+    # static HTML and the offline slides can still show the sliders.
+    state = load(nb_path)["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    for c in widget_cells:
+        for o in c["outputs"]:
+            view = o.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            if view:
+                assert view["model_id"] in state, "widget state does not match the slider output: rebuild the notebook"
 
 
 def test_prose_is_korean_and_finished(nb_path):

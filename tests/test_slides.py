@@ -1,0 +1,261 @@
+"""Offline slides (`python3 course.py slides`): every deck loads only local files and renders offline.
+
+The decks are built into a temporary folder with tools/export_slides.py from the npm tarballs cached in
+build/npm-cache/ (filled by `python3 course.py slides` or `--fetch-only`; the tests themselves never
+touch the network). One deck is opened in headless Chromium with every non-file request aborted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from browser_support import ROOT, artifact, chromium, skip_or_fail
+
+sys.path.insert(0, str(ROOT / "tools"))
+import export_slides  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+OPENED = "01_weighted_average"  # the deck opened in the browser
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory) -> Path:
+    """Every notebook exported (each deck is checked for external references; about 2 s a notebook)."""
+    cached = all(any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
+                 for name, version in export_slides.PACKAGES.items())
+    if not cached:  # tests never touch the network: the cache is filled by a set-up step
+        skip_or_fail("the slide libraries are not in build/npm-cache/ yet: run `python3 course.py slides` "
+                     "once (it fetches reveal.js and MathJax through npm), then test again")
+    out = tmp_path_factory.mktemp("slides")
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "export_slides.py"), "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+# --------------------------------------------------------------------------- static references
+
+class References(HTMLParser):
+    """Collect every URL the page itself loads: src/href/data/srcset attributes, CSS url()/@import
+    in <style> and style="", and string literals in inline scripts (import, require, src = '...').
+    Hyperlinks (<a href>) are not loaded, and xmlns/xlink namespace attributes are not references."""
+
+    LOADING = {"src", "data", "poster", "srcset"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.urls: list[tuple[str, str]] = []  # (where, url)
+        self._in: str | None = None
+        self._script_type = ""
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for name, value in attrs.items():
+            if value is None:
+                continue
+            if name in self.LOADING:
+                for part in value.split(",") if name == "srcset" else [value]:
+                    self.urls.append((f"<{tag} {name}>", part.strip().split(" ")[0]))
+            elif name in ("href", "xlink:href") and tag != "a":
+                self.urls.append((f"<{tag} {name}>", value))
+            elif name == "style":
+                self.urls += [(f"<{tag} style>", u) for u in css_urls(value)]
+        if tag in ("style", "script"):
+            self._in, self._script_type = tag, (attrs.get("type") or "").lower()
+
+    def handle_endtag(self, tag):
+        if tag == self._in:
+            self._in = None
+
+    def handle_data(self, data):
+        if self._in == "style":
+            self.urls += [("<style>", u) for u in css_urls(data)]
+        elif self._in == "script" and self._script_type in ("", "text/javascript", "module", "application/javascript"):
+            self.urls += [("<script>", u) for u in script_urls(data)]
+
+
+def css_urls(css: str) -> list[str]:
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)  # comments mention URLs that nothing loads
+    found = re.findall(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)""", css)
+    found = [a or b or c for a, b, c in found]
+    found += re.findall(r"""@import\s+["']([^"']+)["']""", css)
+    return found
+
+
+def script_urls(js: str) -> list[str]:
+    """String literals in inline code that name a resource: any http(s)://, ws(s):// or //host URL, plus
+    the targets of import, require([...]) and src = '...' (these must then be local)."""
+    js = re.sub(r"^\s*//.*$", "", js, flags=re.M)
+    literals = re.findall(r"""["']([^"'\n]*)["']""", js)
+    loaded = [s for s in literals if re.match(r"^((https?|wss?|ftp):)?//", s, re.I)]
+    loaded += re.findall(r"""\bimport\s+(?:[\w{}\s,*]+\s+from\s+)?["']([^"']+)["']""", js)
+    for block in re.findall(r"require\(\s*(?:\{.*?\}\s*,\s*)?\[(.*?)\]", js, flags=re.S):
+        loaded += re.findall(r"""["']([^"']+)["']""", block)
+    loaded += re.findall(r"""(?:src|Src)\s*=\s*["']([^"']+)["']""", js)
+    return loaded
+
+
+def is_local(url: str) -> bool:
+    """Relative paths, #fragments and data: URIs only (an absolute /path would break once moved)."""
+    if url.startswith(("data:", "#")) or url == "":
+        return True
+    parts = urlsplit(url)
+    return not parts.scheme and not parts.netloc and not url.startswith(("/", "\\"))
+
+
+def references(page: Path) -> list[tuple[str, str]]:
+    parser = References()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.urls
+
+
+def local_file(base: Path, url: str) -> Path:
+    return (base.parent / unquote(urlsplit(url).path)).resolve()
+
+
+def test_reference_checker_is_precise():
+    html = """<html><head>
+      <script src="lib/a.js"></script><script src="https://cdn.example/x.js"></script>
+      <link rel="stylesheet" href="//fonts.example/css">
+      <style>/* see https://example.org */ @import url("https://evil/font.css"); .a{background:url(b.png)}</style>
+      <script>require(["lib/r.js", "http://cdn/r.js"], f); var s = 'https://unpkg.com/x.js';
+      import m from 'data:text/javascript,1';</script>
+      <script type="application/vnd.jupyter.widget-state+json">{"u": "https://not.loaded/state"}</script>
+      </head><body><p>Read https://example.com in prose.</p><a href="https://example.com">link</a>
+      <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><use xlink:href="#g"/></svg>
+      <img src="data:image/png;base64,AAAA"></body></html>"""
+    parser = References()
+    parser.feed(html)
+    external = sorted({u for _, u in parser.urls if not is_local(u)})
+    assert external == ["//fonts.example/css", "http://cdn/r.js", "https://cdn.example/x.js",
+                        "https://evil/font.css", "https://unpkg.com/x.js"]
+    assert {"lib/a.js", "b.png", "lib/r.js", "#g"} <= {u for _, u in parser.urls}
+
+
+def test_decks_exist_for_every_notebook(decks):
+    built = sorted(p.name for p in decks.glob("*.slides.html"))
+    assert built == sorted(f"{p.stem}.slides.html" for p in NOTEBOOKS)
+    assert (decks / "index.html").exists()
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in NOTEBOOKS])
+def test_deck_loads_nothing_external(decks, stem):
+    """Every reference in the deck, and in the CSS files it loads (recursively), is local and exists."""
+    deck = decks / f"{stem}.slides.html"
+    pending = [(deck, where, url) for where, url in references(deck)]
+    assert any("reveal.js" in url for _, _, url in pending), "the deck does not load reveal.js at all?"
+    seen: set[Path] = set()
+    while pending:
+        page, where, url = pending.pop()
+        assert is_local(url), f"{page.name} {where} loads an external URL: {url}"
+        if url.startswith(("data:", "#")) or not url:
+            continue
+        target = local_file(page, url)
+        assert target.is_file(), f"{page.name} {where} loads {url}, which is not in the slides folder"
+        assert decks.resolve() in target.parents, f"{url} points outside the slides folder"
+        if target.suffix == ".css" and target not in seen:
+            seen.add(target)
+            pending += [(target, "css", u) for u in css_urls(target.read_text(encoding="utf-8"))]
+
+
+def test_speaker_notes_are_notes_not_slides(decks):
+    nb = json.loads((ROOT / "notebooks" / f"{OPENED}.ipynb").read_text(encoding="utf-8"))
+    notes = [c for c in nb["cells"] if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"]
+    html = (decks / f"{OPENED}.slides.html").read_text(encoding="utf-8")
+    assert notes, "the notebook has no speaker notes to check"
+    assert html.count('<aside class="notes">') == len(notes)
+
+
+# --------------------------------------------------------------------------- offline browser
+
+def test_deck_renders_offline_in_chromium(decks):
+    attempted: list[str] = []
+
+    def only_files(route):
+        url = route.request.url
+        if url.startswith(("file:", "data:")):
+            route.continue_()
+        else:
+            attempted.append(url)
+            route.abort()
+
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.route("**/*", only_files)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((decks / f"{OPENED}.slides.html").as_uri())
+        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+        # MathJax typesets asynchronously: wait until its queue is empty and something was rendered.
+        page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                               " && document.querySelectorAll('.MathJax_CHTML, mjx-container').length > 0",
+                               timeout=90_000)
+        # The sliders render from the widget state stored in the notebook, when it holds the shown views
+        # (nbconvert emits a widget-view script only then); the static counterpart figures always show.
+        html = (decks / f"{OPENED}.slides.html").read_text(encoding="utf-8")
+        has_widget_state = '<script type="application/vnd.jupyter.widget-view+json">' in html
+        if has_widget_state:
+            page.wait_for_function("() => document.querySelectorAll('.widget-slider').length > 0", timeout=90_000)
+        page.screenshot(path=artifact(f"slides_{OPENED}_title.png"))
+        facts = page.evaluate(r"""async () => {
+          const visibleText = root => {  // text a viewer sees: no <script> (MathJax keeps TeX there)
+            const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+              n.parentElement.closest('script, style, aside.notes, .MJX_Assistive_MathML')
+                ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+            let s = ''; while (walker.nextNode()) s += walker.currentNode.data + '\n'; return s;
+          };
+          const h1 = document.querySelector('.slides section h1');
+          const h1Width = h1.getBoundingClientRect().width;  // measured on the title slide, shown now
+          const ctx = document.createElement('canvas').getContext('2d');
+          ctx.font = getComputedStyle(h1).font;
+          const text = visibleText(document.querySelector('.slides'));
+          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+          const figures = [...document.querySelectorAll('.jp-OutputArea-output img')]
+            .filter(i => i.src.startsWith('data:image/png') && !i.closest('.widget-output')).length;
+          const slider = document.querySelector('.widget-slider');
+          const widget = slider ? slider.closest('section') : null;
+          if (widget) { const where = Reveal.getIndices(widget); Reveal.slide(where.h, where.v); }
+          const notes = [...document.querySelectorAll('aside.notes')];
+          return {
+            h1: h1.textContent, h1Width,
+            // A font without Hangul draws every syllable as the same box as an unassigned code point.
+            hangulWidth: ctx.measureText('가중 평균').width, tofuWidth: ctx.measureText('\u{10FFFD}\u{10FFFD} \u{10FFFD}\u{10FFFD}').width,
+            math: document.querySelectorAll('.MathJax_CHTML, mjx-container').length,
+            mathErrors: document.querySelectorAll('.MathJax_Error, merror, [data-mjx-error]').length,
+            rawDisplayMath: (text.match(/\$\$/g) || []).length,
+            rawTex: (text.match(/\\(frac|sqrt|sum|exp|mathrm|top)\b/g) || []).slice(0, 5),
+            notesShown: notes.filter(n => n.offsetParent !== null || n.getBoundingClientRect().height > 0).length,
+            notesInOwnSection: notes.filter(n => n.parentElement.tagName === 'SECTION' &&
+              visibleText(n.parentElement).trim() === '').length,
+            sliders: document.querySelectorAll('.widget-slider').length,
+            figures,
+            widgetFigure: widget ? widget.querySelectorAll('.widget-output img, .jupyter-widgets-output-area img').length : 0,
+          };
+        }""")
+        page.wait_for_timeout(800)  # the slide transition
+        page.screenshot(path=artifact(f"slides_{OPENED}_widget.png"))
+
+    assert attempted == [], f"the deck tried to reach the network: {attempted}"
+    assert errors == [], f"JavaScript errors: {errors}"
+    assert HANGUL.search(facts["h1"]) and facts["h1Width"] > 0, facts
+    assert facts["hangulWidth"] > 0 and facts["hangulWidth"] != facts["tofuWidth"], f"Hangul renders as boxes: {facts}"
+    assert facts["math"] > 0 and facts["mathErrors"] == 0, facts
+    assert facts["rawDisplayMath"] == 0 and facts["rawTex"] == [], f"unrendered TeX in the slides: {facts}"
+    assert facts["notesShown"] == 0 and facts["notesInOwnSection"] == 0, f"speaker notes show as slides: {facts}"
+    assert facts["figures"] > 0, f"no figure (static counterparts included) shows in the deck: {facts}"
+    if has_widget_state:
+        assert facts["sliders"] > 0 and facts["widgetFigure"] > 0, f"the widgets' stored state did not render: {facts}"
+
+
+def test_course_py_has_the_slides_command():
+    assert '"slides"' in (ROOT / "course.py").read_text(encoding="utf-8")

@@ -1,0 +1,184 @@
+"""Export the notebooks to reveal.js slide decks that open with no network at all.
+
+    python3 course.py slides            every notebook -> build/slides/NN_topic.slides.html
+    python3 course.py slides 01 05      only these numbers
+    tools/export_slides.py --out DIR    another output folder (the tests use a temporary one)
+    tools/export_slides.py --fetch-only only fill the npm cache (the set-up step before offline tests)
+
+`jupyter nbconvert --to slides` writes HTML that loads reveal.js, require.js, jQuery, MathJax and
+the widget renderer from CDNs, so a deck opened offline (a meeting room, a plane) is blank. This
+tool fetches those libraries once through the npm registry (`npm pack`, pinned versions, kept in
+build/npm-cache/ and reused), copies the files a deck needs into DIR/lib/, and points nbconvert at
+them with relative URLs, so DIR can be zipped, moved and opened from disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import urllib.parse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+DEFAULT_OUT = ROOT / "build" / "slides"
+DEFAULT_CACHE = ROOT / "build" / "npm-cache"
+
+# Pinned: reveal.js 4.0.2 is the version nbconvert 7's reveal template is written for; MathJax 2.7.7
+# is the version nbconvert's `mathjax_url` expects; html-manager 1.x renders ipywidgets 8 state.
+PACKAGES = {
+    "reveal.js": "4.0.2",
+    "requirejs": "2.3.8",
+    "jquery": "2.2.4",
+    "mathjax": "2.7.7",
+    "@jupyter-widgets/html-manager": "1.0.15",
+}
+
+# What each package contributes to DIR/lib/<name>/ (paths inside the npm tarball's package/).
+# MathJax is 60 MB unpacked; a deck needs the CommonHTML output, the TeX input and the TeX fonts.
+FILES = {
+    "reveal.js": ["dist/reveal.js", "dist/reveal.css", "dist/reset.css", "dist/theme/white.css",
+                  "dist/theme/fonts/source-sans-pro", "plugin/notes", "LICENSE"],
+    "requirejs": ["require.js"],
+    "jquery": ["dist/jquery.min.js", "LICENSE.txt"],
+    "mathjax": ["MathJax.js", "config/TeX-AMS_CHTML-full.js", "config/Safe.js", "config/local",
+                "extensions", "jax/element", "jax/input/TeX", "jax/output/CommonHTML",
+                "jax/output/PreviewHTML", "fonts/HTML-CSS/TeX/woff", "fonts/HTML-CSS/TeX/otf",
+                "localization", "LICENSE"],
+    "@jupyter-widgets/html-manager": ["dist/embed-amd.js", "dist/*.woff", "dist/*.woff2",
+                                      "dist/*.ttf", "dist/*.eot", "dist/*.svg", "dist/embed.js.LICENSE.txt"],
+}
+
+# nbconvert's reveal template imports MermaidJS as an ES module from a CDN on every page. The
+# notebooks draw no Mermaid diagrams, and Chromium refuses ES modules from file:// anyway, so the
+# import gets an inline no-op module instead (a data: URI, so nothing is fetched).
+MERMAID_STUB = "data:text/javascript," + urllib.parse.quote("export default {initialize() {}};")
+
+
+def lib_dir_name(package: str) -> str:
+    return package.split("/")[-1]
+
+
+def fetch(cache: Path) -> dict[str, Path]:
+    """Return {package: unpacked folder}, running `npm pack` only for tarballs not in the cache."""
+    cache.mkdir(parents=True, exist_ok=True)
+    unpacked = {}
+    for package, version in PACKAGES.items():
+        tarball = cache / f"{package.lstrip('@').replace('/', '-')}-{version}.tgz"
+        if not tarball.exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                raise SystemExit("export_slides: `npm` is needed once to fetch reveal.js, MathJax and friends "
+                                 f"into {cache} (Debian: apt-get install npm); later runs reuse that cache.")
+            print(f"export_slides: npm pack {package}@{version}", flush=True)
+            subprocess.run([npm, "pack", "--silent", f"{package}@{version}", "--pack-destination", str(cache)],
+                           check=True, stdout=subprocess.DEVNULL)
+        target = cache / "unpacked" / f"{lib_dir_name(package)}-{version}"
+        if not (target / "package" / "package.json").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir(parents=True)
+            with tarfile.open(tarball) as tar:
+                tar.extractall(target, filter="data")
+        unpacked[package] = target / "package"
+    return unpacked
+
+
+def install_libs(unpacked: dict[str, Path], lib: Path) -> None:
+    """Copy the files the decks load into lib/ (skipped when a stamp says they are already there)."""
+    stamp = lib / ".versions.json"
+    wanted = json.dumps({"packages": PACKAGES, "files": FILES}, sort_keys=True)
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    shutil.rmtree(lib, ignore_errors=True)
+    for package, patterns in FILES.items():
+        src, dst = unpacked[package], lib / lib_dir_name(package)
+        for pattern in patterns:
+            matches = sorted(src.glob(pattern))
+            if not matches:
+                raise SystemExit(f"export_slides: {package} has no {pattern}")
+            for path in matches:
+                target = dst / path.relative_to(src)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if path.is_dir():
+                    shutil.copytree(path, target, dirs_exist_ok=True)
+                else:
+                    shutil.copy2(path, target)
+    stamp.write_text(wanted)
+
+
+def exporter_config() -> dict:
+    """The nbconvert settings (the same traits as --SlidesExporter.* on the command line): local URLs."""
+    return {
+        "SlidesExporter": {
+            "reveal_url_prefix": "lib/reveal.js",
+            "require_js_url": "lib/requirejs/require.js",
+            "jquery_url": "lib/jquery/dist/jquery.min.js",
+            # MathJax.js itself, not latest.js: latest.js asks the CDN for the newest 2.x version.
+            "mathjax_url": "lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
+            "widget_renderer_url": "lib/html-manager/dist/embed-amd.js",
+            "reveal_theme": "white",
+            "reveal_scroll": True,
+        },
+        # Slides show outputs; the code stays visible because the lessons are about the code.
+        "TemplateExporter": {"exclude_input_prompt": True, "exclude_output_prompt": True},
+    }
+
+
+def export(notebook: Path, out: Path) -> Path:
+    import nbformat
+    from nbconvert import SlidesExporter
+    from traitlets.config import Config
+
+    exporter = SlidesExporter(config=Config(exporter_config()))
+    exporter.mermaid_js_url = MERMAID_STUB  # a plain trait in nbconvert 7.17, not settable by config
+    nb = nbformat.read(notebook, as_version=4)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
+    target = out / f"{notebook.stem}.slides.html"
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def write_index(out: Path) -> None:
+    """A plain page linking every deck in the folder, so a presenter can start from one file."""
+    decks = sorted(out.glob("[0-9][0-9]_*.slides.html"))
+    items = "\n".join(f'<li><a href="{d.name}">{d.name.removesuffix(".slides.html")}</a></li>' for d in decks)
+    (out / "index.html").write_text(
+        '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8"><title>슬라이드</title></head>\n'
+        f"<body><h1>손으로 익히는 셀프 어텐션: 슬라이드</h1>\n<ul>\n{items}\n</ul>\n"
+        "<p>인터넷 없이 열립니다. 방향키로 넘기고, 발표 노트는 슬라이드에 나오지 않습니다.</p>\n"
+        "</body></html>\n", encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("numbers", nargs="*", help="notebook numbers (default: all)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--fetch-only", action="store_true",
+                        help="only fill the npm cache (CI runs this before the tests, which stay offline)")
+    args = parser.parse_args(argv)
+    if args.fetch_only:
+        fetch(args.cache)
+        return 0
+
+    notebooks = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    if args.numbers:
+        notebooks = [p for p in notebooks if p.name[:2] in args.numbers]
+    if not notebooks:
+        print(f"export_slides: no notebook matches {args.numbers} in {NOTEBOOKS}")
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    install_libs(fetch(args.cache), args.out / "lib")
+    for notebook in notebooks:
+        print(export(notebook, args.out), flush=True)
+    write_index(args.out)
+    print(f"export_slides: open {args.out / 'index.html'} in a browser (works offline; zip the folder to share)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
