@@ -39,6 +39,13 @@ def _check_finite(name: str, x: torch.Tensor) -> None:
         raise ValueError(f"{name} contains {bad}; attention needs finite inputs")
 
 
+def _positive_int(name: str, n) -> int:
+    """n as an int; ValueError unless it is a positive integer (bools rejected)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    return int(n)
+
+
 def _check_temperature(temperature) -> float:
     if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
         raise TypeError(f"temperature must be a real number, got {type(temperature).__name__}")

@@ -4,7 +4,6 @@ slider and the exercise checkers."""
 
 from __future__ import annotations
 
-import numbers
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -12,7 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import MultiHeadAttention
+from .attention import MultiHeadAttention, _positive_int
 from .exercises import Wrong, _as_tensor, _call, exercise
 from .plots import attention_heatmap, to_numpy
 
@@ -29,12 +28,6 @@ N_KEYS, N_VALUES = len(KEYS), 10
 QUERY_MARK = N_VALUES  # value id of a query position: "?" (the value is what is asked for)
 N_PAIRS, N_QUERIES = 6, 4
 SEQ_LEN = N_PAIRS + N_QUERIES  # 10 positions: 6 "key:value" pairs, then 4 queries "key?"
-
-
-def _positive_int(name: str, n) -> int:
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    return int(n)
 
 
 def _tensor(name: str, x, dim: int) -> torch.Tensor:

@@ -60,8 +60,8 @@ def check(exercise_id: str, answer) -> CheckResult:
     return CheckResult(exercise_id, True, message or "모든 검사를 통과했습니다.")
 
 
-def _call(fn, *args, what: str):
-    """Run the learner's function, turning a crash into an explanation."""
+def _call(fn, *args, what: str, hint: str = ""):
+    """Run the learner's function, turning a crash into an explanation (with an optional hint)."""
     if not callable(fn):
         raise Wrong(f"함수를 넘겨야 합니다 ({what}); 받은 것은 {type(fn).__name__}입니다.")
     try:
@@ -69,7 +69,7 @@ def _call(fn, *args, what: str):
     except NotImplementedError:
         raise
     except Exception as exc:  # the learner's code failed: show how, not a stack trace
-        raise Wrong(f"{what} 호출이 오류를 냈습니다: {type(exc).__name__}: {exc}") from None
+        raise Wrong(f"{what} 호출이 오류를 냈습니다: {type(exc).__name__}: {exc}. {hint}".strip()) from None
 
 
 def _as_tensor(x, what: str) -> torch.Tensor:

@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import MultiHeadAttention, scaled_dot_product_attention
+from .attention import MultiHeadAttention, _positive_int, scaled_dot_product_attention
 from .exercises import Wrong, _as_tensor, _call, exercise
 from .plots import attention_heatmap, to_numpy
 
@@ -23,12 +23,6 @@ __all__ = [
     "train_offset_model", "accuracy", "offset_profile", "head_roles",
     "mean_head_maps", "draw_head", "draw_all_heads", "head_selector",
 ]
-
-
-def _positive_int(name: str, n) -> int:
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    return int(n)
 
 
 def _tensor(name: str, x, dim: int) -> torch.Tensor:

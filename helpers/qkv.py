@@ -11,7 +11,7 @@ import torch
 
 from .attention import scaled_dot_product_attention, softmax
 from .data import load_json
-from .exercises import Wrong, exercise
+from .exercises import Wrong, _call, exercise
 from .plots import to_numpy, weight_bars
 
 __all__ = [
@@ -178,18 +178,6 @@ def query_explorer(scores, tokens, *, max_scale: float = 100.0):
 # --------------------------------------------------------------------------- exercises
 
 
-def _run(fn, *args, what: str, hint: str = ""):
-    """Call the learner's function; a crash becomes a Korean explanation (with an optional hint)."""
-    if not callable(fn):
-        raise Wrong(f"함수를 넘겨야 합니다 ({what}); 받은 것은 {type(fn).__name__}입니다.")
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        raise
-    except Exception as exc:
-        raise Wrong(f"{what} 호출이 오류를 냈습니다: {type(exc).__name__}: {exc}. {hint}".strip()) from None
-
-
 def _pair(result, what: str) -> tuple[torch.Tensor, torch.Tensor]:
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise Wrong(f"{what}는 (output, weights) 두 개를 돌려줘야 합니다; 받은 것은 {type(result).__name__}입니다.")
@@ -211,7 +199,7 @@ def _exercise_case(seed: int, t_q: int, t_k: int, d_model: int = 4, d_k: int = 6
 def _self_attention(fn):
     x, _, (w_q, w_k, w_v) = _exercise_case(31, 5, 5)
     what = "self_attention(X, W_Q, W_K, W_V)"
-    got_out, got_w = _pair(_run(fn, x, w_q, w_k, w_v, what=what), what)
+    got_out, got_w = _pair(_call(fn, x, w_q, w_k, w_v, what=what), what)
     ref = qkv_attention(x, x, w_q, w_k, w_v)
     q, k, v, d_k = ref["Q"], ref["K"], ref["V"], ref["Q"].shape[-1]
     if got_w.shape != ref["weights"].shape:
@@ -249,7 +237,7 @@ def _cross_attention(fn):
     dec, enc, (w_q, w_k, w_v) = _exercise_case(32, 3, 5)
     what = "cross_attention(dec, enc, W_Q, W_K, W_V)"
     hint = "힌트: 쿼리는 디코더(dec), 키와 밸류는 둘 다 인코더(enc)에서 옵니다."
-    got_out, got_w = _pair(_run(fn, dec, enc, w_q, w_k, w_v, what=what, hint=hint), what)
+    got_out, got_w = _pair(_call(fn, dec, enc, w_q, w_k, w_v, what=what, hint=hint), what)
     ref = qkv_attention(dec, enc, w_q, w_k, w_v)
     if got_w.shape == (5, 3):
         raise Wrong("weights의 모양이 (5, 3)입니다: 쿼리를 인코더에서 만들었습니다. 쿼리는 디코더 상태 3개, 키는 인코더 상태 5개라서 (T_q, T_k) = (3, 5)여야 합니다.")

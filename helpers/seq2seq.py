@@ -16,7 +16,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .attention import softmax
-from .exercises import Wrong, exercise
+from .exercises import Wrong, _call, exercise
 from .plots import attention_heatmap, to_numpy, weight_bars
 
 __all__ = [
@@ -418,17 +418,6 @@ def alignment_explorer(weights, src_labels, tgt_labels):
 # --------------------------------------------------------------------------- exercises
 
 
-def _run(fn, *args, what: str):
-    if not callable(fn):
-        raise Wrong(f"함수를 넘겨야 합니다; 받은 것은 {type(fn).__name__}입니다.")
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # show the learner's error as a sentence, not a traceback
-        raise Wrong(f"{what} 호출이 오류를 냈습니다: {type(exc).__name__}: {exc}") from None
-
-
 def _tensor(x, what: str) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x.detach().double()
@@ -447,7 +436,7 @@ def _ex_cases():
 @exercise("02-1")
 def _check_dot_step(fn):
     for query, keys in _ex_cases():
-        got = _run(fn, query.clone(), keys.clone(), what="dot_attention_step(query, keys)")
+        got = _call(fn, query.clone(), keys.clone(), what="dot_attention_step(query, keys)")
         if not (isinstance(got, tuple) and len(got) == 2):
             raise Wrong("(context, weights) 두 값을 튜플로 돌려줘야 합니다.")
         context, weights = _tensor(got[0], "context"), _tensor(got[1], "weights")
@@ -489,7 +478,7 @@ def _check_additive_scores(fn):
     W_q = torch.randn(6, 3, generator=g, dtype=torch.float64)
     W_k = torch.randn(6, 5, generator=g, dtype=torch.float64)
     v = torch.randn(6, generator=g, dtype=torch.float64)
-    got = _tensor(_run(fn, query, keys, W_q, W_k, v, what="additive_scores(query, keys, W_q, W_k, v)"),
+    got = _tensor(_call(fn, query, keys, W_q, W_k, v, what="additive_scores(query, keys, W_q, W_k, v)"),
                   "additive_scores의 결과")
     pre = (query @ W_q.T).unsqueeze(1) + keys @ W_k.T  # (B, T, h)
     want = torch.tanh(pre) @ v  # (B, T)
@@ -509,7 +498,7 @@ def _check_additive_scores(fn):
 @exercise("02-3")
 def _check_reversal_alignment(fn):
     for length in (1, 4, 7):
-        got = _tensor(_run(fn, length, what=f"reversal_alignment({length})"), f"reversal_alignment({length})")
+        got = _tensor(_call(fn, length, what=f"reversal_alignment({length})"), f"reversal_alignment({length})")
         want = torch.eye(length, dtype=torch.float64).flip(1)
         if got.shape != want.shape:
             raise Wrong(f"reversal_alignment({length})의 모양이 {tuple(got.shape)}입니다. "

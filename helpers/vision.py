@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import MultiHeadAttention
+from .attention import MultiHeadAttention, _positive_int
 from .exercises import Wrong, _as_tensor, _call, exercise
 from .plots import to_numpy
 
@@ -21,12 +21,6 @@ __all__ = [
     "vit_accuracy", "cls_attention", "ink_fraction", "draw_patch_grid", "draw_patch_attention",
     "draw_query_attention", "patch_size_explorer", "query_patch_explorer",
 ]
-
-
-def _positive_int(name: str, n) -> int:
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    return int(n)
 
 
 def _tensor(name: str, x, dims: tuple[int, ...]) -> torch.Tensor:
