@@ -8,24 +8,7 @@ import matplotlib as mpl
 import numpy as np
 import torch
 
-from . import attention, data, exercises, plots, widgets  # noqa: F401  (the core)
-
-# One module per lesson; importing them here registers every exercise checker,
-# so check("NN-k", ...) works after a plain `import helpers`.
-from . import (  # noqa: F401, E402
-    complexity,
-    dropout,
-    dynamics,
-    masks,
-    multihead,
-    position,
-    pretrained,
-    qkv,
-    scaling,
-    seq2seq,
-    temperature,
-    vision,
-)
+from . import attention, data, plots, validate, widgets  # noqa: F401  (the hand-written core)
 
 SEED = 0
 

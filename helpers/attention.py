@@ -9,12 +9,17 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import validate
+
 __all__ = [
     "softmax",
     "scaled_dot_product_attention",
     "MultiHeadAttention",
     "chunked_attention",
     "causal_mask",
+    "padding_mask",
+    "split_heads",
+    "merge_heads",
     "entropy",
 ]
 
@@ -85,8 +90,40 @@ def _check_qkv(query, key, value) -> tuple[int, ...]:
 
 def causal_mask(t_q: int, t_k: int | None = None, device=None) -> torch.Tensor:
     """Boolean (T_q, T_k) mask, True where query i may attend key j <= i (top-left aligned)."""
-    t_k = t_q if t_k is None else t_k
+    t_q = validate.positive_int("t_q", t_q)
+    t_k = t_q if t_k is None else validate.positive_int("t_k", t_k)
     return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril()
+
+
+def padding_mask(lengths, t: int | None = None) -> torch.Tensor:
+    """Boolean (B, T) mask, True at the first ``lengths[b]`` (real) positions, False at padding.
+
+    ``t`` defaults to the longest length. Broadcast it to keys as ``mask[:, None, :]`` (B, 1, T_k).
+    """
+    lengths = validate.lengths("lengths", lengths)
+    t = int(lengths.max()) if t is None else validate.positive_int("t", t)
+    if (lengths > t).any():
+        raise ValueError(f"every length must be <= t={t}, got lengths {lengths.tolist()}")
+    return torch.arange(t) < lengths[:, None]  # (B, T)
+
+
+def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """(B, T, C) -> (B, h, T, C/h): cut the features into h heads, then move heads before time."""
+    validate.tensor("x", x, 3)
+    num_heads = validate.positive_int("num_heads", num_heads)
+    b, t, c = x.shape
+    if x.dim() != 3 or c % num_heads:
+        raise ValueError(f"x must be (B, T, C) with C divisible by num_heads={num_heads}, got {tuple(x.shape)}")
+    return x.view(b, t, num_heads, c // num_heads).transpose(1, 2)  # (B, h, T, d)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """(B, h, T, d) -> (B, T, h*d): the inverse of ``split_heads`` (heads concatenated in order)."""
+    validate.tensor("x", x, 4)
+    if x.dim() != 4:
+        raise ValueError(f"x must be (B, h, T, d), got {tuple(x.shape)}")
+    b, h, t, d = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * d)  # (B, T, C)
 
 
 # --------------------------------------------------------------------------- softmax
@@ -263,7 +300,7 @@ class MultiHeadAttention(nn.Module):
         return self.out_proj(out), weights
 
     @classmethod
-    def from_torch(cls, module: nn.MultiheadAttention) -> "MultiHeadAttention":
+    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a ``torch.nn.MultiheadAttention(..., batch_first=True)``."""
         if not isinstance(module, nn.MultiheadAttention):
             raise TypeError(f"expected torch.nn.MultiheadAttention, got {type(module).__name__}")

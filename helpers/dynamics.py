@@ -4,9 +4,7 @@ slider and the exercise checkers."""
 
 from __future__ import annotations
 
-
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import MultiHeadAttention, _positive_int, scaled_dot_product_attention
+from .attention import MultiHeadAttention, _positive_int
 from .exercises import Wrong, _as_tensor, _call, exercise
 from .plots import attention_heatmap, to_numpy
 

@@ -201,7 +201,7 @@ def _self_attention(fn):
     what = "self_attention(X, W_Q, W_K, W_V)"
     got_out, got_w = _pair(_call(fn, x, w_q, w_k, w_v, what=what), what)
     ref = qkv_attention(x, x, w_q, w_k, w_v)
-    q, k, v, d_k = ref["Q"], ref["K"], ref["V"], ref["Q"].shape[-1]
+    q, k, _v, d_k = ref["Q"], ref["K"], ref["V"], ref["Q"].shape[-1]
     if got_w.shape != ref["weights"].shape:
         raise Wrong(f"weights의 모양이 {tuple(got_w.shape)}입니다. 토큰 5개의 셀프 어텐션이면 (T, T) = (5, 5)여야 합니다.")
     if got_out.shape != ref["output"].shape:

@@ -125,7 +125,7 @@ def run(ns, methods, repeat: int) -> dict:
             "torch_threads": torch.get_num_threads(),
             "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "python": platform.python_version(),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "note": "shared machine (2 cores, several users): timings are noisy",
         },
         "config": {"batch": 1, "heads": 1, "d": D, "dtype": "float32", "window": 128,

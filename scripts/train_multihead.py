@@ -25,7 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers.data import DATA_DIR, save_json  # noqa: E402
 from helpers.multihead import (  # noqa: E402
-    OffsetModel, _task_loss, accuracy, make_offset_batch, mean_head_maps, offset_profile,
+    OffsetModel,
+    _task_loss,
+    accuracy,
+    make_offset_batch,
+    mean_head_maps,
+    offset_profile,
 )
 
 HEADS = (1, 2, 4)

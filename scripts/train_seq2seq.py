@@ -28,7 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from helpers import seed_everything  # noqa: E402
 from helpers.data import DATA_DIR, load_json, save_json  # noqa: E402
 from helpers.seq2seq import (  # noqa: E402
-    ATTENTION_KINDS, Seq2Seq, accuracy_by_length, accuracy_by_position, checkpoint, train_steps,
+    ATTENTION_KINDS,
+    Seq2Seq,
+    accuracy_by_length,
+    accuracy_by_position,
+    checkpoint,
+    train_steps,
 )
 
 CONFIG = {

@@ -24,7 +24,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from browser_support import ROOT, artifact, chromium, missing_browser, skip_or_fail
 
 # (notebook, how to find its slider): the marker is text in the source of the code cell whose

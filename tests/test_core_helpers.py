@@ -15,7 +15,7 @@ import torch  # noqa: E402
 import helpers  # noqa: E402
 import helpers.widgets  # noqa: E402
 from helpers.exercises import EXERCISES, CheckResult, check  # noqa: E402
-from helpers.plots import attention_heatmap, use_korean_font, weight_bars  # noqa: E402
+from helpers.plots import attention_heatmap, weight_bars  # noqa: E402
 from helpers.widgets import draw_softmax, softmax_explorer  # noqa: E402
 
 

@@ -6,16 +6,22 @@ import matplotlib
 import numpy as np
 import pytest
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from helpers.attention import scaled_dot_product_attention  # noqa: E402
-from helpers.dropout import (TinyAttentionClassifier, draw_dropout, dropout_explorer, evaluate,  # noqa: E402
-                             make_repeat_task, mean_error_curve, row_sum_variance, sample_dropout,
-                             train_classifier)
+from helpers.dropout import (  # noqa: E402
+    TinyAttentionClassifier,
+    draw_dropout,
+    dropout_explorer,
+    evaluate,
+    make_repeat_task,
+    mean_error_curve,
+    row_sum_variance,
+    sample_dropout,
+    train_classifier,
+)
 from helpers.exercises import check  # noqa: E402
 
 

@@ -14,10 +14,25 @@ from helpers.attention import scaled_dot_product_attention  # noqa: E402
 from helpers.data import DATA_DIR, load_json, load_tensor_dict  # noqa: E402
 from helpers.exercises import check  # noqa: E402
 from helpers.seq2seq import (  # noqa: E402
-    BOS, PAD, AdditiveAttention, DotProductAttention, Seq2Seq, accuracy_by_length, accuracy_by_position,
-    alignment_accuracy, alignment_explorer, checkpoint, decode_tokens, dot_product_attention,
-    draw_accuracy_vs_length, draw_alignment_step, make_reversal_batch, model_from_checkpoint,
-    padding_mask, reverse_padded, train_steps,
+    BOS,
+    PAD,
+    AdditiveAttention,
+    DotProductAttention,
+    Seq2Seq,
+    accuracy_by_length,
+    accuracy_by_position,
+    alignment_accuracy,
+    alignment_explorer,
+    checkpoint,
+    decode_tokens,
+    dot_product_attention,
+    draw_accuracy_vs_length,
+    draw_alignment_step,
+    make_reversal_batch,
+    model_from_checkpoint,
+    padding_mask,
+    reverse_padded,
+    train_steps,
 )
 
 

@@ -8,7 +8,6 @@ touch the network). One deck is opened in headless Chromium with every non-file 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,7 +16,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-
 from browser_support import ROOT, artifact, chromium, skip_or_fail
 
 sys.path.insert(0, str(ROOT / "tools"))

@@ -295,7 +295,7 @@ def _se_right(x, w1, w2):
 
 
 def test_13_1_checker():
-    x, (w1, w2) = vi._example_features() + 0.5, vi._example_weights()
+    x, (w1, _w2) = vi._example_features() + 0.5, vi._example_weights()
     hidden = x.mean(dim=(2, 3)) @ w1.T
     assert (hidden < 0).any() and (hidden > 0).any()  # the example data can tell a missing ReLU apart
     assert check("13-1", _se_right).passed

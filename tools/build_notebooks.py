@@ -1,15 +1,22 @@
 """Build notebooks/NN_*.ipynb from their readable sources notebooks/src/NN_*.py, executed.
 
-    python3 course.py build          every notebook
-    python3 course.py build 01 04    only these numbers
+    python3 course.py build             every notebook (after regenerating helpers/lessons/)
+    python3 course.py build 01 04       only these numbers
+    python3 course.py build --generate  only regenerate helpers/lessons/ (no execution)
 
 The source (jupytext percent format) is the truth; the .ipynb is its executed form with the
 outputs that nbval compares. Cells without slide metadata get one: '#'/'##' headings start
 a slide, '###' headings a sub-slide, everything else continues the current slide.
+
+Show, then save: a code cell tagged ``save`` (``# %% tags=["save"]``) is taught in the notebook
+and copied, as written, into ``helpers/lessons/<topic>.py`` (the notebook's file name without
+its number), so later notebooks, scripts and tests import the very code the learner read.
+A saved cell holds only imports, functions, classes and constant assignments.
 """
 
 from __future__ import annotations
 
+import ast
 import sys
 import time
 from pathlib import Path
@@ -21,6 +28,9 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "notebooks" / "src"
 OUT = ROOT / "notebooks"
+LESSONS = ROOT / "helpers" / "lessons"
+SAVE_TAG = "save"
+_ALLOWED = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 
 
 def default_slide_type(cell) -> str:
@@ -42,10 +52,82 @@ def load_source(path: Path) -> nbformat.NotebookNode:
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python", "pygments_lexer": "ipython3"},
-        "rise": {"scroll": True, "enable_chalkboard": False, "theme": "simple"},
+        "rise": {"scroll": False, "enable_chalkboard": False, "theme": "simple"},
     }
     nb.nbformat, nb.nbformat_minor = 4, 5
     return nb
+
+
+# --------------------------------------------------------------------------- show, then save
+
+
+def module_name(source: Path) -> str:
+    """'07_multi_head_attention.py' -> 'multi_head_attention' (helpers.lessons.multi_head_attention)."""
+    return source.stem.split("_", 1)[1]
+
+
+def saved_module_text(source: Path) -> str | None:
+    """The generated module for one notebook source, or None if it saves no cell."""
+    nb = jupytext.read(source, fmt="py:percent")
+    imports: list[str] = []
+    bodies: list[str] = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or SAVE_TAG not in cell.metadata.get("tags", []):
+            continue
+        where = f"{source.name}, cell {i}"
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError as err:
+            raise ValueError(f"{where}: a saved cell must be plain Python ({err})") from None
+        lines = cell.source.splitlines()
+        keep = [True] * len(lines)
+        for node in tree.body:
+            if not isinstance(node, _ALLOWED):
+                raise ValueError(f"{where}, line {node.lineno}: a saved cell may hold only imports, functions, "
+                                 f"classes and constants, found {type(node).__name__}; move it to another cell")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                text = "\n".join(lines[node.lineno - 1:node.end_lineno])
+                if text not in imports:
+                    imports.append(text)
+                for j in range(node.lineno - 1, node.end_lineno):
+                    keep[j] = False
+        body = "\n".join(line for line, k in zip(lines, keep) if k).strip("\n")
+        if body:
+            bodies.append(body)
+    if not bodies and not imports:
+        return None
+    header = (f'"""Generated from notebooks/src/{source.name} by `python3 course.py build`.\n\n'
+              f"Do not edit: change the cells tagged \"{SAVE_TAG}\" in the notebook source and rebuild.\n"
+              '"""\n')
+    parts = [header, "\n".join(imports)] if imports else [header]
+    return "\n".join(parts) + "\n\n\n" + "\n\n\n".join(bodies) + "\n"
+
+
+def generated_modules() -> dict[Path, str]:
+    """Every generated module, keyed by its path under helpers/lessons/."""
+    out = {}
+    for source in sorted(SRC.glob("[0-9][0-9]_*.py")):
+        text = saved_module_text(source)
+        if text is not None:
+            out[LESSONS / f"{module_name(source)}.py"] = text
+    return out
+
+
+def write_generated() -> list[Path]:
+    """(Re)write helpers/lessons/*.py from the sources; remove modules whose notebook saves nothing."""
+    LESSONS.mkdir(exist_ok=True)
+    wanted = generated_modules()
+    for stale in set(LESSONS.glob("*.py")) - set(wanted) - {LESSONS / "__init__.py"}:
+        stale.unlink()
+    changed = []
+    for path, text in wanted.items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
+# --------------------------------------------------------------------------- execute
 
 
 def build(path: Path) -> float:
@@ -58,12 +140,16 @@ def build(path: Path) -> float:
     return seconds
 
 
-def main(numbers: list[str]) -> int:
+def main(args: list[str]) -> int:
+    for path in write_generated():
+        print(f"generated {path.relative_to(ROOT)}", flush=True)
+    if args == ["--generate"]:
+        return 0
     sources = sorted(SRC.glob("[0-9][0-9]_*.py"))
-    if numbers:
-        sources = [p for p in sources if p.name[:2] in numbers]
+    if args:
+        sources = [p for p in sources if p.name[:2] in args]
     if not sources:
-        print(f"no sources match {numbers} in {SRC}")
+        print(f"no sources match {args} in {SRC}")
         return 1
     for path in sources:
         print(f"{path.name}: {build(path):.1f} s", flush=True)

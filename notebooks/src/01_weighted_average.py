@@ -202,8 +202,7 @@ area_percent = torch.tensor([88.0, 92.0, 76.0, (30 + 28 + 35 + 33) / 200 * 100])
 area_scores = torch.tensor([1.0, 0.5, 2.0, -1.0])
 print("영역별 백분율:", area_percent.tolist())
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 softmax_explorer(areas, area_scores, values=area_percent)
 
 # %% [markdown]

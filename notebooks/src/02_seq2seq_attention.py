@@ -28,10 +28,22 @@ from helpers.data import load_json, load_tensor_dict
 from helpers.exercises import check
 from helpers.plots import attention_heatmap
 from helpers.seq2seq import (
-    BOS, AdditiveAttention, DotProductAttention, Seq2Seq, accuracy_by_length, accuracy_by_position,
-    alignment_accuracy, alignment_explorer, decode_tokens, dot_product_attention,
-    draw_accuracy_vs_length, draw_alignment_step, make_reversal_batch, model_from_checkpoint,
-    padding_mask, train_steps,
+    BOS,
+    AdditiveAttention,
+    DotProductAttention,
+    Seq2Seq,
+    accuracy_by_length,
+    accuracy_by_position,
+    alignment_accuracy,
+    alignment_explorer,
+    decode_tokens,
+    dot_product_attention,
+    draw_accuracy_vs_length,
+    draw_alignment_step,
+    make_reversal_batch,
+    model_from_checkpoint,
+    padding_mask,
+    train_steps,
 )
 
 setup()
@@ -401,8 +413,7 @@ assert keys.shape[-1] == 2 * model.config["hidden_dim"] != model.config["emb_dim
 w12, s12, p12 = alignment_of(models["additive"], 12, seed=8)
 print("입력:", "".join(s12), "  출력:", "".join(p12))
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 alignment_explorer(w12, s12, p12)
 
 # %% [markdown]

@@ -27,8 +27,15 @@ from helpers import seed_everything, setup
 from helpers.attention import softmax
 from helpers.exercises import check
 from helpers.plots import attention_heatmap
-from helpers.qkv import (bae_top_weight, draw_query_grid, load_bae, load_i_am_a_student, max_abs_diff,
-                         qkv_attention, query_explorer)
+from helpers.qkv import (
+    bae_top_weight,
+    draw_query_grid,
+    load_bae,
+    load_i_am_a_student,
+    max_abs_diff,
+    qkv_attention,
+    query_explorer,
+)
 
 setup()
 
@@ -312,8 +319,7 @@ plt.show()
 # - 배율 1에서는 어느 쿼리를 골라도 막대가 점선(균등 1/8)에 붙어 있다.
 # - 배율을 키우면 분포가 한쪽으로 쏠리지만, 1위는 어느 쿼리에서나 "배"다.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 query_explorer(res["scores"], tokens)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}

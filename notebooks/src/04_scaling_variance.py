@@ -25,8 +25,18 @@ import torch
 from helpers import seed_everything, setup
 from helpers.attention import scaled_dot_product_attention, softmax
 from helpers.exercises import check
-from helpers.scaling import (DKS, dk_axis, dk_explorer, dot_product_variance, draw_dk, entropy,
-                             jacobian_norm, saturation_stats, saturation_sweep, softmax_jacobian)
+from helpers.scaling import (
+    DKS,
+    dk_axis,
+    dk_explorer,
+    dot_product_variance,
+    draw_dk,
+    entropy,
+    jacobian_norm,
+    saturation_stats,
+    saturation_sweep,
+    softmax_jacobian,
+)
 
 setup()
 
@@ -272,8 +282,7 @@ assert w_after.numpy().round(2).tolist() == [0.96, 0.02, 0.02]   # the seed prin
 # - **가운데**: 키 8개짜리 소프트맥스 한 행. 제목은 엔트로피(나누지 않음 / 나눔)입니다.
 # - **오른쪽**: 위 측정의 $\|J\|$ 중앙값 곡선과 현재 $d_k$(빨간 점).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 dk_explorer(value=64)
 
 # %% [markdown]

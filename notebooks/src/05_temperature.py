@@ -28,8 +28,15 @@ from helpers.attention import scaled_dot_product_attention, softmax
 from helpers.data import load_json
 from helpers.exercises import check
 from helpers.plots import weight_bars
-from helpers.temperature import (bae_scores, draw_temperature, entropy, sample_tokens,
-                                 tau_for_max_weight, temperature_explorer, temperature_sweep)
+from helpers.temperature import (
+    bae_scores,
+    draw_temperature,
+    entropy,
+    sample_tokens,
+    tau_for_max_weight,
+    temperature_explorer,
+    temperature_sweep,
+)
 
 setup()
 
@@ -225,8 +232,7 @@ assert tau_bae_09 < 0.01 and tau_all_09 < tau_bae_09
 # %% [markdown]
 # "배" 행이 0.9에 이르려면 τ ≈ 0.009, 곧 점수를 약 110배 키워야 합니다. 이 예제의 입력과 투영 행렬이 0~0.5의 작은 수이고 d_k = 4라서 점수 $QK^\top/\sqrt{d_k}$가 0.03~0.16에 머물기 때문입니다. 학습된 모델이라면 W_Q, W_K의 크기가 점수의 퍼짐을 정하므로, τ를 건드리지 않고도 맵이 날카로워질 수 있습니다(토론 질문 1). 아래 슬라이더로 τ를 10에서 0.001까지 움직여 보세요. 왼쪽은 전체 가중치 맵(색 눈금 0~1 고정), 오른쪽은 빨간 테두리의 "배" 행입니다.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 temperature_explorer(bae, tokens, row=2, tau=1.0)
 
 # %% [markdown]

@@ -26,8 +26,15 @@ import torch.nn.functional as F
 from helpers import seed_everything, setup
 from helpers.attention import MultiHeadAttention, scaled_dot_product_attention
 from helpers.data import load_json
-from helpers.dropout import (draw_dropout, dropout_explorer, mean_error_curve, make_repeat_task,
-                             row_sum_variance, sample_dropout, train_classifier)
+from helpers.dropout import (
+    draw_dropout,
+    dropout_explorer,
+    make_repeat_task,
+    mean_error_curve,
+    row_sum_variance,
+    sample_dropout,
+    train_classifier,
+)
 from helpers.exercises import check
 from helpers.plots import attention_heatmap
 
@@ -234,8 +241,7 @@ assert abs(intact - 0.9 ** 4) < 0.01 and exactly_one < 0.001
 # - p가 커질수록 한 번 뽑은 결과의 행 합이 1에서 멀어지고, 남은 칸의 값이 커진다 (p = 0.9면 10배).
 # - 평균은 p와 상관없이 거의 W이고 행 합도 거의 1이다. 다만 p가 클수록 평균도 더 흔들린다: 평균 행 합의 표준오차는 $\sqrt{\frac{p}{1-p}\sum_j w_{ij}^2 / 1000}$ 로, p = 0.9에서 0.05~0.06이다.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 dropout_explorer(q, k, labels=tokens)
 
 # %% [markdown]

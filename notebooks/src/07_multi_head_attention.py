@@ -28,9 +28,23 @@ from helpers.attention import MultiHeadAttention, causal_mask
 from helpers.data import load_json, load_tensor_dict
 from helpers.exercises import check
 from helpers.multihead import (
-    FIRST_SCORED, MISTAKES, OffsetModel, accuracy, draw_all_heads, draw_head, head_roles,
-    head_selector, make_offset_batch, manual_mha, mean_head_maps, measured_matmul_flops,
-    merge_heads, mha_costs, mha_param_formula, offset_profile, param_count, split_heads,
+    MISTAKES,
+    OffsetModel,
+    accuracy,
+    draw_all_heads,
+    draw_head,
+    head_roles,
+    head_selector,
+    make_offset_batch,
+    manual_mha,
+    mean_head_maps,
+    measured_matmul_flops,
+    merge_heads,
+    mha_costs,
+    mha_param_formula,
+    offset_profile,
+    param_count,
+    split_heads,
     train_offset_model,
 )
 
@@ -347,8 +361,7 @@ assert sorted(head_roles(maps2)) == ["이전 토큰", "첫 토큰"]
 # %% [markdown]
 # 슬라이더로 헤드를 골라 그 헤드의 어텐션 맵(테스트 시퀀스 2000개의 평균)을 봅니다. 행이 쿼리 위치, 열이 키 위치입니다.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 head_selector(maps2)
 
 # %% [markdown]

@@ -26,10 +26,22 @@ import torch.nn.functional as F
 
 from helpers import seed_everything, setup
 from helpers.attention import chunked_attention, scaled_dot_product_attention
-from helpers.complexity import (GIB, attention_flops, chunked_extra_bytes, draw_memory_vs_n, draw_scaling,
-                                linear_attention, linear_attention_weights, loglog_slope, max_n_for_budget,
-                                measure, memory_explorer, naive_attention, score_matrix_bytes, window_attention,
-                                window_weight_outside)
+from helpers.complexity import (
+    GIB,
+    attention_flops,
+    chunked_extra_bytes,
+    draw_memory_vs_n,
+    draw_scaling,
+    linear_attention,
+    linear_attention_weights,
+    max_n_for_budget,
+    measure,
+    memory_explorer,
+    naive_attention,
+    score_matrix_bytes,
+    window_attention,
+    window_weight_outside,
+)
 from helpers.data import DATA_DIR, load_json
 from helpers.exercises import check
 
@@ -65,7 +77,7 @@ assert score_matrix_bytes(16384) == GIB and long_vit == 384 * GIB
 #
 # 세 구현을 비교합니다.
 #
-# | 이름 | 무엇 | 
+# | 이름 | 무엇 |
 # |---|---|
 # | 단순 구현 | `naive_attention`: 위 식 그대로, $N\times N$ 행렬을 만든다 |
 # | 청크 | `chunked_attention`: 키·밸류(value)를 블록으로 나눠 온라인 소프트맥스로 누적 (3절) |
@@ -114,8 +126,7 @@ assert 1e-8 < sdpa_vs_naive < 1e-6  # rounding-level: about 1e-7
 # %% [markdown]
 # 시간은 기계가 바쁜 정도에 따라 달라지므로 아래 출력은 테스트에서 비교하지 않습니다(숫자는 실행할 때마다 다릅니다).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 for n in live_ns:
     times = {m: measure(m, n, 64, repeat=3)["seconds"] * 1e3 for m in ["naive", "chunked", "sdpa"]}
     print(f"N = {n:5d}  " + "  ".join(f"{m} {t:7.2f} ms" for m, t in times.items()))
@@ -266,8 +277,7 @@ print(f"N = 16384에서 단순 구현 시간 / 청크 시간 = {naive_vs_chunked
 #
 # 슬라이더로 N(로그 눈금), 헤드 수, 배치를 바꿔 보세요. 빨간 선은 점수 행렬 $4BhN^2$ 바이트, 파란 선은 청크 방식의 작업 메모리, 점선은 8/16/80 GiB입니다.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 memory_explorer()
 
 # %% [markdown]
@@ -281,7 +291,7 @@ fig.tight_layout()
 plt.show()
 
 # %%
-for (log2_n, h, b), view in zip(settings, views):
+for (_log2_n, h, b), view in zip(settings, views):
     print(f"N = {view['n']:6,d}, h = {h:2d}, B = {b:2d}: 점수 {view['matrix_bytes'] / GIB:9.4f} GiB, "
           f"청크 {view['chunked_bytes'] / GIB:.4f} GiB, 들어가는 예산: {[g for g, ok in view['fits'].items() if ok]}")
 limits = {g: max_n_for_budget(g * GIB) for g in (8, 16, 80)}
@@ -361,8 +371,7 @@ assert all(abs(m_slopes[m] - 1) < 0.25 for m in cheap)
 #
 # GPU에서는 단순 구현과 SDPA(FlashAttention/메모리 효율 커널)의 차이가 시간에서도 크게 드러난다고 알려져 있습니다(느린 GPU 메모리와 오가는 양이 줄기 때문). 아래 셀은 CUDA가 있을 때만 직접 잽니다. 출력은 기계마다 다르므로 테스트에서 비교하지 않습니다.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 if torch.cuda.is_available():
     for n in [1024, 4096, 16384]:
         q, k, v = torch.randn(3, 1, 8, n, 64, device="cuda", dtype=torch.float16).unbind(0)  # (B, h, N, d)

@@ -25,8 +25,18 @@ import torch.nn.functional as F
 from helpers import seed_everything, setup
 from helpers.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention, softmax
 from helpers.exercises import check
-from helpers.masks import (additive_mask, attention_mask, count_nan, draw_mask, draw_masked_attention,
-                           fully_masked_rows, mask_explorer, naive_masked_attention, pad_batch, padding_mask)
+from helpers.masks import (
+    additive_mask,
+    attention_mask,
+    count_nan,
+    draw_mask,
+    draw_masked_attention,
+    fully_masked_rows,
+    mask_explorer,
+    naive_masked_attention,
+    pad_batch,
+    padding_mask,
+)
 from helpers.plots import attention_heatmap
 
 setup()
@@ -150,8 +160,7 @@ seed_everything(4)
 demo_tokens = tokens[0]
 demo_scores = torch.randn(T, T) * 1.5     # (T, T): fixed scores, only the mask changes
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 mask_explorer(demo_scores, demo_tokens, length=5, causal=False)
 
 # %% [markdown]

@@ -244,8 +244,7 @@ plt.show()
 #
 # 오프셋 $k$를 움직여 보세요. 왼쪽 그림의 점들은 서로 다른 시작 위치 $p = 0, 7, 20$에서 잰 $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k)$인데, 언제나 한 점에 겹칩니다. 오른쪽 그림은 세 주파수 쌍이 $p$에서 $p+k$로 가며 도는 각도입니다. 쌍 0은 $k$ 라디안(1칸에 약 57°)씩, 느린 쌍은 훨씬 조금씩 돕니다.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 offset_explorer(d=64, max_k=40)
 
 # %% [markdown]

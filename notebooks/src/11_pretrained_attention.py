@@ -148,8 +148,7 @@ assert is_top.nonzero().tolist() == [[5, 11]]                 # exactly one head
 #
 # 층과 헤드를 골라 맵을 봅니다. 찾아볼 것: 대각선 바로 아래가 진한 헤드(바로 앞 토큰), 바로 위가 진한 헤드(바로 다음 토큰), 첫 열([CLS])만 진한 헤드.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 head_explorer(sentences)
 
 # %% [markdown]

@@ -25,9 +25,24 @@ import torch
 from helpers import seed_everything, setup
 from helpers.data import load_json, load_tensor_dict
 from helpers.dynamics import (
-    N_PAIRS, N_QUERIES, PARAM_GROUPS, SEQ_LEN, LookupModel, attention_mass, checkpoint_explorer,
-    checkpoint_maps, correct_keys, draw_checkpoint, evaluate, first_step_at_or_above, make_lookup_batch,
-    query_weights, row_entropy, token_labels, train_lookup, uniform_mass,
+    N_PAIRS,
+    N_QUERIES,
+    PARAM_GROUPS,
+    SEQ_LEN,
+    LookupModel,
+    attention_mass,
+    checkpoint_explorer,
+    checkpoint_maps,
+    correct_keys,
+    draw_checkpoint,
+    evaluate,
+    first_step_at_or_above,
+    make_lookup_batch,
+    query_weights,
+    row_entropy,
+    token_labels,
+    train_lookup,
+    uniform_mass,
 )
 from helpers.exercises import check
 
@@ -235,8 +250,7 @@ maps = checkpoint_maps(checkpoints, probe, 0)  # {step: (Q, T)}
 correct0 = correct[0]  # (Q, T)
 print({step: round(attention_mass(m[None], correct0[None]), 2) for step, m in maps.items()})
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 checkpoint_explorer(maps, curve0, labels, correct0)
 
 # %% [markdown]

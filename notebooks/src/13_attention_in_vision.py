@@ -29,9 +29,24 @@ from helpers.data import load_json, load_tensor_dict
 from helpers.exercises import check
 from helpers.plots import attention_heatmap
 from helpers.vision import (
-    SqueezeExcitation, TinyViT, bam_gate, cls_attention, draw_patch_attention, draw_patch_grid,
-    draw_query_attention, ink_fraction, load_digits_split, make_shapes, patch_size_explorer,
-    patchify, query_patch_explorer, train_spatial_gate, train_vit, unpatchify, vit_accuracy, vit_cost,
+    SqueezeExcitation,
+    TinyViT,
+    bam_gate,
+    cls_attention,
+    draw_patch_attention,
+    draw_patch_grid,
+    draw_query_attention,
+    ink_fraction,
+    load_digits_split,
+    make_shapes,
+    patch_size_explorer,
+    patchify,
+    query_patch_explorer,
+    train_spatial_gate,
+    train_vit,
+    unpatchify,
+    vit_accuracy,
+    vit_cost,
 )
 
 setup()
@@ -309,8 +324,7 @@ assert (before.argmax(-1) != after.argmax(-1)).any() and change_without_pos < 1e
 #
 # 패치 크기를 바꾸면 토큰 수와 토큰 길이가 반대로 움직입니다. 빨간 선이 패치 경계, 파란 숫자가 토큰 번호입니다.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 patch_size_explorer(digit)
 
 # %% [markdown]
@@ -396,8 +410,7 @@ assert torch.allclose(first_maps.sum(-1), torch.ones(17), atol=1e-5)
 # %% [markdown]
 # 행 하나를 이미지 위에 겹치면 "이 패치가 어느 패치를 보는지"가 보입니다. 슬라이더로 쿼리 패치(파란 상자)를 고릅니다.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 query_patch_explorer(x_test[0], first_maps, 2, vmax=0.15)
 
 # %% [markdown]

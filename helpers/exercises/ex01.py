@@ -1,85 +1,10 @@
-"""Exercise auto-checks: ``check("01-1", answer)`` says what is right or what is wrong.
-
-Each checker receives the learner's answer and either returns normally (correct) or
-raises ``Wrong`` with a Korean explanation of the first problem it found.
-"""
+"""Checkers for notebook 01 (가중 평균에서 어텐션으로)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 import torch
 
-__all__ = ["check", "CheckResult", "Wrong", "EXERCISES"]
-
-EXERCISES: dict[str, Callable] = {}
-
-
-class Wrong(Exception):
-    """Raised by a checker with the message shown to the learner."""
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    exercise: str
-    passed: bool
-    message: str
-
-    def __repr__(self) -> str:
-        mark = "✅ 정답" if self.passed else "❌ 아직"
-        return f"[{self.exercise}] {mark}: {self.message}"
-
-    def __bool__(self) -> bool:
-        return self.passed
-
-
-def exercise(exercise_id: str):
-    """Register a checker under an id such as ``"01-1"`` (notebook-number)."""
-
-    def register(fn):
-        EXERCISES[exercise_id] = fn
-        return fn
-
-    return register
-
-
-def check(exercise_id: str, answer) -> CheckResult:
-    """Check an answer; the result prints as one line saying what is right or wrong."""
-    if exercise_id not in EXERCISES:
-        known = ", ".join(sorted(EXERCISES))
-        raise KeyError(f"unknown exercise {exercise_id!r}; known: {known}")
-    if answer is None or answer is Ellipsis:
-        return CheckResult(exercise_id, False, "답이 비어 있습니다. `...` 자리를 채운 뒤 다시 실행하세요.")
-    try:
-        message = EXERCISES[exercise_id](answer)
-    except Wrong as wrong:
-        return CheckResult(exercise_id, False, str(wrong))
-    except NotImplementedError:
-        return CheckResult(exercise_id, False, "아직 구현하지 않았습니다. `raise NotImplementedError` 줄을 지우고 코드를 채우세요.")
-    return CheckResult(exercise_id, True, message or "모든 검사를 통과했습니다.")
-
-
-def _call(fn, *args, what: str, hint: str = ""):
-    """Run the learner's function, turning a crash into an explanation (with an optional hint)."""
-    if not callable(fn):
-        raise Wrong(f"함수를 넘겨야 합니다 ({what}); 받은 것은 {type(fn).__name__}입니다.")
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # the learner's code failed: show how, not a stack trace
-        raise Wrong(f"{what} 호출이 오류를 냈습니다: {type(exc).__name__}: {exc}. {hint}".strip()) from None
-
-
-def _as_tensor(x, what: str) -> torch.Tensor:
-    try:
-        return torch.as_tensor(x, dtype=torch.float64)
-    except Exception:
-        raise Wrong(f"{what}의 결과를 텐서로 바꿀 수 없습니다 (받은 것: {type(x).__name__}).") from None
-
-
-# --------------------------------------------------------------------------- 01
+from . import Wrong, answer_tensor, call_learner, exercise
 
 
 @exercise("01-1")
@@ -92,7 +17,7 @@ def _weighted_average(fn):
     ]
     for scores, weights in cases:
         s, w = torch.tensor(scores, dtype=torch.float64), torch.tensor(weights, dtype=torch.float64)
-        got = _as_tensor(_call(fn, s, w, what=f"weighted_average({scores}, {weights})"), "weighted_average")
+        got = answer_tensor(call_learner(fn, s, w, what=f"weighted_average({scores}, {weights})"), "weighted_average")
         want = (w * s).sum() / w.sum()
         if got.numel() != 1:
             raise Wrong(f"결과는 숫자 하나여야 합니다. weighted_average({scores}, {weights})가 모양 {tuple(got.shape)}의 값을 돌려줬습니다.")
@@ -121,7 +46,7 @@ def _softmax(fn):
     ]
     for z in cases:
         x = torch.tensor(z, dtype=torch.float64)
-        got = _as_tensor(_call(fn, x.clone(), what=f"my_softmax({z})"), "my_softmax")
+        got = answer_tensor(call_learner(fn, x.clone(), what=f"my_softmax({z})"), "my_softmax")
         want = torch.softmax(x, dim=-1)
         if got.shape != want.shape:
             raise Wrong(f"my_softmax({z})의 모양이 {tuple(got.shape)}입니다. 입력과 같은 모양 {tuple(want.shape)}이어야 합니다.")
@@ -152,7 +77,7 @@ def _softmax(fn):
 @exercise("01-3")
 def _scores_for_weights(scores):
     target = torch.tensor([0.7, 0.2, 0.1], dtype=torch.float64)
-    s = _as_tensor(scores, "scores")
+    s = answer_tensor(scores, "scores")
     if s.shape != target.shape:
         raise Wrong(f"점수는 3개여야 합니다 (키 3개); 받은 모양은 {tuple(s.shape)}입니다.")
     if not torch.isfinite(s).all():

@@ -1,0 +1,110 @@
+"""Exercise auto-checks: ``check("01-1", answer)`` says what is right or what is wrong.
+
+Each checker receives the learner's answer and either returns normally (correct) or
+raises ``Wrong`` with a Korean explanation of the first problem it found. The checkers of
+notebook NN live in ``helpers/exercises/exNN.py`` and are imported on the first
+``check("NN-k", ...)``. What checkers share is public here: ``Wrong``, ``exercise``,
+``call_learner`` (run the learner's function, turn a crash into an explanation) and
+``answer_tensor`` (the learner's result as a float64 tensor).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["check", "CheckResult", "Wrong", "EXERCISES", "exercise", "call_learner", "answer_tensor"]
+
+EXERCISES: dict[str, Callable] = {}
+
+
+class Wrong(Exception):
+    """Raised by a checker with the message shown to the learner."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    exercise: str
+    passed: bool
+    message: str
+
+    def __repr__(self) -> str:
+        mark = "✅ 정답" if self.passed else "❌ 아직"
+        return f"[{self.exercise}] {mark}: {self.message}"
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def exercise(exercise_id: str):
+    """Register a checker under an id such as ``"01-1"`` (notebook-number)."""
+
+    def register(fn):
+        EXERCISES[exercise_id] = fn
+        return fn
+
+    return register
+
+
+def check(exercise_id: str, answer) -> CheckResult:
+    """Check an answer; the result prints as one line saying what is right or wrong."""
+    if exercise_id not in EXERCISES:
+        _load(exercise_id)
+    if exercise_id not in EXERCISES:
+        known = ", ".join(sorted(EXERCISES))
+        raise KeyError(f"unknown exercise {exercise_id!r}; known: {known}")
+    if answer is None or answer is Ellipsis:
+        return CheckResult(exercise_id, False, "답이 비어 있습니다. `...` 자리를 채운 뒤 다시 실행하세요.")
+    try:
+        message = EXERCISES[exercise_id](answer)
+    except Wrong as wrong:
+        return CheckResult(exercise_id, False, str(wrong))
+    except NotImplementedError:
+        return CheckResult(exercise_id, False, "아직 구현하지 않았습니다. `raise NotImplementedError` 줄을 지우고 코드를 채우세요.")
+    return CheckResult(exercise_id, True, message or "모든 검사를 통과했습니다.")
+
+
+def call_learner(fn, *args, what: str, hint: str = ""):
+    """Run the learner's function, turning a crash into an explanation (with an optional hint)."""
+    if not callable(fn):
+        raise Wrong(f"함수를 넘겨야 합니다 ({what}); 받은 것은 {type(fn).__name__}입니다.")
+    try:
+        return fn(*args)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # the learner's code failed: show how, not a stack trace
+        raise Wrong(f"{what} 호출이 오류를 냈습니다: {type(exc).__name__}: {exc}. {hint}".strip()) from None
+
+
+def answer_tensor(x, what: str) -> torch.Tensor:
+    """The learner's result as a float64 tensor, or Wrong saying what came instead."""
+    try:
+        return torch.as_tensor(x, dtype=torch.float64)
+    except Exception:
+        raise Wrong(f"{what}의 결과를 텐서로 바꿀 수 없습니다 (받은 것: {type(x).__name__}).") from None
+
+
+def _load(exercise_id: str) -> None:
+    """Import helpers.exercises.exNN for an id "NN-k" (registers its checkers)."""
+    number = str(exercise_id).split("-", 1)[0]
+    if len(number) == 2 and number.isdigit():
+        try:
+            importlib.import_module(f"{__name__}.ex{number}")
+        except ModuleNotFoundError as err:
+            if err.name != f"{__name__}.ex{number}":
+                raise
+            if number in _LEGACY:  # checkers not yet moved out of their lesson module
+                importlib.import_module(f"helpers.{_LEGACY[number]}")
+
+
+_LEGACY = {"02": "seq2seq", "03": "qkv", "04": "scaling", "05": "temperature", "06": "dropout",
+           "07": "multihead", "08": "complexity", "09": "masks", "10": "position", "11": "pretrained",
+           "12": "dynamics", "13": "vision"}
+
+
+# Old private names, kept while lesson modules move to the public ones.
+_call = call_learner
+_as_tensor = answer_tensor

@@ -1,0 +1,57 @@
+"""Show, then save: helpers/lessons/ is exactly what the notebooks' "save" cells say."""
+
+import ast
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import build_notebooks  # noqa: E402
+
+GENERATED = build_notebooks.generated_modules()
+
+
+def test_generated_modules_match_their_notebooks():
+    on_disk = {p for p in (ROOT / "helpers" / "lessons").glob("*.py") if p.name != "__init__.py"}
+    assert on_disk == set(GENERATED), (
+        f"helpers/lessons/ has {sorted(p.name for p in on_disk)}, the sources save {sorted(p.name for p in GENERATED)}: "
+        "run `python3 course.py build --generate`")
+    for path, text in GENERATED.items():
+        assert path.read_text(encoding="utf-8") == text, \
+            f"{path.name} drifted from its notebook source: edit notebooks/src, then `python3 course.py build --generate`"
+
+
+@pytest.mark.parametrize("path", sorted(GENERATED), ids=lambda p: p.stem)
+def test_generated_module_imports_and_says_where_it_comes_from(path):
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith('"""Generated from notebooks/src/')
+    ast.parse(text)
+    importlib.import_module(f"helpers.lessons.{path.stem}")
+
+
+def test_a_saved_cell_with_a_statement_is_refused(tmp_path, monkeypatch):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "99_demo.py").write_text('# %% tags=["save"]\ndef f(x):\n    return x\n\nprint(f(1))\n', encoding="utf-8")
+    monkeypatch.setattr(build_notebooks, "SRC", src)
+    with pytest.raises(ValueError, match="only imports, functions, classes and constants"):
+        build_notebooks.generated_modules()
+
+
+def test_saved_cells_are_copied_verbatim_with_imports_first(tmp_path, monkeypatch):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "98_demo.py").write_text(
+        '# %% tags=["save"]\nimport torch\n\n\ndef double(x):  # (B, T)\n    return 2 * x\n\n'
+        '# %%\nprint(double(torch.ones(1)))\n\n'
+        '# %% tags=["save"]\nimport torch\nTAU = 0.5\n', encoding="utf-8")
+    monkeypatch.setattr(build_notebooks, "SRC", src)
+    (path, text), = build_notebooks.generated_modules().items()
+    assert path.name == "demo.py"
+    body = text.split('"""', 2)[2]
+    assert body.count("import torch") == 1 and body.index("import torch") < body.index("def double")
+    assert "def double(x):  # (B, T)\n    return 2 * x" in text and "TAU = 0.5" in text and "print(" not in text
