@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import torch
 import torch.nn as nn
@@ -27,42 +26,10 @@ __all__ = [
 # --------------------------------------------------------------------------- checks
 
 
-def _check_tensor(name: str, x, min_dim: int = 1) -> None:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
-    if x.dim() < min_dim:
-        raise ValueError(
-            f"{name} must have at least {min_dim} dimensions, got shape {tuple(x.shape)}"
-        )
-
-
-def _check_finite(name: str, x: torch.Tensor) -> None:
-    if not torch.isfinite(x).all():
-        bad = "NaN" if torch.isnan(x).any() else "inf"
-        raise ValueError(f"{name} contains {bad}; attention needs finite inputs")
-
-
-def _positive_int(name: str, n) -> int:
-    """n as an int; ValueError unless it is a positive integer (bools rejected)."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    return int(n)
-
-
-def _check_temperature(temperature) -> float:
-    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
-        raise TypeError(f"temperature must be a real number, got {type(temperature).__name__}")
-    if not (temperature > 0 and math.isfinite(temperature)):
-        raise ValueError(f"temperature must be a finite number > 0, got {temperature}")
-    return float(temperature)
-
-
 def _check_qkv(query, key, value) -> tuple[int, ...]:
     """Validate shapes; return the broadcast leading (batch) shape."""
     for name, x in (("query", query), ("key", key), ("value", value)):
-        _check_tensor(name, x, min_dim=2)
+        validate.tensor(name, x, min_dim=2)
     if not (query.dtype == key.dtype == value.dtype):
         raise ValueError(
             "query, key and value must share one dtype, got "
@@ -146,8 +113,8 @@ def softmax(scores: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> to
     Entries equal to -inf get weight 0; a slice that is entirely -inf gets all zeros
     (PyTorch's softmax returns NaN there).
     """
-    temperature = _check_temperature(temperature)
-    _check_tensor("scores", scores, min_dim=1)
+    temperature = validate.positive_real("temperature", temperature)
+    validate.tensor("scores", scores, min_dim=1)
     if torch.isnan(scores).any() or torch.isposinf(scores).any():
         raise ValueError("scores contain NaN or +inf; softmax needs finite scores (or -inf to mask)")
     return _masked_softmax(scores, 1.0 / temperature, dim=dim)
@@ -155,7 +122,7 @@ def softmax(scores: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> to
 
 def entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """Entropy −Σ w log w in nats along ``dim``, with 0·log 0 = 0."""
-    _check_tensor("weights", weights, min_dim=1)
+    validate.tensor("weights", weights, min_dim=1)
     if (weights < 0).any():
         raise ValueError("weights must be >= 0 (they come out of a softmax)")
     # xlogy gives exactly 0 where w == 0, where w * log(w) would give NaN; 0.0 - x turns -0.0 into 0.0.
@@ -190,12 +157,6 @@ def _combine_masks(mask, causal: bool, scores_shape, device) -> torch.Tensor | N
     return mask
 
 
-def _check_dropout(p) -> float:
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 <= p < 1.0):
-        raise ValueError(f"dropout_p must be a number in [0, 1), got {p!r}")
-    return float(p)
-
-
 def scaled_dot_product_attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -213,11 +174,11 @@ def scaled_dot_product_attention(
     leading dimensions broadcast. ``mask`` is boolean, True = may attend. A query
     whose keys are all masked gets zero weights and a zero output.
     """
-    temperature = _check_temperature(temperature)
-    dropout_p = _check_dropout(dropout_p)
+    temperature = validate.positive_real("temperature", temperature)
+    dropout_p = validate.probability("dropout_p", dropout_p)
     batch = _check_qkv(query, key, value)
     for name, x in (("query", query), ("key", key), ("value", value)):
-        _check_finite(name, x)
+        validate.finite(name, x)
 
     d_k = query.shape[-1]
     scores = query @ key.transpose(-2, -1)  # (..., T_q, T_k)
@@ -254,7 +215,7 @@ class MultiHeadAttention(nn.Module):
             )
         self.d_model, self.num_heads = d_model, num_heads
         self.head_dim = d_model // num_heads
-        self.dropout = _check_dropout(dropout)
+        self.dropout = validate.probability("dropout", dropout)
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -265,7 +226,7 @@ class MultiHeadAttention(nn.Module):
         return x.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # (B, h, T, d)
 
     def _check_input(self, name: str, x) -> None:
-        _check_tensor(name, x, min_dim=3)
+        validate.tensor(name, x, min_dim=3)
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(
                 f"{name} must have shape (B, T, d_model={self.d_model}), got {tuple(x.shape)}"
@@ -373,7 +334,7 @@ def chunked_attention(
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     batch = _check_qkv(query, key, value)
     for name, x in (("query", query), ("key", key), ("value", value)):
-        _check_finite(name, x)
+        validate.finite(name, x)
 
     (t_q, d_k), t_k, d_v = query.shape[-2:], key.shape[-2], value.shape[-1]
     if t_q == 0 or t_k == 0:

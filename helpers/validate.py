@@ -46,12 +46,11 @@ def positive_real(name: str, x) -> float:
 
 
 def probability(name: str, p, *, allow_one: bool = False) -> float:
-    """p as a float in [0, 1) (or [0, 1] with ``allow_one``)."""
-    if isinstance(p, bool) or not isinstance(p, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(p).__name__}")
-    upper_ok = p <= 1 if allow_one else p < 1
-    if not (0 <= p and upper_ok):
-        raise ValueError(f"{name} must be in [0, {'1]' if allow_one else '1)'}, got {p}")
+    """p as a float in [0, 1) (or [0, 1] with ``allow_one``); ValueError otherwise (bools too)."""
+    interval = "[0, 1]" if allow_one else "[0, 1)"
+    ok = not isinstance(p, bool) and isinstance(p, numbers.Real) and 0 <= p and (p <= 1 if allow_one else p < 1)
+    if not ok:
+        raise ValueError(f"{name} must be a number in {interval}, got {p!r}")
     return float(p)
 
 

@@ -11,8 +11,11 @@ from helpers.attention import (
     MultiHeadAttention,
     causal_mask,
     chunked_attention,
+    merge_heads,
+    padding_mask,
     scaled_dot_product_attention,
     softmax,
+    split_heads,
 )
 
 DTYPES = [torch.float32, torch.float64]
@@ -367,3 +370,76 @@ def test_causal_mask_shape_and_alignment():
     assert causal_mask(2, 4).tolist() == [[True, False, False, False], [True, True, False, False]]
     for t_q, t_k in itertools.product([1, 3], [1, 4]):
         torch.testing.assert_close(causal_mask(t_q, t_k), torch.ones(t_q, t_k).tril().bool())
+
+
+# --------------------------------------------------------------------------- the single mask and head helpers
+
+
+@pytest.mark.parametrize("lengths, t", [([1], 1), ([3, 1, 2], None), ([2, 5], 7), (torch.tensor([4, 4]), 4)])
+def test_padding_mask_marks_exactly_the_real_positions(lengths, t):
+    got = padding_mask(lengths, t)
+    lens = [int(x) for x in lengths]
+    width = max(lens) if t is None else t
+    want = torch.tensor([[j < n for j in range(width)] for n in lens])
+    assert got.dtype == torch.bool and torch.equal(got, want)
+
+
+def test_padding_mask_as_key_mask_matches_torch_key_padding_mask():
+    # nn.MultiheadAttention's key_padding_mask says True = ignore: the opposite convention.
+    gen = torch.Generator().manual_seed(3)
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True).double().eval()
+    x = torch.randn(3, 5, 8, generator=gen, dtype=torch.float64)
+    keep = padding_mask([5, 2, 3], 5)  # (B, T)
+    ours = MultiHeadAttention.from_torch(mha).eval()
+    out, _ = ours(x, mask=keep[:, None, :].expand(3, 5, 5))
+    ref, _ = mha(x, x, x, key_padding_mask=~keep)
+    assert torch.allclose(out, ref, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad, err, match", [
+    ([0, 2], ValueError, ">= 1"), ([[1, 2]], ValueError, "1-D"), ([1.5], ValueError, "integers"),
+    ([], ValueError, "non-empty"), ([3], ValueError, r"<= t=2"),
+])
+def test_padding_mask_rejects_bad_lengths(bad, err, match):
+    with pytest.raises(err, match=match):
+        padding_mask(bad, 2 if bad == [3] else None)
+
+
+@pytest.mark.parametrize("b, t, c, h", [(1, 1, 4, 1), (2, 5, 12, 3), (3, 7, 16, 8)])
+def test_split_and_merge_heads_are_inverse_and_match_a_reference(b, t, c, h):
+    x = torch.randn(b, t, c, dtype=torch.float64)
+    heads = split_heads(x, h)
+    assert heads.shape == (b, h, t, c // h)
+    assert torch.equal(heads, x.reshape(b, t, h, c // h).permute(0, 2, 1, 3))
+    assert torch.equal(heads[:, 1 % h, :, :], x[..., (1 % h) * (c // h):(1 % h + 1) * (c // h)])
+    assert torch.equal(merge_heads(heads), x)
+
+
+def test_split_heads_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="divisible by num_heads=3"):
+        split_heads(torch.zeros(1, 2, 8), 3)
+    with pytest.raises(ValueError, match="positive integer"):
+        split_heads(torch.zeros(1, 2, 8), 0)
+    with pytest.raises(ValueError, match=r"\(B, h, T, d\)"):
+        merge_heads(torch.zeros(1, 2, 3, 4, 5))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        split_heads([[1.0]], 1)
+
+
+def test_causal_mask_rejects_non_positive_sizes():
+    assert torch.equal(causal_mask(2, 3), torch.tensor([[True, False, False], [True, True, False]]))
+    with pytest.raises(ValueError, match="t_q must be a positive integer"):
+        causal_mask(0)
+
+
+def test_validators_say_what_was_expected():
+    from helpers import validate
+
+    with pytest.raises(ValueError, match=r"p must be a number in \[0, 1\], got 1.5"):
+        validate.probability("p", 1.5, allow_one=True)
+    assert validate.probability("p", 1, allow_one=True) == 1.0
+    with pytest.raises(TypeError, match="tau must be a real number, got str"):
+        validate.positive_real("tau", "hot")
+    with pytest.raises(ValueError, match="contains NaN"):
+        validate.finite("x", torch.tensor([1.0, float("nan")]))
+    assert validate.lengths("n", [2, 3]).dtype == torch.int64
