@@ -48,8 +48,9 @@ def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
     from helpers.widgets import Explorer
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.0))
+    # Fixed margins, no layout engine: tight_layout would leave one behind that adds a second draw to every frame.
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.12, top=0.88, wspace=0.25)
     update = softmax_panels(*axes, labels, values)
-    fig.tight_layout()
     sliders = {f"s{i}": widgets.FloatSlider(value=float(s), min=low, max=high, step=0.1, description=str(label))
                for i, (label, s) in enumerate(zip(labels, scores))}
     return Explorer(fig, lambda **kw: update([kw[f"s{i}"] for i in range(len(labels))]), sliders)
