@@ -13,7 +13,12 @@ import torch  # noqa: E402
 
 import helpers  # noqa: E402
 from helpers.exercises import EXERCISES, CheckResult, check  # noqa: E402
-from helpers.lessons.weighted_average import softmax_explorer, softmax_panels, stable_softmax  # noqa: E402
+from helpers.lessons.weighted_average import (  # noqa: E402
+    softmax_explorer,
+    softmax_panels,
+    softmax_small_multiples,
+    stable_softmax,
+)
 from helpers.plots import attention_heatmap, weight_bars  # noqa: E402
 
 
@@ -99,6 +104,16 @@ def test_softmax_panels_without_values_has_a_plain_title():
     assert axes[1].get_title() == "소프트맥스 가중치: 양수, 합 1"
 
 
+def test_softmax_small_multiples_draw_each_setting():
+    settings = {"a": torch.zeros(3), "b": torch.tensor([0.0, 0.0, np.log(2.0)])}
+    weights = softmax_small_multiples(["x", "y", "z"], settings, values=[80.0, 60.0, 100.0])
+    np.testing.assert_allclose(weights["a"], [1 / 3] * 3)
+    np.testing.assert_allclose(weights["b"], [0.25, 0.25, 0.5])
+    fig = plt.gcf()
+    assert [ax.get_title() for ax in fig.axes] == ["a: 점수", "b: 점수", "가중합 = 80.00", "가중합 = 85.00"]
+    assert _render(fig) == []
+
+
 def test_softmax_explorer_updates_in_place():
     import ipywidgets as widgets
 
@@ -118,6 +133,7 @@ def test_softmax_explorer_updates_in_place():
     explorer.set(s0=2.0, s1=2.0, s2=2.0, s3=2.0)  # equal scores: uniform weights
     np.testing.assert_allclose(explorer.last, [0.25] * 4)
     assert fig.axes[1].get_title() == "가중합 = 79.75"
+    assert fig.get_layout_engine() is None  # a layout engine would draw every frame twice
 
 
 # --------------------------------------------------------------------------- exercises

@@ -16,7 +16,12 @@ import torch  # noqa: E402
 from helpers.attention import entropy, softmax  # noqa: E402
 from helpers.data import load_json  # noqa: E402
 from helpers.exercises import check  # noqa: E402
-from helpers.lessons.temperature import softmax_t, temperature_explorer, temperature_panels  # noqa: E402
+from helpers.lessons.temperature import (  # noqa: E402
+    softmax_t,
+    temperature_explorer,
+    temperature_panels,
+    temperature_small_multiples,
+)
 
 Z = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
 
@@ -87,6 +92,17 @@ def test_temperature_panels_without_fixed_labels_still_draw():
     fig, axes = plt.subplots(1, 2, layout="constrained")
     update, _ = temperature_panels(*axes, bae, tokens, row=0, fixed_labels=False)
     assert update(1.0).shape == (8, 8)
+    fig.canvas.draw()
+
+
+def test_temperature_small_multiples_share_one_fixed_colour_bar():
+    tokens, bae = _bae()
+    fig, maps = temperature_small_multiples(bae, tokens, 2, [1.0, 0.003])
+    assert list(maps) == [1.0, 0.003] and len(fig.axes) == 5  # 2 maps, 2 bar charts, 1 colour bar
+    for tau, w in maps.items():
+        np.testing.assert_allclose(w, torch.softmax(bae / tau, dim=-1).numpy(), atol=1e-12)
+    assert all(ax.images[0].get_clim() == (0.0, 1.0) for ax in fig.axes[:4] if ax.images)
+    assert fig.axes[-1].get_ylabel() == "가중치 (0~1 고정)"
     fig.canvas.draw()
 
 

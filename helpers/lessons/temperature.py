@@ -63,3 +63,19 @@ def temperature_explorer(scores, tokens, row, tau=1.0):
     slider = widgets.FloatLogSlider(value=tau, base=10, min=-3, max=1, step=0.05, description="τ",
                                     readout_format=".3g")
     return Explorer(fig, update, {"tau": slider})
+
+
+def temperature_small_multiples(scores, tokens, row, taus, figsize=(10, 4.6)):
+    """The explorer's panels for several τ side by side, one shared 0–1 colour bar (the static counterpart)."""
+    fig, axes = plt.subplots(2, len(taus), figsize=figsize, height_ratios=(1.25, 1.0), layout="constrained")
+    maps = {}
+    for i, tau in enumerate(taus):
+        update, image = temperature_panels(axes[0, i], axes[1, i], scores, tokens, row, fixed_labels=False)
+        maps[tau] = update(tau)
+        axes[0, i].set_title(f"τ = {tau:g}")
+        axes[1, i].set_title(f"'{tokens[row]}' 행, τ = {tau:g}", fontsize=9)
+        if i:
+            axes[0, i].set(yticklabels=[], ylabel="")
+            axes[1, i].set(yticklabels=[], ylabel="")
+    fig.colorbar(image, ax=axes[0, :], fraction=0.03, pad=0.02, label="가중치 (0~1 고정)")
+    return fig, maps

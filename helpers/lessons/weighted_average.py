@@ -54,3 +54,14 @@ def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
     sliders = {f"s{i}": widgets.FloatSlider(value=float(s), min=low, max=high, step=0.1, description=str(label))
                for i, (label, s) in enumerate(zip(labels, scores))}
     return Explorer(fig, lambda **kw: update([kw[f"s{i}"] for i in range(len(labels))]), sliders)
+
+
+def softmax_small_multiples(labels, settings, values=None, figsize=(10, 4.4)):
+    """The explorer's panels for several score settings side by side (the static counterpart); returns the weights."""
+    fig, axes = plt.subplots(2, len(settings), figsize=figsize)
+    weights = {}
+    for col, (name, scores) in enumerate(settings.items()):
+        weights[name] = softmax_panels(axes[0, col], axes[1, col], labels, values)(scores)
+        axes[0, col].set_title(f"{name}: 점수")
+    fig.tight_layout()
+    return weights

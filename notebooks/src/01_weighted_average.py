@@ -46,7 +46,7 @@ total_percent = raw.sum() / full_marks.sum() * 100
 print(f"총점 {raw.sum():.0f} / {full_marks.sum():.0f} = {total_percent:.2f}%")
 assert round(total_percent.item(), 2) == 76.40
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 총점을 만점으로 나눈 이 숫자는 사실 **과목별 백분율의 가중 평균**입니다. 과목 $i$의 백분율을 $x_i = \text{점수}_i / \text{만점}_i$, 가중치(weight)를 만점의 비율 $w_i = \text{만점}_i / \sum_j \text{만점}_j$ 로 두면
 #
 # $$\frac{\sum_i \text{점수}_i}{\sum_j \text{만점}_j} = \sum_i \underbrace{\frac{\text{만점}_i}{\sum_j \text{만점}_j}}_{w_i} \cdot \underbrace{\frac{\text{점수}_i}{\text{만점}_i}}_{x_i}, \qquad w_i \ge 0,\ \sum_i w_i = 1.$$
@@ -66,11 +66,11 @@ assert torch.isclose(weights.sum(), torch.tensor(1.0))
 assert torch.allclose(weights, torch.tensor([0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1]))
 assert plain < weighted
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 학생은 탐구 백분율이 낮습니다. 단순 평균은 탐구 네 과목을 국영수와 같은 무게로 세므로, 탐구가 7개 중 4개 몫을 차지해 가중 평균보다 낮게 나옵니다. 그림으로 보면 가중치가 어디에 얼마나 실리는지가 드러납니다.
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 2.7))
 weight_bars(weights, subjects, ax=ax1, title="과목별 가중치 (합 1)", ylim=(0, 0.3))
 bars = ax2.bar(range(7), percent, color="tab:orange")
 ax2.bar_label(bars, labels=[f"{p:.0f}" for p in percent.tolist()], label_type="center", color="white", fontsize=9)
@@ -87,7 +87,7 @@ plt.show()
 #
 # > **원문 바로잡기**: 원문 002는 원점수를 "그대로 더해서 나눠주면 곤란"하다며 "과목별 점수에 해당 가중치를 곱해준 뒤 총 개수로 나눠줘야" 한다고 설명합니다. 두 곳 모두 바로잡아야 합니다. 원점수를 그대로 더해도 만점의 합(500)으로 나누면 그것이 바로 가중 평균입니다(위에서 76.40%). 그리고 "총 개수"를 과목 수(7)로 읽으면 평균이 되지 않습니다. 아래 계산처럼 모든 과목이 만점인 학생이 142.86%가 됩니다. 나눠야 하는 수는 가중치의 합(10)이고, 가중치의 합이 이미 1이라면 나눌 필요가 없습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 w_raw = torch.tensor([2.0, 2, 2, 1, 1, 1, 1])
 perfect = torch.full((7,), 100.0)
 
@@ -123,7 +123,7 @@ print("출력 =", output)
 coef = torch.linalg.solve(torch.cat([values.T, torch.ones(1, 3)]), torch.cat([output, torch.ones(1)]))
 assert (coef >= 0).all() and torch.allclose(coef, w)
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(4.5, 4))
 ax.fill(values[:, 0], values[:, 1], color="tab:blue", alpha=0.1)
 ax.scatter(values[:, 0], values[:, 1], s=80 + 600 * w, color="tab:blue")
@@ -147,7 +147,7 @@ naive = scores / scores.sum()
 print("합으로 나눈 '가중치':", naive)
 assert (naive < 0).any() and (naive > 1).any()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 음수 가중치와 1보다 큰 가중치가 나옵니다. 점수의 합이 0이면 나눌 수조차 없습니다. 그래서 먼저 $e^{z}$로 모든 점수를 양수로 만든 뒤 합으로 나눕니다. 이것이 소프트맥스입니다.
 #
 # $$\mathrm{softmax}(z)_i = \frac{e^{z_i}}{\sum_j e^{z_j}}$$
@@ -184,7 +184,7 @@ textbook = torch.exp(big) / torch.exp(big).sum()
 print("교과서 공식:", textbook)
 assert torch.isnan(textbook).all()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 해결책은 성질 ④입니다. 모든 점수에서 최댓값 $m = \max_j z_j$를 빼도 결과는 같습니다. 분자와 분모에 똑같이 $e^{-m}$이 곱해질 뿐이기 때문입니다.
 #
 # $$\mathrm{softmax}(z)_i = \frac{e^{z_i - m}}{\sum_j e^{z_j - m}}$$
@@ -199,7 +199,7 @@ def stable_softmax(z, dim=-1):  # (..., T) -> (..., T)
     return e / e.sum(dim=dim, keepdim=True)        # (..., T), each slice sums to 1
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 print("stable_softmax:", stable_softmax(big))
 print("최댓값을 뺀 점수:", (big - big.max()).tolist(), "→ 지수", torch.exp(big - big.max()))
 
@@ -279,28 +279,30 @@ def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
     return Explorer(fig, lambda **kw: update([kw[f"s{i}"] for i in range(len(labels))]), sliders)
 
 
-# %% tags=["nbval-ignore-output"]
+def softmax_small_multiples(labels, settings, values=None, figsize=(10, 4.4)):
+    """The explorer's panels for several score settings side by side (the static counterpart); returns the weights."""
+    fig, axes = plt.subplots(2, len(settings), figsize=figsize)
+    weights = {}
+    for col, (name, scores) in enumerate(settings.items()):
+        weights[name] = softmax_panels(axes[0, col], axes[1, col], labels, values)(scores)
+        axes[0, col].set_title(f"{name}: 점수")
+    fig.tight_layout()
+    return weights
+
+
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 explorer = softmax_explorer(areas, area_scores.tolist(), values=area_percent)
 explorer
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 정적 버전(슬라이드·PDF용): 같은 코드(`softmax_panels`)로 세 가지 점수 설정을 나란히 그립니다. 모든 점수가 같을 때(균등), 수학만 높을 때, 처음 점수를 3배 했을 때입니다.
+# 정적 버전(슬라이드·PDF용): 같은 코드(`softmax_panels`)로 세 점수 설정을 나란히 그립니다: 균등, 수학만 높음, 처음 점수 × 3.
 
 # %%
-settings = {
-    "모든 점수 0": torch.zeros(4),
-    "수학만 3": torch.tensor([0.0, 0.0, 3.0, 0.0]),
-    "처음 점수 × 3": area_scores * 3,
-}
-fig, axes = plt.subplots(2, len(settings), figsize=(10, 5.2))
-results = {}
-for col, (name, s) in enumerate(settings.items()):
-    results[name] = softmax_panels(axes[0, col], axes[1, col], areas, values=area_percent)(s)
-    axes[0, col].set_title(f"{name}: 점수")
-fig.tight_layout()
+settings = {"모든 점수 0": torch.zeros(4), "수학만 3": torch.tensor([0.0, 0.0, 3.0, 0.0]), "처음 점수 × 3": area_scores * 3}
+results = softmax_small_multiples(areas, settings, values=area_percent)
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 균등하면 가중합은 네 영역 백분율의 단순 평균(79.75)이고, 수학에 가중치 0.87이 실리면 가중합(76.65)이 수학 백분율 76에 다가갑니다. 마지막 설정에서 탐구의 점수 −3은 가중치 0.0001이 되어 막대로는 보이지 않지만 0은 아닙니다.
 
 # %%
@@ -320,8 +322,9 @@ np.testing.assert_allclose(explorer.last, stable_softmax(area_scores.double()).n
 # 이제 두 단계를 모두 데이터로 계산합니다. 쿼리 $q$와 키 $k_i$의 **내적**(dot product)으로 점수를 매기고, 키 차원(key dimension) $d_k$(벡터의 성분 수)의 제곱근으로 나눈 뒤(이유는 04번 노트북), 소프트맥스로 가중치를 만들고, 밸류의 가중합을 구합니다.
 #
 # $$\alpha_i = \mathrm{softmax}_i\!\left(\frac{q \cdot k_i}{\sqrt{d_k}}\right), \qquad \text{출력} = \sum_i \alpha_i v_i$$
-#
-# 손으로 한 계산, `helpers`의 구현, PyTorch의 구현이 같은 값을 내는지 봅니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 손으로 한 계산(`stable_softmax`), `helpers`의 구현, PyTorch의 구현이 같은 값을 내는지 봅니다.
 
 # %%
 seed_everything(1)
@@ -339,18 +342,18 @@ torch.testing.assert_close(attn, by_hand_weights)
 torch.testing.assert_close(out, by_hand)
 torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
 
-# %% [markdown]
-# 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고, **각 행의 합이 1**입니다. 이 그림을 어텐션 맵(attention map)이라고 부르며 과정 내내 보게 됩니다. 여기서는 같은 벡터 `x`를 쿼리·키·밸류로 모두 씁니다. 이 예에서는 각 행에서 자기 자신과의 내적 $\lVert x_i \rVert^2$가 가장 커서 대각선이 진하게 나옵니다. 늘 그렇지는 않습니다. 더 긴 벡터와의 내적이 자기 자신과의 내적보다 클 수도 있습니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고 **각 행의 합이 1**입니다. 이 그림을 어텐션 맵(attention map)이라 부릅니다. 여기서는 같은 벡터 `x`를 쿼리·키·밸류로 모두 쓰는데, 이 예에서는 자기 자신과의 내적 $\lVert x_i \rVert^2$가 가장 커서 대각선이 진합니다(더 긴 벡터와의 내적이 더 클 수도 있어서 늘 그렇지는 않습니다).
 
 # %%
 seed_everything(2)
 tokens = ["나는", "학생", "이다"]
 x = torch.randn(3, 4)                        # (T=3, d=4): the same tokens give q, k and v
 out, attn = scaled_dot_product_attention(x, x, x)
-attention_heatmap(attn, tokens, tokens, title="어텐션 가중치 (행의 합 = 1)")
+fig, ax = plt.subplots(figsize=(4.6, 2.5))
+attention_heatmap(attn, tokens, tokens, ax=ax, title="어텐션 가중치 (행의 합 = 1)")
 plt.show()
-assert torch.allclose(attn.sum(dim=-1), torch.ones(3))
-assert torch.equal(attn.argmax(dim=-1), torch.arange(3))  # each token weighs itself most
+assert torch.allclose(attn.sum(dim=-1), torch.ones(3)) and torch.equal(attn.argmax(dim=-1), torch.arange(3))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 여기서 쿼리·키·밸류가 모두 같은 x라는 점을 짚고 넘어가세요. 같은 벡터를 세 역할에 쓰는 것이 어색하다는 느낌이 바로 03번 노트북(세 가지 투영)의 동기입니다.
@@ -368,13 +371,13 @@ def weighted_average(scores, weights):
 
 check("01-1", weighted_average)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def weighted_average(scores, weights):
     return (weights * scores).sum() / weights.sum()
 
 check("01-1", weighted_average)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **01-2.** 분류 모델의 손실(05번의 지식 증류도 마찬가지)에는 가중치가 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다. 먼저 **예측**해 보세요: 안정된 `stable_softmax`에 로그를 씌운 `torch.log(stable_softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 아래 셀을 실행해 예측을 확인한 뒤, 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`으로 구현하세요. (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
 
 # %%
@@ -386,14 +389,14 @@ def my_log_softmax(z):
 
 check("01-2", my_log_softmax)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def my_log_softmax(z):
     shifted = z - z.max()                              # the largest entry is 0
     return shifted - torch.log(torch.exp(shifted).sum())   # log(e^a / S) = a - log S, no log(0)
 
 check("01-2", my_log_softmax)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **01-3.** 소프트맥스를 거쳐 가중치 `[0.7, 0.2, 0.1]`이 되는 점수 세 개를 찾으세요. (힌트: 두 점수의 차이와 두 가중치의 비율 사이의 관계)
 
 # %%
@@ -401,7 +404,7 @@ my_scores = ...
 
 check("01-3", my_scores)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 my_scores = torch.log(torch.tensor([0.7, 0.2, 0.1]))
 
 check("01-3", my_scores)

@@ -52,7 +52,7 @@ def softmax_t(z, tau):  # z (..., T), tau a number or a tensor broadcastable to 
     return e / e.sum(dim=-1, keepdim=True)                      # (..., T), each row sums to 1
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 원문 004의 점수 `[2.0, 1.0, 0.5]`로 세 온도를 계산하고, 과정의 핵심 구현(`helpers.attention.softmax`)과 PyTorch의 결과와 같은지 확인합니다.
 
 # %%
@@ -101,8 +101,9 @@ plt.show()
 #
 # - **τ→0**: $z_j < m$인 항은 $(z_j - m)/\tau \to -\infty$이므로 $e^{\cdots} \to 0$, $z_j = m$인 항은 $e^0 = 1$입니다. 최댓값이 $k$개면 그 $k$개가 $1/k$씩 나눠 갖습니다. 동점이 없으면 원-핫, 곧 argmax입니다.
 # - **τ→∞**: 모든 지수가 0으로 가서 $e^0 = 1$이 되므로 $n$개가 $1/n$씩 갖는 균등 분포입니다. 더 정확히는 $w_i \approx \frac{1}{n}\left(1 + \frac{z_i - \bar z}{\tau}\right)$로, 균등에서 벗어난 정도가 $1/\tau$로 줄어듭니다($\bar z$는 점수의 평균).
-#
-# 동점이 있는 점수 `[1, 3, 3, 0]`으로 확인합니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 동점이 있는 점수 `[1, 3, 3, 0]`으로 두 극한을 확인합니다. τ = 10⁴에서는 균등에서 벗어난 정도에 τ를 곱해 1차 근사의 $(z_i - \bar z)/n$과 비교합니다.
 
 # %%
 z_tie = torch.tensor([1.0, 3.0, 3.0, 0.0], dtype=torch.float64)
@@ -140,7 +141,8 @@ assert torch.isfinite(softmax_t(z32, 1e-3)).all()
 #
 # - **최대 가중치** $\max_i w_i$: $1/n$(균등)부터 1(원-핫)까지.
 # - **엔트로피** $H(w) = -\sum_i w_i \log w_i$ (자연로그, 단위 nat): 0(원-핫)부터 $\log n$(균등)까지. $0 \cdot \log 0 = 0$으로 약속합니다. $e^{H}$는 "실제로 몇 개의 키를 보는가"로 읽을 수 있습니다(원-핫 1개, 균등 $n$개).
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # τ는 $10^{-3}$부터 $10^{2}$까지 다섯 자릿수에 걸쳐 움직여야 하므로 **로그 눈금**으로 훑습니다. 점수 세 가지를 비교합니다.
 #
 # 1. 원문 004의 `[2.0, 1.0, 0.5]`
@@ -174,8 +176,8 @@ for name, s in rows.items():
     (h1,), (m1,) = sweep(s, [1.0])
     print(f"{name:<22} n = {len(s)}  τ=1: 엔트로피 {h1:.4f} / log n = {math.log(len(s)):.4f}, 최대 가중치 {m1:.4f}")
 
-# %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4))
+# %% slideshow={"slide_type": "subslide"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.1))
 for name, (h, top) in sweeps.items():
     ax1.semilogx(tau_grid, h, label=name)
     ax2.semilogx(tau_grid, top, label=name)
@@ -246,8 +248,8 @@ w1 = softmax_t(bae, 1.0)
 print(f"τ = 1 가중치의 범위: {w1.min():.4f} ~ {w1.max():.4f} (균등 1/8 = 0.125)")
 assert spread.max() < 0.1 and (w1 - 1 / 8).abs().max() < 0.01
 
-# %% [markdown]
-# 점수 간격이 0.1도 안 되기 때문에 τ = 1의 가중치는 모두 0.125 ± 0.01입니다. 이 맵은 "무엇을 보는지"를 거의 말해 주지 않습니다. 그렇다면 τ를 얼마나 낮춰야 "배" 행이 한 키에 몰릴까요? 최대 가중치는 τ에 대해 단조 감소하므로, 촘촘한 로그 격자(한 자릿수에 1000점)에서 최대 가중치를 계산하고 0.9를 지나는 τ를 선형 보간으로 읽습니다. `softmax_t`에 온도를 `(n, 1, 1)` 텐서로 주면 격자 전체가 한 번에 계산됩니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 점수 간격이 0.1도 안 되어 τ = 1의 가중치는 모두 0.125 ± 0.01이고, 이 맵은 "무엇을 보는지"를 거의 말해 주지 않습니다. τ를 얼마나 낮춰야 "배" 행이 한 키에 몰릴까요? 최대 가중치는 τ에 대해 단조 감소하므로, 촘촘한 로그 격자에서 0.9를 지나는 τ를 보간으로 읽습니다(온도를 `(n, 1, 1)` 텐서로 주면 격자 전체가 한 번에 계산됩니다).
 
 # %%
 fine = torch.logspace(-4, 0, 4001, dtype=torch.float64)     # (n,) τ grid, 1000 points per decade
@@ -265,7 +267,7 @@ print(f"모든 행이 0.9 이상이 되려면 τ ≤ {tau_all_09:.4f}")
 assert abs(softmax_t(bae[2], tau_bae_09).max().item() - 0.9) < 1e-4
 assert tau_bae_09 < 0.01 and tau_all_09 < tau_bae_09
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # "배" 행이 0.9에 이르려면 τ ≈ 0.009, 곧 점수를 약 110배 키워야 합니다. 이 예제의 입력과 투영 행렬이 0~0.5의 작은 수이고 d_k = 4라서 점수 $QK^\top/\sqrt{d_k}$가 0.03~0.16에 머물기 때문입니다. 학습된 모델이라면 W_Q, W_K의 크기가 점수의 퍼짐을 정하므로, τ를 건드리지 않고도 맵이 날카로워질 수 있습니다(토론 질문 1).
 
 # %% [markdown] slideshow={"slide_type": "skip"}
@@ -328,6 +330,22 @@ def temperature_explorer(scores, tokens, row, tau=1.0):
     return Explorer(fig, update, {"tau": slider})
 
 
+def temperature_small_multiples(scores, tokens, row, taus, figsize=(10, 4.6)):
+    """The explorer's panels for several τ side by side, one shared 0–1 colour bar (the static counterpart)."""
+    fig, axes = plt.subplots(2, len(taus), figsize=figsize, height_ratios=(1.25, 1.0), layout="constrained")
+    maps = {}
+    for i, tau in enumerate(taus):
+        update, image = temperature_panels(axes[0, i], axes[1, i], scores, tokens, row, fixed_labels=False)
+        maps[tau] = update(tau)
+        axes[0, i].set_title(f"τ = {tau:g}")
+        axes[1, i].set_title(f"'{tokens[row]}' 행, τ = {tau:g}", fontsize=9)
+        if i:
+            axes[0, i].set(yticklabels=[], ylabel="")
+            axes[1, i].set(yticklabels=[], ylabel="")
+    fig.colorbar(image, ax=axes[0, :], fraction=0.03, pad=0.02, label="가중치 (0~1 고정)")
+    return fig, maps
+
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 슬라이더로 τ를 10에서 0.001까지 움직여 보세요. 왼쪽은 전체 가중치 맵(색 눈금 0~1 고정), 오른쪽은 빨간 테두리의 "배" 행입니다.
 
@@ -340,17 +358,7 @@ explorer
 
 # %%
 static_taus = [1.0, 0.1, 0.02, 0.003]
-fig, axes = plt.subplots(2, len(static_taus), figsize=(10, 5.6), height_ratios=(1.25, 1.0), layout="constrained")
-maps = {}
-for i, tau in enumerate(static_taus):
-    update, image = temperature_panels(axes[0, i], axes[1, i], bae, tokens, row=2, fixed_labels=False)
-    maps[tau] = update(tau)
-    axes[0, i].set_title(f"τ = {tau:g}")
-    axes[1, i].set_title(f"'배' 행, τ = {tau:g}", fontsize=9)
-    if i:
-        axes[0, i].set(yticklabels=[], ylabel="")
-        axes[1, i].set(yticklabels=[], ylabel="")
-fig.colorbar(image, ax=axes[0, :], fraction=0.03, pad=0.02, label="가중치 (0~1 고정)")
+fig, maps = temperature_small_multiples(bae, tokens, 2, static_taus)
 fig.suptitle("온도를 낮추면 '배' 문장의 어텐션 맵이 날카로워진다")
 plt.show()
 
@@ -363,7 +371,7 @@ assert maps[1.0].max() < 0.14 and maps[0.003].min(axis=1).max() < 1e-3
 assert (maps[0.003].argmax(axis=1) == 2).all() and (maps[0.003].max(axis=1) > 0.9).all()
 np.testing.assert_allclose(explorer.last, maps[1.0])   # the slider's first frame is the τ = 1 map
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # τ→0에서는 **모든 쿼리가 "배" 열로** 몰립니다. "배"의 키 벡터가 모든 쿼리와의 내적에서 가장 크기 때문입니다. 온도는 이미 있는 순서를 과장할 뿐, 순서를 바꾸지 않습니다.
 #
 # > **원문 바로잡기**: 원문 003은 "배"가 "고파서"와 가장 강하게 연결된다고 결론 내립니다. 계산해 보면 "배" 행에서 "고파서"의 점수는 8개 중 **7번째**이고, 가장 큰 점수는 "배" 자신입니다. τ를 아무리 낮춰도 "고파서"의 가중치는 0으로 갑니다. 원문이 직접 적은 "배" 행의 가중치에서도 "고파서"(0.122)는 최댓값(0.129)이 아닙니다.
@@ -406,7 +414,7 @@ print("softmax([32, 1, 2] / 8) =", w_dk.numpy().round(4), f" 엔트로피 {entro
 torch.testing.assert_close(w_dk, torch.tensor([0.9576, 0.0199, 0.0225], dtype=torch.float64), atol=1e-4, rtol=0)
 assert w_dk.max() > 0.95 and entropy(w_dk) < 0.25
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 무작위 쿼리·키로 "d_k가 클 때 나누지 않으면(τ = 1) 포화(saturation)되고, τ = √d_k면 d_k와 상관없이 비슷한 엔트로피"가 되는지도 봅니다.
 
 # %%
@@ -444,7 +452,7 @@ assert soft[1.0][3:].max() < 0.001 and soft[4.0][3] > 0.05
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # > **원문 바로잡기**: 원문 004는 지식 증류에서 "teacher 모델의 attention"을 τ > 1로 부드럽게 전달한다고 적었습니다. 온도로 부드럽게 만드는 것은 어텐션 가중치가 아니라 교사 모델의 **출력 로짓**입니다. Hinton, Vinyals & Dean(2015, "Distilling the Knowledge in a Neural Network")은 마지막 소프트맥스 층에 들어가는 클래스 로짓 $z_i$를 $q_i = e^{z_i/T} / \sum_j e^{z_j/T}$로 부드럽게 만든 확률을 소프트 타깃으로 삼고, 학생의 로짓도 **같은 온도 T**로 소프트맥스해 두 분포의 교차 엔트로피를 줄입니다(정답 레이블 항은 T = 1로 따로 더함). 소프트 타깃 항의 기울기가 $1/T^2$로 줄어들기 때문에 그 항에 $T^2$를 곱합니다. 어텐션 맵을 따라 배우게 하는 증류(예: Zagoruyko & Komodakis 2017의 attention transfer)는 따로 있는 기법으로, 온도로 부드럽게 하는 방식이 아니라 정규화한 어텐션 맵 사이의 거리를 줄입니다. 이 노트북은 Hinton 등의 방식대로 출력 로짓에 온도를 씁니다.
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # τ가 크면 두 분포 사이의 KL 발산(Kullback-Leibler divergence)의 기울기(gradient)가 약 $1/\tau^2$에 비례해 작아집니다(교사 분포는 고정이므로 KL 발산과 교차 엔트로피의 기울기는 같습니다). 그래서 증류 손실(loss)에는 보통 $\tau^2$를 곱해 기울기 크기를 τ와 상관없이 맞춥니다. 학생 로짓에 대한 기울기를 직접 재 봅니다.
 
 # %%
@@ -466,7 +474,7 @@ assert 3.5 < grads[8.0] / grads[16.0] < 4.5
 #
 # 언어 모델은 다음 토큰(token)의 로짓을 내고, 그 소프트맥스에서 토큰을 하나 **뽑습니다**. 이것이 샘플링(sampling)입니다. τ가 작으면 늘 가장 그럴듯한 토큰만 나오고(τ→0은 argmax, 곧 탐욕적 선택(greedy decoding)), τ가 크면 엉뚱한 토큰도 자주 나옵니다. "어제 밤에 배가 고파서 치킨을 ___" 다음 토큰의 분포를 지어내고, 시드를 고정한 생성기로 τ마다 1000번 뽑습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def sample_counts(logits, tau, n, seed=0):  # logits (V,) -> counts (V,) of n draws from softmax(logits / τ)
     gen = torch.Generator().manual_seed(seed)
     draws = torch.multinomial(softmax_t(logits, tau), n, replacement=True, generator=gen)   # (n,)
@@ -514,7 +522,7 @@ tau_measured = ...
 
 check("05-1", (tau_predicted, tau_measured))
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 z_seed = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
 tau_predicted = ((z_seed.max() - z_seed.mean()) / (len(z_seed) * 0.01)).item()   # (z_max − z̄) / (n · 0.01)
 
@@ -529,7 +537,7 @@ tau_measured = hi
 
 check("05-1", (tau_predicted, tau_measured))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **05-2.** 가중치 벡터 `w`(0 이상, 합 1)의 엔트로피 $-\sum_i w_i \log w_i$ (자연로그)를 돌려주는 `my_entropy`를 구현하세요. 원-핫 가중치처럼 0이 들어 있어도 NaN이 아니라 올바른 값이 나와야 합니다.
 
 # %%
@@ -538,14 +546,14 @@ def my_entropy(w):
 
 check("05-2", my_entropy)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def my_entropy(w):
     safe = torch.where(w > 0, w, torch.ones_like(w))   # log(1) = 0, so w = 0 terms vanish
     return -(w * torch.log(safe)).sum()
 
 check("05-2", my_entropy)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **05-3.** "배" 행(`bae[2]`)의 최대 가중치가 **0.5**(±0.01)가 되는 온도 τ를 찾아 `tau_half`에 넣으세요. 4절의 격자를 그대로 쓰지 말고, τ를 바꿔 가며 `softmax_t(bae[2], τ).max()`를 보거나 직접 이분법을 짜 보세요. 찾은 τ가 3절의 "엔트로피가 절반인 τ"와 어떻게 다른지도 비교해 보세요.
 
 # %%
@@ -553,7 +561,7 @@ tau_half = ...
 
 check("05-3", tau_half)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 lo, hi = math.log(1e-4), math.log(1.0)          # bisection on log τ: the top weight falls as τ grows
 for _ in range(60):
     mid = (lo + hi) / 2
@@ -581,14 +589,13 @@ check("05-3", tau_half)
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | softmax(z/τ)는 순서를 지키고 쏠림만 바꾼다 | `softmax_t` = `helpers` = PyTorch, 세 τ에서 argsort가 같음을 assert; 원문 004의 τ = 1, 2 값 바로잡기 |
-# | τ→0: 최댓값들이 똑같이 나눔, τ→∞: 균등 (1/τ 속도) | `[1, 3, 3, 0]` → `[0, 0.5, 0.5, 0]`, τ = 10⁴에서 1차 근사와 일치 |
-# | 엔트로피는 τ에 대해 증가, 최대 가중치는 감소 | 로그 눈금 스윕 51점에서 단조성 assert |
-# | `[0.84, 0.11, 0.04]`는 "거의 하드"가 아니다 | 엔트로피 0.524 nat = log 3의 48%, e^H ≈ 1.69개의 키 |
-# | "배" 맵은 τ = 1에서 거의 균등, 날카로워지려면 τ < 0.01 | 가중치 0.125 ± 0.01; '배' 행 0.9가 되는 τ ≈ 0.0092, 모든 행은 τ ≤ 0.0037 |
-# | 온도는 순서를 바꾸지 않는다: "배"는 "고파서"가 아니라 자기 자신을 가장 본다 | 점수 순위 assert (원문 003 바로잡기) |
+# | softmax(z/τ)는 순서를 지키고 쏠림만 바꾼다 | `softmax_t` = `helpers` = PyTorch, argsort 불변 |
+# | τ→0: 최댓값들이 똑같이 나눔, τ→∞: 균등 (1/τ 속도) | `[1, 3, 3, 0]` → `[0, 0.5, 0.5, 0]`; 1차 근사 일치 |
+# | 엔트로피는 τ에 대해 증가, 최대 가중치는 감소 | 로그 눈금 51점에서 단조성 assert |
+# | `[0.84, 0.11, 0.04]`는 "거의 하드"가 아니다 | 엔트로피 = log 3의 48%, e^H ≈ 1.69개 |
+# | "배" 맵: τ = 1에서 거의 균등, 0.9가 되려면 τ ≈ 0.0092 | 모든 행은 τ ≤ 0.0037; 순서는 그대로 ("고파서" 7위) |
 # | 1/√d_k = 고정 온도 √d_k | `scaled_dot_product_attention(temperature=t)` = softmax_t(QKᵀ, t√d_k) |
-# | 지식 증류: 온도는 교사의 출력 로짓에 (어텐션이 아니라), 기울기는 1/τ²로 줄어든다 | 소프트 타깃 표, 기울기 비 (τ = 8 대 16) ≈ 4 (원문 004 바로잡기) |
+# | 증류의 온도는 교사의 출력 로짓에; 기울기 ∝ 1/τ² | 기울기 비 (τ = 8 대 16) ≈ 4 |
 # | 샘플링: τ가 클수록 다양하다 | 표본 엔트로피가 τ에 대해 증가 |
 #
 # 다음 노트북(06)에서는 가중치 행렬에 직접 잡음을 넣는 어텐션 드롭아웃을 봅니다.
