@@ -62,7 +62,7 @@ def temperature_explorer(scores, tokens, row, tau=1.0):
     fig.colorbar(image, ax=axes[0], fraction=0.046, pad=0.02)   # the fixed 0–1 scale of the weights
     slider = widgets.FloatLogSlider(value=tau, base=10, min=-3, max=1, step=0.05, description="τ",
                                     readout_format=".3g")
-    return Explorer(fig, update, {"tau": slider})
+    return Explorer(fig, update, {"tau": slider}, dpi=90)   # dpi 90: about 15% less work per frame than 100
 
 
 def temperature_small_multiples(scores, tokens, row, taus, figsize=(10, 4.6)):
