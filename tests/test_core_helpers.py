@@ -1,6 +1,5 @@
-"""helpers.plots, helpers.widgets, helpers.exercises (the 01 checkers), helpers.setup."""
+"""helpers.plots, helpers.setup, the check() mechanism, and notebook 01: its saved code and its checkers."""
 
-import time
 import warnings
 
 import matplotlib
@@ -13,10 +12,14 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import helpers  # noqa: E402
-import helpers.widgets  # noqa: E402
 from helpers.exercises import EXERCISES, CheckResult, check  # noqa: E402
+from helpers.lessons.weighted_average import (  # noqa: E402
+    softmax_explorer,
+    softmax_panels,
+    softmax_small_multiples,
+    stable_softmax,
+)
 from helpers.plots import attention_heatmap, weight_bars  # noqa: E402
-from helpers.widgets import draw_softmax, softmax_explorer  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -63,39 +66,74 @@ def test_weight_bars_values():
     assert [round(p.get_height(), 2) for p in ax.patches] == [0.25, 0.75]
 
 
-def test_draw_softmax_returns_weights_and_weighted_sum():
-    values = [80.0, 60.0, 100.0]
+# --------------------------------------------------------------------------- notebook 01's saved code
+
+
+@pytest.mark.parametrize("z", [torch.tensor([2.0, -1.0, 0.5]), torch.tensor([1000.0, 1001.0, 1002.0]),
+                               torch.tensor([-1000.0, -999.0]), torch.randn(2, 3, 5) * 50,
+                               torch.randn(4, 6, dtype=torch.float64)])
+def test_stable_softmax_matches_torch_and_core(z):
+    torch.testing.assert_close(stable_softmax(z), torch.softmax(z, dim=-1))
+    torch.testing.assert_close(stable_softmax(z), helpers.attention.softmax(z))
+    assert torch.isfinite(stable_softmax(z)).all()
+
+
+def test_stable_softmax_along_another_dim():
+    z = torch.randn(3, 4)
+    torch.testing.assert_close(stable_softmax(z, dim=0), torch.softmax(z, dim=0))
+
+
+def test_softmax_panels_returns_weights_and_weighted_sum():
     fig, axes = plt.subplots(1, 2)
-    w = draw_softmax([0.0, 0.0, np.log(2.0)], ["a", "b", "c"], values=values, axes=axes)
+    update = softmax_panels(*axes, ["a", "b", "c"], values=[80.0, 60.0, 100.0])
+    w = update([0.0, 0.0, np.log(2.0)])
     np.testing.assert_allclose(w, [0.25, 0.25, 0.5])
     assert axes[1].get_title() == "가중합 = 85.00"
     np.testing.assert_allclose([p.get_height() for p in axes[1].patches], w)
+    assert [t.get_text() for t in axes[1].texts] == ["0.25", "0.25", "0.50"]
+    assert [p.get_facecolor() for p in axes[0].patches][0] != (1, 0, 0, 1)
+    assert _render(fig) == []
+    update([-1.0, 0.0, 0.0])  # a negative score is drawn red
+    assert axes[0].patches[0].get_facecolor() == matplotlib.colors.to_rgba("tab:red")
+    assert axes[1].get_title().startswith("가중합 = ")
+
+
+def test_softmax_panels_without_values_has_a_plain_title():
+    fig, axes = plt.subplots(1, 2)
+    softmax_panels(*axes, ["a", "b"])([0.0, 0.0])
+    assert axes[1].get_title() == "소프트맥스 가중치: 양수, 합 1"
+
+
+def test_softmax_small_multiples_draw_each_setting():
+    settings = {"a": torch.zeros(3), "b": torch.tensor([0.0, 0.0, np.log(2.0)])}
+    weights = softmax_small_multiples(["x", "y", "z"], settings, values=[80.0, 60.0, 100.0])
+    np.testing.assert_allclose(weights["a"], [1 / 3] * 3)
+    np.testing.assert_allclose(weights["b"], [0.25, 0.25, 0.5])
+    fig = plt.gcf()
+    assert [ax.get_title() for ax in fig.axes] == ["a: 점수", "b: 점수", "가중합 = 80.00", "가중합 = 85.00"]
     assert _render(fig) == []
 
 
-def test_draw_softmax_is_fast_and_checks_lengths():
-    start = time.perf_counter()
-    draw_softmax([1.0, -2.0, 0.5, 3.0], ["국어", "영어", "수학", "탐구"])
-    plt.gcf().canvas.draw()
-    assert time.perf_counter() - start < 2.0  # generous: a redraw must feel instant
-    with pytest.raises(ValueError, match="one score per label"):
-        draw_softmax([1.0, 2.0], ["a"])
-    with pytest.raises(ValueError, match="one value per label"):
-        draw_softmax([1.0, 2.0], ["a", "b"], values=[1.0])
-
-
-def test_softmax_explorer_slider_changes_the_figure(monkeypatch):
+def test_softmax_explorer_updates_in_place():
     import ipywidgets as widgets
 
-    calls = []
-    monkeypatch.setattr(helpers.widgets, "draw_softmax", lambda scores, labels, **kw: calls.append(list(scores)))
-    box = softmax_explorer(["a", "b"], [0.0, 1.0], values=[10.0, 20.0])
-    sliders = [c for c in box.children if isinstance(c, widgets.FloatSlider)]
-    assert [s.value for s in sliders] == [0.0, 1.0]
-    assert isinstance(box.children[-1], widgets.Output)
-    assert calls[-1] == [0.0, 1.0]  # drawn once on creation
-    sliders[0].value = 2.5
-    assert calls[-1] == [2.5, 1.0]  # moving a slider redraws with the new scores
+    explorer = softmax_explorer(["국어", "영어", "수학", "탐구"], [1.0, 0.5, 2.0, -1.0], values=[88.0, 92.0, 76.0, 63.0])
+    sliders = list(explorer.controls.values())
+    assert all(isinstance(s, widgets.FloatSlider) and s.continuous_update for s in sliders)
+    assert [s.description for s in sliders] == ["국어", "영어", "수학", "탐구"]
+    np.testing.assert_allclose(explorer.last, torch.softmax(torch.tensor([1.0, 0.5, 2.0, -1.0], dtype=torch.float64), 0))
+    fig, artists = explorer.figure, list(explorer.figure.axes[1].patches)
+    png, renders = explorer.png, explorer.renders
+    explorer.set(s2=5.0)  # 수학 up: the weighted sum moves towards 76
+    assert explorer.renders == renders + 1 and explorer.png != png
+    assert explorer.figure is fig and list(fig.axes[1].patches) == artists  # same artists, changed in place
+    assert explorer.last.argmax() == 2 and explorer.last[2] > 0.9
+    assert fig.axes[1].patches[2].get_height() == pytest.approx(explorer.last[2])
+    assert abs(float(fig.axes[1].get_title().split("=")[1]) - 76) < 2
+    explorer.set(s0=2.0, s1=2.0, s2=2.0, s3=2.0)  # equal scores: uniform weights
+    np.testing.assert_allclose(explorer.last, [0.25] * 4)
+    assert fig.axes[1].get_title() == "가중합 = 79.75"
+    assert fig.get_layout_engine() is None  # a layout engine would draw every frame twice
 
 
 # --------------------------------------------------------------------------- exercises
@@ -131,22 +169,32 @@ def _not_implemented(*args):
     raise NotImplementedError
 
 
-def test_ex01_2_softmax():
-    assert check("01-2", lambda z: torch.exp(z - z.max()) / torch.exp(z - z.max()).sum()).passed
-    naive = check("01-2", lambda z: torch.exp(z) / torch.exp(z).sum())
-    assert not naive and "최댓값을 빼세요" in naive.message
-    no_norm = check("01-2", lambda z: torch.exp(z - z.max()))
-    assert not no_norm and "합이" in no_norm.message
-    no_exp = check("01-2", lambda z: z / z.sum())
-    assert not no_exp and "합으로 나눈 값" in no_exp.message
-    by_min = check("01-2", lambda z: torch.exp(z - z.min()) / torch.exp(z - z.min()).sum())
-    assert not by_min and "최솟값이 아니라" in by_min.message
-    underflow = check("01-2", lambda z: torch.exp(z) / torch.exp(z).sum() if z.max() < 0 else torch.softmax(z, 0))
-    assert not underflow and "0/0" in underflow.message
-    float32 = check("01-2", lambda z: torch.softmax(z.float(), 0))  # float32 rounding is not an error
+def _good_log_softmax(z):
+    shifted = z - z.max()
+    return shifted - torch.log(torch.exp(shifted).sum())
+
+
+@pytest.mark.parametrize("fn, words", [
+    (lambda z: torch.log(torch.exp(z) / torch.exp(z).sum()), "넘쳐"),  # no max subtracted: inf/inf
+    (lambda z: torch.log(torch.exp(z - z.max()) / torch.exp(z - z.max()).sum()), "−inf"),  # log(softmax)
+    (lambda z: torch.log(torch.exp(z) / torch.exp(z).sum()) if z.max() < 0 else torch.log_softmax(z, 0), "0/0"),
+    (lambda z: torch.softmax(z, 0), "로그를 빠뜨렸습니다"),
+    (lambda z: z - z.max(), "log Σ"),
+    (lambda z: z - torch.log(torch.exp(z).sum()) if z.abs().max() < 100 else torch.log_softmax(z, 0) + 0.5, "합"),
+    (lambda z: torch.log_softmax(z, 0)[:1], "모양"),
+    (lambda z: z @ "x", "오류"),
+])
+def test_ex01_2_log_softmax_diagnoses(fn, words):
+    result = check("01-2", fn)
+    assert not result and words in result.message, result.message
+
+
+def test_ex01_2_log_softmax_accepts_right_answers():
+    assert check("01-2", _good_log_softmax).passed
+    assert check("01-2", lambda z: torch.log_softmax(z, dim=-1)).passed
+    float32 = check("01-2", lambda z: _good_log_softmax(z.float()))  # float32 rounding is not an error
     assert float32.passed, float32.message
-    wrong_shape = check("01-2", lambda z: torch.softmax(z, 0)[:1])
-    assert not wrong_shape and "모양" in wrong_shape.message
+    assert "구현하지 않았습니다" in check("01-2", _not_implemented).message
 
 
 def test_ex01_3_scores_for_weights():

@@ -35,43 +35,45 @@ def _weighted_average(fn):
 
 
 @exercise("01-2")
-def _softmax(fn):
+def _log_softmax(fn):
     cases = [
         [1.0, 2.0, 3.0],
         [0.0, 0.0, 0.0, 0.0],
         [-3.0, 0.5, 2.0, 10.0],
         [1000.0, 1001.0, 1002.0],
         [-1000.0, -999.0],
-        [-1000.0, 0.0, 1000.0],  # subtracting the minimum instead of the maximum overflows here
+        [-1000.0, 0.0, 1000.0],  # log(softmax) underflows to -inf here: the right answer is [-2000, -1000, 0]
     ]
     for z in cases:
         x = torch.tensor(z, dtype=torch.float64)
-        got = answer_tensor(call_learner(fn, x.clone(), what=f"my_softmax({z})"), "my_softmax")
-        want = torch.softmax(x, dim=-1)
+        what = f"my_log_softmax({z})"
+        got = answer_tensor(call_learner(fn, x.clone(), what=what), "my_log_softmax")
+        want = torch.log_softmax(x, dim=-1)
         if got.shape != want.shape:
-            raise Wrong(f"my_softmax({z})의 모양이 {tuple(got.shape)}입니다. 입력과 같은 모양 {tuple(want.shape)}이어야 합니다.")
-        if torch.isnan(got).any() or torch.isinf(got).any():
-            if x.abs().max() < 100:
-                raise Wrong(f"my_softmax({z})에 NaN/inf가 나옵니다. 작은 점수에서도 그렇다면 0으로 나누고 있지 않은지 보세요 "
-                            "(exp의 합으로 나눠야 합니다).")
-            if x.min() < 0 < x.max():
-                raise Wrong(f"my_softmax({z})에 NaN/inf가 나옵니다: 지수의 인자가 1000을 넘었습니다. 최솟값이 아니라 "
-                            "최댓값을 빼야 가장 큰 지수가 e^0 = 1이 됩니다 (softmax(z) = softmax(z - max z)).")
-            if x.max() > 0:
-                raise Wrong(f"my_softmax({z})에 NaN/inf가 나옵니다: exp(1000)은 넘칩니다(overflow). "
-                            "지수를 취하기 전에 최댓값을 빼세요 (softmax(z) = softmax(z - max z)).")
-            raise Wrong(f"my_softmax({z})에 NaN/inf가 나옵니다: exp(-1000)은 0이 되어 분모가 0입니다(0/0). "
-                        "지수를 취하기 전에 최댓값을 빼면 가장 큰 지수가 e^0 = 1이 됩니다 (softmax(z) = softmax(z - max z)).")
-        if (got < 0).any():
-            raise Wrong(f"my_softmax({z})에 음수 가중치가 있습니다: {got.tolist()}. exp를 빠뜨리지 않았나요?")
-        if not torch.isclose(got.sum(), torch.tensor(1.0, dtype=torch.float64), atol=1e-6):
-            raise Wrong(f"my_softmax({z})의 합이 {got.sum().item():.6g}입니다. 합으로 나눠 1이 되게 하세요.")
-        if torch.allclose(got, x / x.sum(), atol=1e-6):
-            raise Wrong(f"my_softmax({z})가 점수를 합으로 나눈 값입니다. 먼저 exp로 모든 점수를 양수로 만든 뒤 exp의 합으로 "
-                        "나누세요 (점수가 음수이면 음수 가중치가 나옵니다).")
-        if not torch.allclose(got, want, atol=1e-6):
-            raise Wrong(f"my_softmax({z}) = {[round(v, 4) for v in got.tolist()]}, 기대값 {[round(v, 4) for v in want.tolist()]}.")
-    return "양수이고, 합이 1이며, 큰 입력에서도 넘치지 않습니다."
+            raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 입력과 같은 모양 {tuple(want.shape)}이어야 합니다.")
+        if torch.isnan(got).any():
+            if x.max() > 100:
+                raise Wrong(f"{what}에 NaN이 나옵니다: exp(1000)이 넘쳐(overflow) inf/inf가 되었습니다. "
+                            "지수를 취하기 전에 최댓값을 빼세요.")
+            raise Wrong(f"{what}에 NaN이 나옵니다: 모든 exp가 0으로 사라져 0/0이 되었습니다. 최댓값을 빼면 "
+                        "가장 큰 지수가 e^0 = 1이 됩니다.")
+        if torch.isneginf(got).any():
+            i = int(torch.isneginf(got).nonzero()[0])
+            raise Wrong(f"{what}의 {i}번째 값이 −inf입니다 (정확한 값 {want[i].item():.6g}). 가중치 e^({z[i]:g} − max)가 "
+                        "0으로 언더플로한 뒤 log를 취했습니다: log(softmax(z))의 순서로는 피할 수 없습니다. "
+                        "나누기 전에 로그를 취하세요: log(a / S) = log a − log S, 그리고 log e^(z_i − m) = z_i − m.")
+        if torch.isposinf(got).any():
+            raise Wrong(f"{what}에 +inf가 나옵니다: exp가 넘쳤습니다. 지수를 취하기 전에 최댓값을 빼세요.")
+        if torch.allclose(got, torch.softmax(x, dim=-1), atol=1e-6):
+            raise Wrong(f"{what}가 가중치 softmax(z) 자체입니다. 로그를 빠뜨렸습니다 (log-softmax는 0 이하입니다).")
+        if torch.allclose(got, x - x.max(), atol=1e-6) and not torch.allclose(got, want, atol=1e-6):
+            raise Wrong(f"{what} = z − max z에서 멈췄습니다. log Σ e^(z_j − max z)도 빼야 exp(결과)의 합이 1이 됩니다.")
+        if not torch.allclose(got, want, rtol=1e-5, atol=1e-5):
+            total = torch.exp(got).sum().item()
+            raise Wrong(f"{what} = {[round(v, 4) for v in got.tolist()]}, 기대값 {[round(v, 4) for v in want.tolist()]} "
+                        f"(exp(결과)의 합 {total:.4g}, 1이어야 합니다).")
+    return ("모든 입력에서 정확합니다. [-1000, 0, 1000]의 첫 항 −2000처럼 가중치로는 0이 되는 값도 로그로는 "
+            "유한하게 남습니다: PyTorch의 log_softmax와 cross_entropy가 이렇게 계산합니다.")
 
 
 @exercise("01-3")

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 01. 가중 평균에서 어텐션으로
 #
-# 어텐션(attention)은 새로운 발명이라기보다 **가중 평균(weighted average)** 에 "가중치를 데이터에서 계산한다"는 한 가지 생각을 더한 것입니다.
+# 어텐션(attention)은 새로운 발명이라기보다 **가중 평균**(weighted average)에 "가중치를 데이터에서 계산한다"는 한 가지 생각을 더한 것입니다.
 #
 # **학습 목표**
 # - 수능 점수의 평균을 가중 평균으로 계산하고, 가중치의 합으로 나눠야 하는 이유를 숫자로 확인한다.
@@ -16,8 +16,11 @@
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 시작하며 "어텐션은 가중 평균이다"라는 한 문장을 먼저 던지세요. 오늘 끝날 때 이 문장이 왜 맞는지, 그리고 무엇이 더해져야 어텐션이 되는지(가중치를 데이터로부터 계산) 설명할 수 있으면 성공입니다. 슬라이더 데모는 4절에 있습니다.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
+import math
+
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -25,14 +28,13 @@ from helpers import seed_everything, setup
 from helpers.attention import scaled_dot_product_attention, softmax
 from helpers.exercises import check
 from helpers.plots import attention_heatmap, weight_bars
-from helpers.widgets import draw_softmax, softmax_explorer
 
 setup()
 
 # %% [markdown]
 # ## 1. 수능 점수의 평균
 #
-# 원문의 예를 따라, 국어·영어·수학은 100점 만점이고 탐구 네 과목은 50점 만점이라고 합시다. 만점은 모두 더해 500점입니다.
+# 원문 002의 예를 따라, 국어·영어·수학은 100점 만점이고 탐구 네 과목은 50점 만점이라고 합시다. 만점은 모두 더해 500점입니다.
 # 한 학생의 점수가 아래와 같을 때, 이 학생의 "평균 성적"은 몇 %일까요?
 
 # %%
@@ -44,7 +46,7 @@ total_percent = raw.sum() / full_marks.sum() * 100
 print(f"총점 {raw.sum():.0f} / {full_marks.sum():.0f} = {total_percent:.2f}%")
 assert round(total_percent.item(), 2) == 76.40
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 총점을 만점으로 나눈 이 숫자는 사실 **과목별 백분율의 가중 평균**입니다. 과목 $i$의 백분율을 $x_i = \text{점수}_i / \text{만점}_i$, 가중치(weight)를 만점의 비율 $w_i = \text{만점}_i / \sum_j \text{만점}_j$ 로 두면
 #
 # $$\frac{\sum_i \text{점수}_i}{\sum_j \text{만점}_j} = \sum_i \underbrace{\frac{\text{만점}_i}{\sum_j \text{만점}_j}}_{w_i} \cdot \underbrace{\frac{\text{점수}_i}{\text{만점}_i}}_{x_i}, \qquad w_i \ge 0,\ \sum_i w_i = 1.$$
@@ -64,16 +66,18 @@ assert torch.isclose(weights.sum(), torch.tensor(1.0))
 assert torch.allclose(weights, torch.tensor([0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1]))
 assert plain < weighted
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 학생은 탐구 백분율이 낮습니다. 단순 평균은 탐구 네 과목을 국영수와 같은 무게로 세므로, 탐구가 7개 중 4개 몫을 차지해 가중 평균보다 낮게 나옵니다. 그림으로 보면 가중치가 어디에 얼마나 실리는지가 드러납니다.
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 2.7))
 weight_bars(weights, subjects, ax=ax1, title="과목별 가중치 (합 1)", ylim=(0, 0.3))
-weight_bars(percent, subjects, ax=ax2, title="과목별 백분율", ylabel="%", color="tab:orange", ylim=(0, 110))
+bars = ax2.bar(range(7), percent, color="tab:orange")
+ax2.bar_label(bars, labels=[f"{p:.0f}" for p in percent.tolist()], label_type="center", color="white", fontsize=9)
 ax2.axhline(weighted.item(), color="tab:blue", linestyle="--", label=f"가중 평균 {weighted:.1f}%")
 ax2.axhline(plain.item(), color="gray", linestyle=":", label=f"단순 평균 {plain:.1f}%")
-ax2.legend(loc="lower right")
+ax2.set(xticks=range(7), xticklabels=subjects, ylim=(0, 125), ylabel="%", title="과목별 백분율 (막대 안: 백분율)")
+ax2.legend(loc="upper center", ncol=2, frameon=False)   # above the tallest bar (92%), clear of the lines
 plt.show()
 
 # %% [markdown]
@@ -81,9 +85,9 @@ plt.show()
 #
 # 가중치를 "국영수 2, 탐구 1"처럼 합이 1이 아닌 수로 적으면, 백분율의 가중합(weighted sum)을 **가중치의 합**(여기서는 10)으로 나눠야 평균이 됩니다.
 #
-# > **원문 바로잡기**: 원문은 원점수를 "그대로 더해서 나눠주면 곤란"하다며 "과목별 점수에 해당 가중치를 곱해준 뒤 총 개수로 나눠줘야" 한다고 설명합니다. 두 곳 모두 바로잡아야 합니다. 원점수를 그대로 더해도 만점의 합(500)으로 나누면 그것이 바로 가중 평균입니다(위에서 76.40%). 그리고 "총 개수"를 과목 수(7)로 읽으면 평균이 되지 않습니다. 아래 계산처럼 모든 과목이 만점인 학생이 142.86%가 됩니다. 나눠야 하는 수는 가중치의 합(10)이고, 가중치의 합이 이미 1이라면 나눌 필요가 없습니다.
+# > **원문 바로잡기**: 원문 002는 원점수를 "그대로 더해서 나눠주면 곤란"하다며 "과목별 점수에 해당 가중치를 곱해준 뒤 총 개수로 나눠줘야" 한다고 설명합니다. 두 곳 모두 바로잡아야 합니다. 원점수를 그대로 더해도 만점의 합(500)으로 나누면 그것이 바로 가중 평균입니다(위에서 76.40%). 그리고 "총 개수"를 과목 수(7)로 읽으면 평균이 되지 않습니다. 아래 계산처럼 모든 과목이 만점인 학생이 142.86%가 됩니다. 나눠야 하는 수는 가중치의 합(10)이고, 가중치의 합이 이미 1이라면 나눌 필요가 없습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 w_raw = torch.tensor([2.0, 2, 2, 1, 1, 1, 1])
 perfect = torch.full((7,), 100.0)
 
@@ -108,7 +112,7 @@ assert torch.isclose((w_raw * percent).sum() / w_raw.sum(), weighted)
 #
 # 어텐션도 똑같습니다. 다른 점은 두 가지입니다. 항목 $v_i$가 숫자가 아니라 **벡터**(예: 단어의 임베딩(embedding))이고, 가중치를 사람이 정하지 않고 **데이터에서 계산**한다는 점입니다. 무엇을 찾는지(쿼리(query))와 각 항목이 무엇인지(키(key))를 비교해 점수를 매기고, 그 점수를 가중치로 바꿉니다. 섞이는 내용 벡터는 밸류(value)라고 부릅니다.
 #
-# 가중치가 합 1인 양수이므로 출력은 항상 밸류 벡터들의 **볼록 결합(convex combination)** 입니다. 밸류들이 이루는 다각형 안쪽에 놓입니다.
+# 가중치가 합 1인 양수이므로 출력은 항상 밸류 벡터들의 **볼록 결합**(convex combination)입니다. 밸류들이 이루는 다각형 안쪽에 놓입니다.
 
 # %%
 values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, -0.5]])   # (3, 2): three value vectors
@@ -119,7 +123,7 @@ print("출력 =", output)
 coef = torch.linalg.solve(torch.cat([values.T, torch.ones(1, 3)]), torch.cat([output, torch.ones(1)]))
 assert (coef >= 0).all() and torch.allclose(coef, w)
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(4.5, 4))
 ax.fill(values[:, 0], values[:, 1], color="tab:blue", alpha=0.1)
 ax.scatter(values[:, 0], values[:, 1], s=80 + 600 * w, color="tab:blue")
@@ -143,7 +147,7 @@ naive = scores / scores.sum()
 print("합으로 나눈 '가중치':", naive)
 assert (naive < 0).any() and (naive > 1).any()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 음수 가중치와 1보다 큰 가중치가 나옵니다. 점수의 합이 0이면 나눌 수조차 없습니다. 그래서 먼저 $e^{z}$로 모든 점수를 양수로 만든 뒤 합으로 나눕니다. 이것이 소프트맥스입니다.
 #
 # $$\mathrm{softmax}(z)_i = \frac{e^{z_i}}{\sum_j e^{z_j}}$$
@@ -172,21 +176,44 @@ assert softmax(scores * 20).max() > 0.9999
 # ### 큰 점수에서 넘치는 지수
 #
 # float32의 $e^{z}$는 $z \approx 88.72$를 넘으면 무한대(inf)가 됩니다(float32 최댓값의 로그). 교과서 공식을 그대로 쓰면 inf/inf = NaN이 나옵니다.
-# 해결책은 성질 ④입니다. 모든 점수에서 최댓값을 빼면 결과는 같고, 가장 큰 지수는 $e^0 = 1$이 됩니다.
 
 # %%
 assert torch.isfinite(torch.exp(torch.tensor(88.72))) and torch.isinf(torch.exp(torch.tensor(88.73)))
 big = torch.tensor([1000.0, 1001.0, 1002.0])
 textbook = torch.exp(big) / torch.exp(big).sum()
-stable = torch.exp(big - big.max()) / torch.exp(big - big.max()).sum()
 print("교과서 공식:", textbook)
-print("최댓값을 뺀 공식:", stable)
-print("helpers.softmax:", softmax(big))
 assert torch.isnan(textbook).all()
-assert torch.allclose(stable, softmax(big)) and torch.allclose(stable, torch.softmax(big, dim=0))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 해결책은 성질 ④입니다. 모든 점수에서 최댓값 $m = \max_j z_j$를 빼도 결과는 같습니다. 분자와 분모에 똑같이 $e^{-m}$이 곱해질 뿐이기 때문입니다.
+#
+# $$\mathrm{softmax}(z)_i = \frac{e^{z_i - m}}{\sum_j e^{z_j - m}}$$
+#
+# 이제 가장 큰 지수는 $e^0 = 1$이라 넘칠 수 없고, 분모는 1 이상이라 0이 될 수 없습니다. 이 과정에서 쓸 소프트맥스를 직접 적습니다. 마지막 축을 따라 계산하므로 행렬(쿼리마다 한 행)에도 그대로 쓸 수 있습니다.
+
+# %% tags=["save"]
+def stable_softmax(z, dim=-1):  # (..., T) -> (..., T)
+    """softmax(z) = exp(z - max z) / sum exp(z - max z): the largest exponent is e^0 = 1."""
+    shifted = z - z.amax(dim=dim, keepdim=True)   # (..., T), every entry <= 0
+    e = torch.exp(shifted)                         # (..., T), in (0, 1]
+    return e / e.sum(dim=dim, keepdim=True)        # (..., T), each slice sums to 1
+
+
+# %% slideshow={"slide_type": "subslide"}
+print("stable_softmax:", stable_softmax(big))
+print("최댓값을 뺀 점수:", (big - big.max()).tolist(), "→ 지수", torch.exp(big - big.max()))
+
+# Same result as the course's hardened softmax and as PyTorch's, on small, huge and batched scores.
+seed_everything(0)
+batch = torch.randn(2, 3, 5) * 50                  # (B, T_q, T_k)
+for z in [scores, big, -big, batch]:
+    torch.testing.assert_close(stable_softmax(z), softmax(z))
+    torch.testing.assert_close(stable_softmax(z), torch.softmax(z, dim=-1))
+torch.testing.assert_close(stable_softmax(batch).sum(dim=-1), torch.ones(2, 3))
+print("stable_softmax = helpers.attention.softmax = torch.softmax: float32 반올림 범위(assert_close) 안에서 같음")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: "softmax(z) = softmax(z − max z)"가 왜 성립하는지 칠판에 한 줄로 보여 주세요: 분자와 분모에 똑같이 $e^{-\max z}$가 곱해질 뿐입니다. 이 한 줄이 모든 딥러닝 라이브러리의 소프트맥스 구현에 들어 있습니다.
+# 발표 노트: "softmax(z) = softmax(z − max z)"가 왜 성립하는지 칠판에 한 줄로 보여 주세요: 분자와 분모에 똑같이 $e^{-\max z}$가 곱해질 뿐입니다. 이 한 줄이 모든 딥러닝 라이브러리의 소프트맥스 구현에 들어 있습니다. `-big`(모두 −1000 근처)에서는 반대로 모든 지수가 0으로 사라져 0/0이 되는데, 같은 한 줄이 그 경우도 고칩니다.
 
 # %% [markdown]
 # ## 4. 슬라이더로 느껴 보기
@@ -202,44 +229,102 @@ area_percent = torch.tensor([88.0, 92.0, 76.0, (30 + 28 + 35 + 33) / 200 * 100])
 area_scores = torch.tensor([1.0, 0.5, 2.0, -1.0])
 print("영역별 백분율:", area_percent.tolist())
 
-# %% tags=["nbval-ignore-output"]
-softmax_explorer(areas, area_scores, values=area_percent)
+# %% [markdown] slideshow={"slide_type": "skip"}
+# 아래 접힌 셀은 슬라이더 그림을 만드는 코드입니다. 그림을 **한 번만** 만들고, 슬라이더가 움직이면 막대 높이·글자·제목만 바꿉니다(`stable_softmax`로 가중치 계산). 그래서 끄는 동안에도 그림이 손을 따라옵니다.
 
-# %% [markdown]
-# 정적 버전(슬라이드·PDF용): 같은 그림을 세 가지 점수 설정에서 그립니다. 위에서부터 모든 점수가 같을 때(균등), 수학만 높을 때, 처음 점수를 3배 했을 때입니다. 균등하면 가중합은 네 영역 백분율의 단순 평균(79.75)이고, 수학에 가중치가 0.87 실리면 가중합(76.65)이 수학 백분율 76에 다가갑니다. 마지막 줄에서 탐구의 점수 −3은 가중치 0.0001이 되어 막대로는 보이지 않지만 0은 아닙니다.
+# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+
+def softmax_panels(ax_scores, ax_weights, labels, values=None):
+    """Score bars and softmax-weight bars, drawn once; returns update(scores) -> weights (numpy)."""
+    x = np.arange(len(labels))
+    score_bars = ax_scores.bar(x, np.zeros(len(labels)), color="tab:gray")
+    ax_scores.axhline(0, color="black", linewidth=0.8)
+    ax_scores.set(xticks=x, xticklabels=labels, ylim=(-6.5, 6.5), title="점수(score): 아무 실수")
+    weight_bars = ax_weights.bar(x, np.zeros(len(labels)), color="tab:blue")
+    texts = [ax_weights.text(xi, 0.0, "", ha="center", va="bottom", fontsize=9) for xi in x]
+    ax_weights.set(xticks=x, xticklabels=labels, ylim=(0, 1.15), ylabel="가중치")
+    v = None if values is None else torch.as_tensor(values, dtype=torch.float64)   # (n,)
+
+    def update(scores):
+        s = torch.as_tensor(scores, dtype=torch.float64)   # (n,)
+        w = stable_softmax(s)                               # (n,)
+        for bar, si in zip(score_bars, s.tolist()):
+            bar.set_height(si)
+            bar.set_color("tab:red" if si < 0 else "tab:gray")
+        for bar, text, wi in zip(weight_bars, texts, w.tolist()):
+            bar.set_height(wi)
+            text.set_y(wi)
+            text.set_text(f"{wi:.2f}")
+        ax_weights.set_title("소프트맥스 가중치: 양수, 합 1" if v is None else f"가중합 = {float(w @ v):.2f}")
+        return w.numpy()
+
+    return update
+
+
+def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
+    """One slider per score; the figure is built once and follows the hand while dragging."""
+    from helpers.widgets import Explorer
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.0))
+    # Fixed margins, no layout engine: tight_layout would leave one behind that adds a second draw to every frame.
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.12, top=0.88, wspace=0.25)
+    update = softmax_panels(*axes, labels, values)
+    sliders = {f"s{i}": widgets.FloatSlider(value=float(s), min=low, max=high, step=0.1, description=str(label))
+               for i, (label, s) in enumerate(zip(labels, scores))}
+    return Explorer(fig, lambda **kw: update([kw[f"s{i}"] for i in range(len(labels))]), sliders)
+
+
+def softmax_small_multiples(labels, settings, values=None, figsize=(10, 4.4)):
+    """The explorer's panels for several score settings side by side (the static counterpart); returns the weights."""
+    fig, axes = plt.subplots(2, len(settings), figsize=figsize)
+    weights = {}
+    for col, (name, scores) in enumerate(settings.items()):
+        weights[name] = softmax_panels(axes[0, col], axes[1, col], labels, values)(scores)
+        axes[0, col].set_title(f"{name}: 점수")
+    fig.tight_layout()
+    return weights
+
+
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
+explorer = softmax_explorer(areas, area_scores.tolist(), values=area_percent)
+explorer
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 정적 버전(슬라이드·PDF용): 같은 코드(`softmax_panels`)로 세 점수 설정을 나란히 그립니다: 균등, 수학만 높음, 처음 점수 × 3.
 
 # %%
-settings = {
-    "모든 점수 0": torch.zeros(4),
-    "수학만 3": torch.tensor([0.0, 0.0, 3.0, 0.0]),
-    "처음 점수 × 3": area_scores * 3,
-}
-fig, axes = plt.subplots(len(settings), 2, figsize=(9, 8.4))
-results = {}
-for row, (name, s) in zip(axes, settings.items()):
-    results[name] = draw_softmax(s, areas, values=area_percent, axes=row)
-    row[0].set_title(f"{name}: 점수")
-fig.tight_layout()
+settings = {"모든 점수 0": torch.zeros(4), "수학만 3": torch.tensor([0.0, 0.0, 3.0, 0.0]), "처음 점수 × 3": area_scores * 3}
+results = softmax_small_multiples(areas, settings, values=area_percent)
 plt.show()
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 균등하면 가중합은 네 영역 백분율의 단순 평균(79.75)이고, 수학에 가중치 0.87이 실리면 가중합(76.65)이 수학 백분율 76에 다가갑니다. 마지막 설정에서 탐구의 점수 −3은 가중치 0.0001이 되어 막대로는 보이지 않지만 0은 아닙니다.
+
 # %%
-print({name: r.round(4).tolist() for name, r in results.items()})
-sums = {name: float(r @ area_percent.numpy()) for name, r in results.items()}
+sums = {name: float(r @ area_percent.double().numpy()) for name, r in results.items()}
+print("가중치:", {name: r.round(4).tolist() for name, r in results.items()})
 print("가중합:", {name: round(v, 2) for name, v in sums.items()})
 assert abs(sums["모든 점수 0"] - area_percent.mean().item()) < 1e-9 and round(sums["모든 점수 0"], 2) == 79.75
 assert results["수학만 3"].argmax() == 2 and round(results["수학만 3"].max(), 2) == 0.87
 assert round(sums["수학만 3"], 2) == 76.65 and abs(sums["수학만 3"] - 76) < abs(sums["모든 점수 0"] - 76)
 assert results["처음 점수 × 3"].max() > softmax(area_scores).max().item()
 assert 0 < results["처음 점수 × 3"][3] < 5e-4
+np.testing.assert_allclose(explorer.last, stable_softmax(area_scores.double()).numpy())   # the slider's first frame
 
 # %% [markdown]
 # ## 5. 첫 어텐션 계산
 #
-# 이제 두 단계를 모두 데이터로 계산합니다. 쿼리 $q$와 키 $k_i$의 **내적(dot product)** 으로 점수를 매기고, 키 차원(key dimension) $d_k$(벡터의 성분 수)의 제곱근으로 나눈 뒤(이유는 04번 노트북), 소프트맥스로 가중치를 만들고, 밸류의 가중합을 구합니다.
+# 이제 두 단계를 모두 데이터로 계산합니다. 쿼리 $q$와 키 $k_i$의 **내적**(dot product)으로 점수를 매기고, 키 차원(key dimension) $d_k$(벡터의 성분 수)의 제곱근으로 나눈 뒤(이유는 04번 노트북), 소프트맥스로 가중치를 만들고, 밸류의 가중합을 구합니다.
 #
 # $$\alpha_i = \mathrm{softmax}_i\!\left(\frac{q \cdot k_i}{\sqrt{d_k}}\right), \qquad \text{출력} = \sum_i \alpha_i v_i$$
-#
-# 손으로 한 계산, `helpers`의 구현, PyTorch의 구현이 같은 값을 내는지 봅니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 손으로 한 계산(`stable_softmax`), `helpers`의 구현, PyTorch의 구현이 같은 값을 내는지 봅니다.
 
 # %%
 seed_everything(1)
@@ -247,8 +332,9 @@ q = torch.randn(1, 4)   # (T_q=1, d_k=4): one query
 k = torch.randn(3, 4)   # (T_k=3, d_k=4): three keys
 v = torch.randn(3, 2)   # (T_k=3, d_v=2): three values
 
-by_hand_weights = softmax(q @ k.T / 4 ** 0.5)   # step 1: weights (1, 3)
-by_hand = by_hand_weights @ v                    # step 2: weighted sum (1, 2)
+d_k = q.shape[-1]
+by_hand_weights = stable_softmax(q @ k.T / math.sqrt(d_k))   # step 1: weights (1, 3)
+by_hand = by_hand_weights @ v                                 # step 2: weighted sum (1, 2)
 out, attn = scaled_dot_product_attention(q, k, v)
 print("가중치:", attn)
 print("출력:", out)
@@ -256,18 +342,18 @@ torch.testing.assert_close(attn, by_hand_weights)
 torch.testing.assert_close(out, by_hand)
 torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
 
-# %% [markdown]
-# 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고, **각 행의 합이 1**입니다. 이 그림을 어텐션 맵(attention map)이라고 부르며 과정 내내 보게 됩니다. 여기서는 같은 벡터 `x`를 쿼리·키·밸류로 모두 씁니다. 이 예에서는 각 행에서 자기 자신과의 내적 $\lVert x_i \rVert^2$가 가장 커서 대각선이 진하게 나옵니다. 늘 그렇지는 않습니다. 더 긴 벡터와의 내적이 자기 자신과의 내적보다 클 수도 있습니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고 **각 행의 합이 1**입니다. 이 그림을 어텐션 맵(attention map)이라 부릅니다. 여기서는 같은 벡터 `x`를 쿼리·키·밸류로 모두 쓰는데, 이 예에서는 자기 자신과의 내적 $\lVert x_i \rVert^2$가 가장 커서 대각선이 진합니다(더 긴 벡터와의 내적이 더 클 수도 있어서 늘 그렇지는 않습니다).
 
 # %%
 seed_everything(2)
 tokens = ["나는", "학생", "이다"]
 x = torch.randn(3, 4)                        # (T=3, d=4): the same tokens give q, k and v
 out, attn = scaled_dot_product_attention(x, x, x)
-attention_heatmap(attn, tokens, tokens, title="어텐션 가중치 (행의 합 = 1)")
+fig, ax = plt.subplots(figsize=(4.6, 2.5))
+attention_heatmap(attn, tokens, tokens, ax=ax, title="어텐션 가중치 (행의 합 = 1)")
 plt.show()
-assert torch.allclose(attn.sum(dim=-1), torch.ones(3))
-assert torch.equal(attn.argmax(dim=-1), torch.arange(3))  # each token weighs itself most
+assert torch.allclose(attn.sum(dim=-1), torch.ones(3)) and torch.equal(attn.argmax(dim=-1), torch.arange(3))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 여기서 쿼리·키·밸류가 모두 같은 x라는 점을 짚고 넘어가세요. 같은 벡터를 세 역할에 쓰는 것이 어색하다는 느낌이 바로 03번 노트북(세 가지 투영)의 동기입니다.
@@ -285,29 +371,32 @@ def weighted_average(scores, weights):
 
 check("01-1", weighted_average)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def weighted_average(scores, weights):
     return (weights * scores).sum() / weights.sum()
 
 check("01-1", weighted_average)
 
-# %% [markdown]
-# **01-2.** 1차원 텐서 `z`를 받아 소프트맥스를 돌려주는 `my_softmax`를 `torch.softmax` 없이 `torch.exp`로 직접 구현하세요. `[1000, 1001, 1002]` 같은 큰 점수에서도 NaN이 나오면 안 됩니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **01-2.** 분류 모델의 손실(05번의 지식 증류도 마찬가지)에는 가중치가 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다. 먼저 **예측**해 보세요: 안정된 `stable_softmax`에 로그를 씌운 `torch.log(stable_softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 아래 셀을 실행해 예측을 확인한 뒤, 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`으로 구현하세요. (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
 
 # %%
-def my_softmax(z):
+print(torch.log(stable_softmax(torch.tensor([-1000.0, 0.0, 1000.0]))))   # predict first, then run
+
+
+def my_log_softmax(z):
     raise NotImplementedError
 
-check("01-2", my_softmax)
+check("01-2", my_log_softmax)
 
-# %% jupyter={"source_hidden": true}
-def my_softmax(z):
-    e = torch.exp(z - z.max())
-    return e / e.sum()
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+def my_log_softmax(z):
+    shifted = z - z.max()                              # the largest entry is 0
+    return shifted - torch.log(torch.exp(shifted).sum())   # log(e^a / S) = a - log S, no log(0)
 
-check("01-2", my_softmax)
+check("01-2", my_log_softmax)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **01-3.** 소프트맥스를 거쳐 가중치 `[0.7, 0.2, 0.1]`이 되는 점수 세 개를 찾으세요. (힌트: 두 점수의 차이와 두 가중치의 비율 사이의 관계)
 
 # %%
@@ -315,7 +404,7 @@ my_scores = ...
 
 check("01-3", my_scores)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 my_scores = torch.log(torch.tensor([0.7, 0.2, 0.1]))
 
 check("01-3", my_scores)
@@ -340,7 +429,8 @@ check("01-3", my_scores)
 # | 가중 평균은 가중치의 **합**으로 나눈다 | 개수로 나누면 만점이 142.86% (원문 바로잡기) |
 # | 어텐션 = ① 가중치 계산 ② 밸류의 가중합 | 출력이 밸류의 볼록 결합 |
 # | 소프트맥스: 양수, 합 1, 순서 유지, 평행이동 불변 | 네 성질을 assert |
-# | 큰 점수 차이 → 한 키로 쏠림; 큰 점수 → 지수 넘침 | ×20에서 최대 가중치 > 0.9999; float32는 $e^{88.73}$ = inf; 최댓값 빼기로 NaN 해결 |
-# | 손 계산 = `helpers` = PyTorch | `assert_close` 세 번 |
+# | 큰 점수 차이 → 한 키로 쏠림; 큰 점수 → 지수 넘침 | ×20에서 최대 가중치 > 0.9999; float32는 $e^{88.73}$ = inf |
+# | 최댓값을 빼는 `stable_softmax`는 넘치지 않는다 | `helpers`·PyTorch의 소프트맥스와 같음 (±1000, 배치 입력에서 assert) |
+# | 어텐션: 손 계산 = `helpers` = PyTorch | `assert_close` 세 번 |
 #
 # 다음 노트북(02)에서는 가중치를 **학습된 모델이 계산**하는 첫 사례, seq2seq 번역 모델의 어텐션을 직접 학습시켜 봅니다.

@@ -4,19 +4,19 @@
 # 점수를 소프트맥스에 넣기 전에 한 수 τ로 나누기만 하면, 같은 점수로 날카로운 가중치도 평평한 가중치도 만들 수 있습니다. 그 수 τ가 온도입니다.
 #
 # **학습 목표**
-# - softmax(z/τ)에서 τ가 가중치의 순서는 그대로 두고 "얼마나 한쪽으로 쏠리는지"만 바꾼다는 것을 계산으로 보인다.
+# - softmax(z/τ)를 직접 구현하고, τ가 가중치의 순서는 그대로 두고 "얼마나 한쪽으로 쏠리는지"만 바꾼다는 것을 계산으로 보인다.
 # - τ→0이면 원-핫(one-hot)이 되고(동점이면 똑같이 나눔) τ→∞이면 균등해진다는 극한을 유도하고 수치로 확인한다.
 # - 엔트로피(entropy)와 최대 가중치를 τ의 함수로 그리고, 실제 어텐션(attention) 맵이 날카로워지려면 τ가 얼마나 작아야 하는지 계산한다.
-# - 스케일드 닷프로덕트 어텐션의 1/√d_k가 고정된 온도 √d_k라는 것, 그리고 지식 증류와 언어 모델 샘플링의 온도가 같은 손잡이라는 것을 설명할 수 있다.
+# - 스케일드 닷프로덕트 어텐션의 1/√d_k가 고정된 온도 √d_k라는 것, 그리고 지식 증류와 언어 모델 샘플링에서도 온도가 같은 방식으로 분포의 쏠림을 조절한다는 것을 설명할 수 있다.
 #
 # **선수 지식**: 01번(소프트맥스), 03번(쿼리·키·밸류와 "배" 예제), 04번(√d_k로 나누는 이유)
 #
 # **예상 시간**: 혼자 공부 40분 / 스터디 발표 20분
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 첫 문장은 "온도는 점수를 나누는 수 하나일 뿐"입니다. 오늘 보여 줄 것은 세 가지입니다. (1) 양 끝(τ→0, τ→∞)에서 무슨 일이 생기는지, (2) 03번의 "배" 어텐션 맵이 거의 평평한데 τ를 얼마나 낮춰야 날카로워지는지(4절 슬라이더), (3) 같은 손잡이가 지식 증류와 ChatGPT류 모델의 샘플링에도 있다는 것.
+# 발표 노트: 첫 문장은 "온도는 점수를 나누는 수 하나일 뿐"입니다. 오늘 보여 줄 것은 세 가지입니다. (1) 양 끝(τ→0, τ→∞)에서 무슨 일이 생기는지, (2) 03번의 "배" 어텐션 맵이 거의 평평한데 τ를 얼마나 낮춰야 날카로워지는지(4절 슬라이더), (3) 지식 증류와 ChatGPT류 모델의 샘플링에서도 같은 식 softmax(z/τ)가 쓰인다는 것.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 import math
 
 import matplotlib.pyplot as plt
@@ -24,19 +24,10 @@ import numpy as np
 import torch
 
 from helpers import seed_everything, setup
-from helpers.attention import scaled_dot_product_attention, softmax
+from helpers.attention import entropy, scaled_dot_product_attention, softmax
 from helpers.data import load_json
 from helpers.exercises import check
 from helpers.plots import weight_bars
-from helpers.temperature import (
-    bae_scores,
-    draw_temperature,
-    entropy,
-    sample_tokens,
-    tau_for_max_weight,
-    temperature_explorer,
-    temperature_sweep,
-)
 
 setup()
 
@@ -50,22 +41,34 @@ setup()
 # - τ < 1: 점수 차이가 커진 것처럼 작동해 큰 점수에 더 몰아줍니다(차갑다, 날카롭다).
 # - τ > 1: 점수 차이가 줄어든 것처럼 작동해 고르게 나눕니다(뜨겁다, 평평하다).
 # - $e^{z/\tau}$는 $z$에 대해 증가 함수이므로 **가중치의 순서는 어떤 τ에서도 같습니다.** 바뀌는 것은 쏠림의 정도뿐입니다.
-#
-# 원문(seed 004)의 점수 `[2.0, 1.0, 0.5]`로 세 온도를 계산합니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 코드로는 01번의 `stable_softmax`에 나눗셈 하나가 더해집니다. 최댓값을 **τ로 나누기 전에** 빼므로, τ가 아주 작아도 가장 큰 지수는 $e^0 = 1$입니다. `tau`가 텐서여도 브로드캐스팅으로 여러 온도를 한 번에 계산합니다(4절에서 씁니다).
+
+# %% tags=["save"]
+def softmax_t(z, tau):  # z (..., T), tau a number or a tensor broadcastable to z -> (..., T)
+    """softmax(z / tau) along the last axis; the max is subtracted before dividing by tau."""
+    e = torch.exp((z - z.amax(dim=-1, keepdim=True)) / tau)   # (..., T), the largest entry is e^0 = 1
+    return e / e.sum(dim=-1, keepdim=True)                      # (..., T), each row sums to 1
+
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 원문 004의 점수 `[2.0, 1.0, 0.5]`로 세 온도의 가중치를 계산하고, 그 결과가 과정의 핵심 구현(`helpers.attention.softmax`) 및 PyTorch와 같은지 확인합니다.
 
 # %%
 z = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
 taus = [0.5, 1.0, 2.0]
-by_tau = {tau: softmax(z, temperature=tau) for tau in taus}
+by_tau = {tau: softmax_t(z, tau) for tau in taus}
 for tau, w in by_tau.items():
     print(f"τ = {tau}: z/τ = {(z / tau).tolist()}  가중치 = {w.numpy().round(4)}  합 = {w.sum():.4f}")
 
 for tau, w in by_tau.items():
-    torch.testing.assert_close(w, torch.softmax(z / tau, dim=0))
-    assert torch.equal(w.argsort(), z.argsort())          # the order never changes
+    torch.testing.assert_close(w, softmax(z, temperature=tau))     # the course's hardened softmax
+    torch.testing.assert_close(w, torch.softmax(z / tau, dim=0))   # PyTorch
+    assert torch.equal(w.argsort(), z.argsort())                   # the order never changes
 
-# %% [markdown]
-# > **원문 바로잡기**: 원문은 τ = 1에서 `[0.59, 0.22, 0.13]`, τ = 2에서 `[0.42, 0.25, 0.20]`이라고 적었습니다. 두 줄 모두 합이 1이 아닙니다(0.94, 0.87). 계산한 값은 τ = 1에서 **[0.6285, 0.2312, 0.1402]**, τ = 2에서 **[0.4810, 0.2918, 0.2272]** 입니다. τ = 0.5의 `[0.84, 0.11, 0.04]`는 반올림 범위 안에서 맞습니다(0.8438, 0.1142, 0.0420). 또 원문은 τ = 2를 "거의 균등(uniform)"이라고 했지만, 가장 큰 가중치(0.48)가 가장 작은 가중치(0.23)의 두 배가 넘고 균등값 1/3에서도 멉니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# > **원문 바로잡기**: 원문 004는 τ = 1에서 `[0.59, 0.22, 0.13]`, τ = 2에서 `[0.42, 0.25, 0.20]`이라고 적었습니다. 두 줄 모두 합이 1이 아닙니다(0.94, 0.87). 계산한 값은 τ = 1에서 **[0.6285, 0.2312, 0.1402]**, τ = 2에서 **[0.4810, 0.2918, 0.2272]**입니다. τ = 0.5의 `[0.84, 0.11, 0.04]`는 반올림 범위 안에서 맞습니다(0.8438, 0.1142, 0.0420). 또 원문은 τ = 2를 "거의 균등(uniform)"이라고 했지만, 가장 큰 가중치(0.48)가 가장 작은 가중치(0.23)의 두 배가 넘고 균등값 1/3에서도 멉니다(연습문제 05-1에서 "거의 균등"이 되는 τ를 예측하고 재 봅니다).
 
 # %%
 seed_claims = {1.0: [0.59, 0.22, 0.13], 2.0: [0.42, 0.25, 0.20], 0.5: [0.84, 0.11, 0.04]}
@@ -79,8 +82,8 @@ torch.testing.assert_close(by_tau[2.0], torch.tensor([0.4810, 0.2918, 0.2272], d
 assert (torch.tensor(seed_claims[0.5], dtype=torch.float64) - by_tau[0.5]).abs().max() < 0.005
 assert by_tau[2.0].max() > 2 * by_tau[2.0].min()
 
-# %%
-fig, axes = plt.subplots(1, 3, figsize=(10, 3.2), sharey=True)
+# %% slideshow={"slide_type": "subslide"}
+fig, axes = plt.subplots(1, 3, figsize=(9.5, 3.0), sharey=True)
 for ax, (tau, w) in zip(axes, by_tau.items()):
     weight_bars(w, ["z=2.0", "z=1.0", "z=0.5"], ax=ax, title=f"τ = {tau}", ylim=(0, 1), ylabel="")
     ax.axhline(1 / 3, color="gray", ls="--", lw=1)
@@ -97,14 +100,15 @@ plt.show()
 # $$\mathrm{softmax}_\tau(z)_i = \frac{e^{(z_i - m)/\tau}}{\sum_j e^{(z_j - m)/\tau}}.$$
 #
 # - **τ→0**: $z_j < m$인 항은 $(z_j - m)/\tau \to -\infty$이므로 $e^{\cdots} \to 0$, $z_j = m$인 항은 $e^0 = 1$입니다. 최댓값이 $k$개면 그 $k$개가 $1/k$씩 나눠 갖습니다. 동점이 없으면 원-핫, 곧 argmax입니다.
-# - **τ→∞**: 모든 지수가 0으로 가서 $e^0 = 1$이 되므로 $n$개가 $1/n$씩 갖는 균등 분포입니다. 더 정확히는 $w_i \approx \frac{1}{n}\left(1 + \frac{z_i - \bar z}{\tau}\right)$로, 균등에서 벗어난 정도가 $1/\tau$로 줄어듭니다.
-#
-# 동점이 있는 점수 `[1, 3, 3, 0]`으로 확인합니다.
+# - **τ→∞**: 모든 지수가 0으로 가서 $e^0 = 1$이 되므로 $n$개가 $1/n$씩 갖는 균등 분포입니다. 더 정확히는 $w_i \approx \frac{1}{n}\left(1 + \frac{z_i - \bar z}{\tau}\right)$로, 균등에서 벗어난 정도가 $1/\tau$로 줄어듭니다($\bar z$는 점수의 평균).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 동점이 있는 점수 `[1, 3, 3, 0]`으로 두 극한을 확인합니다. τ = 10⁴에서는 균등에서 벗어난 정도에 τ를 곱해 1차 근사의 $(z_i - \bar z)/n$과 비교합니다.
 
 # %%
 z_tie = torch.tensor([1.0, 3.0, 3.0, 0.0], dtype=torch.float64)
-cold = softmax(z_tie, temperature=1e-3)
-hot = softmax(z_tie, temperature=1e4)
+cold = softmax_t(z_tie, 1e-3)
+hot = softmax_t(z_tie, 1e4)
 n = len(z_tie)
 print("τ = 0.001:", cold.numpy().round(4))
 print("τ = 10000:", hot.numpy().round(4))
@@ -116,16 +120,16 @@ torch.testing.assert_close(cold, torch.tensor([0.0, 0.5, 0.5, 0.0], dtype=torch.
 torch.testing.assert_close(hot, torch.full((4,), 0.25, dtype=torch.float64), atol=1e-3, rtol=0)
 torch.testing.assert_close((hot - 1 / n) * 1e4, (z_tie - z_tie.mean()) / n, atol=1e-3, rtol=0)
 
-# %% [markdown]
-# τ가 작으면 $z/\tau$가 수천이 되어 교과서 공식의 $e^{z/\tau}$가 넘칩니다(float32에서는 88.7을 넘으면 inf). `helpers.attention.softmax`는 **τ로 나누기 전에** 최댓값을 빼서 가장 큰 지수가 $e^0 = 1$이 되게 하므로, τ = 0.001에서도 위처럼 정확한 값을 냅니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# τ가 작으면 $z/\tau$가 수천이 되어 교과서 공식의 $e^{z/\tau}$가 넘칩니다(float32에서는 88.7을 넘으면 inf). `softmax_t`는 **τ로 나누기 전에** 최댓값을 빼므로, τ = 0.001에서도 위처럼 정확한 값을 냅니다.
 
 # %%
 z32 = z_tie.float()
 textbook = torch.exp(z32 / 1e-3) / torch.exp(z32 / 1e-3).sum()
 print("교과서 공식 (float32, τ = 0.001):", textbook)
-print("helpers.softmax               :", softmax(z32, temperature=1e-3))
+print("softmax_t                      :", softmax_t(z32, 1e-3))
 assert torch.isnan(textbook).any()
-assert torch.isfinite(softmax(z32, temperature=1e-3)).all()
+assert torch.isfinite(softmax_t(z32, 1e-3)).all()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "τ→0이면 argmax"라고만 말하면 동점일 때 무엇이 나오는지 질문이 나옵니다. `[1, 3, 3, 0]`의 결과 `[0, 0.5, 0.5, 0]`을 보여 주고, 극한이 "가장 큰 점수들에 똑같이 나눈 것"이라고 정확히 말하세요. argmax는 그중 하나(보통 첫 번째)를 고르는 것이라 극한과 다릅니다.
@@ -136,34 +140,47 @@ assert torch.isfinite(softmax(z32, temperature=1e-3)).all()
 # "얼마나 쏠렸는가"를 숫자 하나로 재는 두 방법입니다.
 #
 # - **최대 가중치** $\max_i w_i$: $1/n$(균등)부터 1(원-핫)까지.
-# - **엔트로피** $H(w) = -\sum_i w_i \log w_i$ (자연로그, 단위 nat): 0(원-핫)부터 $\log n$(균등)까지. $0 \cdot \log 0 = 0$으로 약속합니다.
-#
+# - **엔트로피** $H(w) = -\sum_i w_i \log w_i$ (자연로그, 단위 nat): 0(원-핫)부터 $\log n$(균등)까지. $0 \cdot \log 0 = 0$으로 약속합니다. $e^{H}$는 "실제로 몇 개의 키를 보는가"로 읽을 수 있습니다(원-핫 1개, 균등 $n$개).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # τ는 $10^{-3}$부터 $10^{2}$까지 다섯 자릿수에 걸쳐 움직여야 하므로 **로그 눈금**으로 훑습니다. 점수 세 가지를 비교합니다.
 #
 # 1. 원문 004의 `[2.0, 1.0, 0.5]`
-# 2. 03번 "배" 문장에서 쿼리(query) "배"의 점수 한 행 (4절에서 자세히)
+# 2. 03번 "배" 문장에서 쿼리(query) "배"의 점수 한 행 (원문 003의 X, W_Q, W_K로 계산; 4절에서 자세히)
 # 3. 더 날카로운 비교 대상: 표준정규분포에서 뽑은 쿼리·키(key) 8개, 키 차원(key dimension, d_k) 64, 점수 = q·k/√64
 
 # %%
-tokens, bae = bae_scores()                       # (8, 8) scaled scores QKᵀ/√d_k
+bae_data = load_json("seed003_bae.json")
+tokens = bae_data["tokens"]
+X = torch.tensor(bae_data["X"], dtype=torch.float64)           # (T, d_model) = (8, 4)
+Q = X @ torch.tensor(bae_data["W_Q"], dtype=torch.float64)     # (T, d_k)
+K = X @ torch.tensor(bae_data["W_K"], dtype=torch.float64)     # (T, d_k)
+V = X @ torch.tensor(bae_data["W_V"], dtype=torch.float64)     # (T, d_v)
+bae = Q @ K.T / math.sqrt(Q.shape[-1])                         # (T, T) scaled scores
+
 seed_everything(5)
-q_rand = torch.randn(8, 64, dtype=torch.float64)  # (T, d_k): standard-normal queries
-k_rand = torch.randn(8, 64, dtype=torch.float64)  # (T, d_k): standard-normal keys
+q_rand = torch.randn(8, 64, dtype=torch.float64)   # (T, d_k): standard-normal queries
+k_rand = torch.randn(8, 64, dtype=torch.float64)   # (T, d_k): standard-normal keys
 random_scores = q_rand @ k_rand.T / math.sqrt(64)  # (T, T)
-
 rows = {"원문 004 [2, 1, 0.5]": z, "'배' 행 (d_k = 4)": bae[2], "무작위 행 (d_k = 64)": random_scores[0]}
-tau_grid = np.logspace(-3, 2, 51)
-sweeps = {name: temperature_sweep(s, tau_grid) for name, s in rows.items()}
-for name, s in rows.items():
-    sw = temperature_sweep(s, [1.0])
-    print(f"{name:<22} n = {len(s)}  τ=1: 엔트로피 {sw['entropy'][0]:.4f} / log n = {math.log(len(s)):.4f}, "
-          f"최대 가중치 {sw['max_weight'][0]:.4f}")
 
-# %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
-for name, sw in sweeps.items():
-    ax1.semilogx(sw["tau"], sw["entropy"], label=name)
-    ax2.semilogx(sw["tau"], sw["max_weight"], label=name)
+# %% slideshow={"slide_type": "subslide"}
+def sweep(scores, taus):  # scores (T,), taus (n,) -> entropy (n,), max weight (n,)
+    w = softmax_t(scores, torch.as_tensor(taus)[:, None])   # (n, T): one row per temperature
+    return entropy(w).numpy(), w.amax(dim=-1).numpy()
+
+
+tau_grid = np.logspace(-3, 2, 51)
+sweeps = {name: sweep(s, tau_grid) for name, s in rows.items()}
+for name, s in rows.items():
+    (h1,), (m1,) = sweep(s, [1.0])
+    print(f"{name:<22} n = {len(s)}  τ=1: 엔트로피 {h1:.4f} / log n = {math.log(len(s)):.4f}, 최대 가중치 {m1:.4f}")
+
+# %% slideshow={"slide_type": "subslide"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.1))
+for name, (h, top) in sweeps.items():
+    ax1.semilogx(tau_grid, h, label=name)
+    ax2.semilogx(tau_grid, top, label=name)
 for ax in (ax1, ax2):
     ax.axvline(1.0, color="gray", ls=":", lw=1)
     ax.set_xlabel("온도 τ (로그 눈금)")
@@ -174,94 +191,193 @@ ax2.legend(loc="upper right", fontsize=8)
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 세 곡선 모두 같은 모양(τ가 커지면 엔트로피는 오르고 최대 가중치는 내려감)이지만 **좌우로 밀려 있습니다.** 두 성질(단조성, 양 끝 값)을 먼저 확인합니다.
 
-# %%
-for name, sw in sweeps.items():
+# %% slideshow={"slide_type": "skip"}
+for name, (h, top) in sweeps.items():
     n = len(rows[name])
-    assert np.all(np.diff(sw["entropy"]) >= -1e-12), name        # entropy rises with τ
-    assert np.all(np.diff(sw["max_weight"]) <= 1e-12), name      # the top weight falls with τ
-    assert sw["max_weight"][-1] < 1 / n + 0.02 and sw["entropy"][-1] > math.log(n) - 0.01, name
-print("τ = 0.001에서 최대 가중치:", {name: round(float(sw["max_weight"][0]), 4) for name, sw in sweeps.items()})
-assert sweeps["무작위 행 (d_k = 64)"]["max_weight"][0] > 0.999
-assert sweeps["'배' 행 (d_k = 4)"]["max_weight"][0] > 0.999
+    assert np.all(np.diff(h) >= -1e-12), name        # entropy rises with τ
+    assert np.all(np.diff(top) <= 1e-12), name       # the top weight falls with τ
+    assert top[-1] < 1 / n + 0.02 and h[-1] > math.log(n) - 0.01, name
+assert sweeps["무작위 행 (d_k = 64)"][1][0] > 0.999
+assert sweeps["'배' 행 (d_k = 4)"][1][0] > 0.999
 
 # %% [markdown]
 # 곡선이 어디서 꺾이는지는 점수가 얼마나 퍼져 있는지가 정합니다. 엔트로피가 $\tfrac12 \log n$이 되는 τ와 점수의 표준편차를 나란히 놓아 봅니다.
 
 # %%
-for name, sw in sweeps.items():
+for name, (h, _) in sweeps.items():
     s, n = rows[name], len(rows[name])
-    tau_mid = float(np.exp(np.interp(0.5 * math.log(n), sw["entropy"], np.log(sw["tau"]))))
-    print(f"{name:<22} 점수 표준편차 {s.std().item():.4f}, 엔트로피가 절반인 τ ≈ {tau_mid:.4f}, 비 {tau_mid / s.std().item():.2f}")
+    tau_mid = float(np.exp(np.interp(0.5 * math.log(n), h, np.log(tau_grid))))
+    print(f"{name:<22} 점수 표준편차 {s.std().item():.4f}, 엔트로피가 절반인 τ ≈ {tau_mid:.3f}, 비 {tau_mid / s.std().item():.2f}")
     assert 0.5 < tau_mid / s.std().item() < 0.75, name
 assert min(rows[k].std().item() for k in list(rows)[::2]) > 25 * rows["'배' 행 (d_k = 4)"].std().item()
 
 # %% [markdown]
-# 세 행 모두 엔트로피가 절반이 되는 τ가 점수 표준편차의 0.5~0.75배입니다. τ로 나누는 것은 점수를 1/τ배 하는 것과 같으므로, 곡선의 위치는 점수의 퍼짐이 정합니다. "배" 행은 표준편차가 약 0.03으로 다른 두 행보다 25배 넘게 작아서 곡선 전체가 왼쪽으로 밀려 있고, τ = 1에서는 이미 균등에 붙어 있습니다.
+# 세 행 모두 엔트로피가 절반이 되는 τ가 점수 표준편차의 0.5~0.75배입니다. τ로 나누는 것은 점수를 1/τ배 하는 것과 같으므로, 곡선의 위치는 점수의 퍼짐이 정합니다. "배" 행은 표준편차가 약 0.03으로 다른 두 행보다 25배 넘게 작아서 곡선 전체가 왼쪽으로 밀려 있고, τ = 1에서 이미 균등 분포와 거의 구별되지 않습니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# > **원문 바로잡기**: 원문 004는 τ = 0.5의 `[0.84, 0.11, 0.04]`를 "거의 hard attention"이라 부릅니다. 하드 어텐션(hard attention)은 키 하나만 고르는 원-핫 가중치로, 엔트로피가 0이고 실제로 보는 키가 $e^0 = 1$개입니다. 이 분포의 엔트로피는 **0.524 nat**으로 최댓값 $\log 3 = 1.099$의 절반 가까이(48%)이고, $e^{H} \approx 1.69$개의 키를 보는 셈이며, 가중치의 16%가 나머지 두 키에 실려 출력에 그대로 섞입니다. "한쪽으로 쏠렸다"는 맞지만 "거의 하드"는 아닙니다. 게다가 원문은 5절의 `[0.96, 0.02, 0.02]`(엔트로피 0.20 nat로 이보다 **더** 날카로움)를 "부드러운 분포"라고 불러, 두 표현이 서로 어긋납니다.
+
+# %%
+w_half = softmax_t(z, 0.5)
+w_dk = softmax_t(torch.tensor([32.0, 1.0, 2.0], dtype=torch.float64), math.sqrt(64))
+for name, w in {"τ = 0.5 (원문: 거의 hard)": w_half, "[32, 1, 2]/8 (원문: 부드러운)": w_dk}.items():
+    h = entropy(w).item()
+    print(f"{name:<28} 가중치 {w.numpy().round(4)}  엔트로피 {h:.3f} nat = log 3의 {h / math.log(3):.0%}, "
+          f"e^H = {math.exp(h):.2f}개, 최대 밖의 가중치 {1 - w.max().item():.2f}")
+assert abs(entropy(w_half).item() - 0.524) < 5e-4 and 0.45 < entropy(w_half).item() / math.log(3) < 0.5
+assert entropy(w_dk) < entropy(w_half) and 1 - w_half.max() > 0.15
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 그래프에서 세 곡선이 "같은 곡선을 좌우로 옮긴 것처럼" 보인다는 점을 짚으세요. τ를 바꾸는 것과 점수 전체를 배율만큼 키우는 것은 같은 일이라서, 곡선의 위치는 점수 간격이 정합니다. 이것이 5절(1/√d_k = 고정 온도)의 복선입니다.
+# 발표 노트: 그래프에서 세 곡선이 "같은 곡선을 좌우로 옮긴 것처럼" 보인다는 점을 짚으세요. τ를 바꾸는 것과 점수 전체를 배율만큼 키우는 것은 같은 일이라서, 곡선의 위치는 점수 간격이 정합니다. 이것이 5절(1/√d_k = 고정 온도)의 복선입니다. "거의 hard attention" 바로잡기에서는 숫자 하나(e^H ≈ 1.69개의 키)만 기억하게 하면 충분합니다.
 
 # %% [markdown]
 # ## 4. 실제 어텐션 맵: "어제 밤에 배가 고파서 치킨을 시켜서 먹었다"
 #
-# 03번에서 다룬 원문(seed 003)의 입력 X(8 × 4)와 투영(projection) 행렬 W_Q, W_K로 $Q = XW_Q$, $K = XW_K$를 계산하고, 점수 $QK^\top/\sqrt{d_k}$ ($d_k = 4$)를 만듭니다. 그 위에 온도 τ를 한 번 더 적용한 $\mathrm{softmax}(QK^\top / (\sqrt{d_k}\,\tau))$가 아래 그림입니다.
+# 3절에서 원문 003의 입력 X(8 × 4)와 투영(projection) 행렬 W_Q, W_K로 $Q = XW_Q$, $K = XW_K$를 계산하고 점수 $QK^\top/\sqrt{d_k}$ ($d_k = 4$)를 만들었습니다. 그 위에 온도 τ를 한 번 더 적용한 $\mathrm{softmax}(QK^\top / (\sqrt{d_k}\,\tau))$를 봅니다.
 
 # %%
 print("토큰:", tokens)
-print("'배' 행의 점수:", bae[2].numpy().round(4))
-spread = (bae.amax(dim=-1) - bae.amin(dim=-1))
-print(f"행마다 (최대 − 최소) 점수: {spread.numpy().round(4)}")
-w1 = softmax(bae)
+# QKᵀ/2 has at most 5 decimals here (X and W have 1): print all 5, no rounding tie can flip across CPUs.
+print("'배' 행의 점수:", " ".join(f"{v:.5f}" for v in bae[2].tolist()))
+spread = bae.amax(dim=-1) - bae.amin(dim=-1)
+print("행마다 (최대 − 최소) 점수:", " ".join(f"{v:.5f}" for v in spread.tolist()))
+w1 = softmax_t(bae, 1.0)
 print(f"τ = 1 가중치의 범위: {w1.min():.4f} ~ {w1.max():.4f} (균등 1/8 = 0.125)")
 assert spread.max() < 0.1 and (w1 - 1 / 8).abs().max() < 0.01
 
-# %% [markdown]
-# 점수 간격이 0.1도 안 되기 때문에 τ = 1의 가중치는 모두 0.125 ± 0.01입니다. 이 맵은 "무엇을 보는지"를 거의 말해 주지 않습니다. 그렇다면 τ를 얼마나 낮춰야 "배" 행이 한 키에 몰릴까요? 최대 가중치는 τ에 대해 단조 감소하므로 이분법으로 정확히 풀 수 있습니다(`tau_for_max_weight`).
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 점수 간격이 0.1도 안 되어 τ = 1의 가중치는 모두 0.125 ± 0.01이고, 이 맵은 "무엇을 보는지"를 거의 말해 주지 않습니다. τ를 얼마나 낮춰야 "배" 행이 한 키에 몰릴까요? 최대 가중치는 τ에 대해 단조 감소하므로, 촘촘한 로그 격자에서 0.9를 지나는 τ를 보간으로 읽습니다(온도를 `(n, 1, 1)` 텐서로 주면 격자 전체가 한 번에 계산됩니다).
 
 # %%
-tau_bae_09 = tau_for_max_weight(bae[2], 0.9)
-tau_all_09 = min(tau_for_max_weight(bae[i], 0.9) for i in range(len(tokens)))
-print(f"'배' 행의 최대 가중치가 0.9가 되는 τ = {tau_bae_09:.5f}  (QKᵀ를 {2 * tau_bae_09:.4f}로 나누는 셈)")
-print(f"모든 행이 0.9 이상이 되려면 τ ≤ {tau_all_09:.5f}")
-torch.testing.assert_close(softmax(bae[2], temperature=tau_bae_09).max().item(), 0.9)
+fine = torch.logspace(-4, 0, 4001, dtype=torch.float64)     # (n,) τ grid, 1000 points per decade
+top = softmax_t(bae, fine[:, None, None]).amax(dim=-1)      # (n, T): largest weight of every row at every τ
+
+
+def tau_at(row_top, target):  # the τ where a falling curve row_top(τ) crosses target
+    return float(np.exp(np.interp(-target, -row_top.numpy(), fine.log().numpy())))
+
+
+tau_bae_09 = tau_at(top[:, 2], 0.9)
+tau_all_09 = min(tau_at(top[:, i], 0.9) for i in range(len(tokens)))
+print(f"'배' 행의 최대 가중치가 0.9가 되는 τ ≈ {tau_bae_09:.4f}  (QKᵀ를 약 {2 * tau_bae_09:.4f}로 나누는 셈)")
+print(f"모든 행이 0.9 이상이 되려면 τ ≤ {tau_all_09:.4f}")
+assert abs(softmax_t(bae[2], tau_bae_09).max().item() - 0.9) < 1e-4
 assert tau_bae_09 < 0.01 and tau_all_09 < tau_bae_09
 
-# %% [markdown]
-# "배" 행이 0.9에 이르려면 τ ≈ 0.009, 곧 점수를 약 110배 키워야 합니다. 이 예제의 입력과 투영 행렬이 0~0.5의 작은 수이고 d_k = 4라서 점수 $QK^\top/\sqrt{d_k}$가 0.03~0.16에 머물기 때문입니다. 학습된 모델이라면 W_Q, W_K의 크기가 점수의 퍼짐을 정하므로, τ를 건드리지 않고도 맵이 날카로워질 수 있습니다(토론 질문 1). 아래 슬라이더로 τ를 10에서 0.001까지 움직여 보세요. 왼쪽은 전체 가중치 맵(색 눈금 0~1 고정), 오른쪽은 빨간 테두리의 "배" 행입니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# "배" 행이 0.9에 이르려면 τ ≈ 0.009, 곧 점수를 약 110배 키워야 합니다. 이 예제의 입력과 투영 행렬이 0~0.5의 작은 수이고 d_k = 4라서 점수 $QK^\top/\sqrt{d_k}$가 0.03~0.16에 머물기 때문입니다. 학습된 모델이라면 W_Q, W_K의 크기가 점수의 퍼짐을 정하므로, τ를 건드리지 않고도 맵이 날카로워질 수 있습니다(토론 질문 1).
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# 아래 접힌 셀은 슬라이더 그림을 만드는 코드입니다. 그림을 한 번만 만들고, τ가 바뀌면 히트맵의 값(`set_data`)과 막대 높이, 제목만 바꿉니다. 색 눈금은 0~1로 고정해 평평한 맵은 정말 평평하게 보입니다.
+
+# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+
+def temperature_panels(ax_map, ax_row, scores, tokens, row, fixed_labels=True):
+    """Heatmap of softmax(scores / τ) on a fixed 0–1 scale and the bars of one row, drawn once.
+
+    Returns (update, image): update(tau) changes the artists in place and returns the (T, T) weights.
+    fixed_labels pins axis labels and titles (fast redraws); a layout engine places them otherwise.
+    """
+    t = len(tokens)
+    image = ax_map.imshow(np.zeros((t, t)), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+    ax_map.set_xticks(range(t), tokens, rotation=45, ha="right")
+    ax_map.set_yticks(range(t), tokens)
+    ax_map.set(xlabel="키(key)", ylabel="쿼리(query)")
+    ax_map.add_patch(plt.Rectangle((-0.5, row - 0.5), t, 1, fill=False, edgecolor="tab:red", lw=2))
+    bars = ax_row.bar(range(t), np.zeros(t), color="tab:red")
+    ax_row.axhline(1 / t, color="gray", ls="--", lw=1)
+    ax_row.set_xticks(range(t), tokens, rotation=45, ha="right")
+    ax_row.set(ylim=(0, 1.05), ylabel="가중치")
+    fixed = {"y": 1.01} if fixed_labels else {}
+    map_title, row_title = ax_map.set_title(" ", **fixed), ax_row.set_title(" ", **fixed)
+    if fixed_labels:  # fixed positions: matplotlib then skips measuring every tick label on every frame
+        ax_map.xaxis.set_label_coords(0.5, -0.24)
+        ax_map.yaxis.set_label_coords(-0.2, 0.5)
+        ax_row.yaxis.set_label_coords(-0.12, 0.5)
+
+    def update(tau):
+        w = softmax_t(scores, tau)                          # (T, T)
+        image.set_data(w.numpy())
+        for bar, h in zip(bars, w[row].tolist()):
+            bar.set_height(h)
+        h_row = -torch.special.xlogy(w[row], w[row]).sum()  # entropy of the highlighted row
+        map_title.set_text(f"어텐션 가중치, τ = {tau:.3g}")
+        row_title.set_text(f"'{tokens[row]}' 행: 엔트로피 {h_row:.2f}, 최대 {w[row].max():.2f}")
+        return w.numpy()
+
+    return update, image
+
+
+def temperature_explorer(scores, tokens, row, tau=1.0):
+    """One log-scale τ slider (0.001 .. 10) over the attention map and one row's weights."""
+    from helpers.widgets import Explorer
+
+    # Fixed margins, no layout engine: tight/constrained layout would add a second full draw to every frame.
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.0), width_ratios=(1.2, 1.0))
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.23, top=0.92, wspace=0.38)
+    update, image = temperature_panels(*axes, scores, tokens, row)
+    fig.colorbar(image, ax=axes[0], fraction=0.046, pad=0.02)   # the fixed 0–1 scale of the weights
+    slider = widgets.FloatLogSlider(value=tau, base=10, min=-3, max=1, step=0.05, description="τ",
+                                    readout_format=".3g")
+    return Explorer(fig, update, {"tau": slider}, dpi=90)   # dpi 90: about 15% less work per frame than 100
+
+
+def temperature_small_multiples(scores, tokens, row, taus, figsize=(10, 4.6)):
+    """The explorer's panels for several τ side by side, one shared 0–1 colour bar (the static counterpart)."""
+    fig, axes = plt.subplots(2, len(taus), figsize=figsize, height_ratios=(1.25, 1.0), layout="constrained")
+    maps = {}
+    for i, tau in enumerate(taus):
+        update, image = temperature_panels(axes[0, i], axes[1, i], scores, tokens, row, fixed_labels=False)
+        maps[tau] = update(tau)
+        axes[0, i].set_title(f"τ = {tau:g}")
+        axes[1, i].set_title(f"'{tokens[row]}' 행, τ = {tau:g}", fontsize=9)
+        if i:
+            axes[0, i].set(yticklabels=[], ylabel="")
+            axes[1, i].set(yticklabels=[], ylabel="")
+    fig.colorbar(image, ax=axes[0, :], fraction=0.03, pad=0.02, label="가중치 (0~1 고정)")
+    return fig, maps
+
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 슬라이더로 τ를 10에서 0.001까지 움직여 보세요. 왼쪽은 전체 가중치 맵(색 눈금 0~1 고정), 오른쪽은 빨간 테두리의 "배" 행입니다.
 
 # %% tags=["nbval-ignore-output"]
-temperature_explorer(bae, tokens, row=2, tau=1.0)
+explorer = temperature_explorer(bae, tokens, row=2, tau=1.0)
+explorer
 
-# %% [markdown]
-# 정적 버전(슬라이드·PDF용): 같은 함수 `draw_temperature`로 τ = 1, 0.1, 0.02, 0.003을 나란히 그립니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 정적 버전(슬라이드·PDF용): 같은 코드(`temperature_panels`)로 τ = 1, 0.1, 0.02, 0.003을 나란히 그립니다. 색 눈금은 네 맵이 함께 쓰는 0~1입니다.
 
 # %%
 static_taus = [1.0, 0.1, 0.02, 0.003]
-fig, axes = plt.subplots(2, len(static_taus), figsize=(15, 7.2), height_ratios=(1.2, 1.0))
-maps = {tau: draw_temperature(bae, tokens, tau, 2, axes=axes[:, i], compact=True)
-        for i, tau in enumerate(static_taus)}
+fig, maps = temperature_small_multiples(bae, tokens, 2, static_taus)
 fig.suptitle("온도를 낮추면 '배' 문장의 어텐션 맵이 날카로워진다")
-fig.tight_layout()
 plt.show()
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 for tau, w in maps.items():
     print(f"τ = {tau:<5} '배' 행: 최대 {w[2].max():.3f}, 엔트로피 {entropy(torch.from_numpy(w[2])).item():.3f}, "
           f"가장 많이 보는 키 '{tokens[int(w[2].argmax())]}'")
 assert np.allclose(maps[1.0], softmax(bae).numpy())
 assert maps[1.0].max() < 0.14 and maps[0.003].min(axis=1).max() < 1e-3
 assert (maps[0.003].argmax(axis=1) == 2).all() and (maps[0.003].max(axis=1) > 0.9).all()
+np.testing.assert_allclose(explorer.last, maps[1.0])   # the slider's first frame is the τ = 1 map
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # τ→0에서는 **모든 쿼리가 "배" 열로** 몰립니다. "배"의 키 벡터가 모든 쿼리와의 내적에서 가장 크기 때문입니다. 온도는 이미 있는 순서를 과장할 뿐, 순서를 바꾸지 않습니다.
 #
-# > **원문 바로잡기**: 원문은 "배"가 "고파서"와 가장 강하게 연결된다고 결론 내립니다. 계산해 보면 "배" 행에서 "고파서"의 점수는 8개 중 **7번째**이고, 가장 큰 점수는 "배" 자신입니다. τ를 아무리 낮춰도 "고파서"의 가중치는 0으로 갑니다. 원문이 직접 적은 "배" 행의 가중치에서도 "고파서"(0.122)는 최댓값(0.129)이 아닙니다.
+# > **원문 바로잡기**: 원문 003은 "배"가 "고파서"와 가장 강하게 연결된다고 결론 내립니다. 계산해 보면 "배" 행에서 "고파서"의 점수는 8개 중 **7번째**이고, 가장 큰 점수는 "배" 자신입니다. τ를 아무리 낮춰도 "고파서"의 가중치는 0으로 갑니다. 원문이 직접 적은 "배" 행의 가중치에서도 "고파서"(0.122)는 최댓값(0.129)이 아닙니다.
 
 # %%
-claims = load_json("seed003_bae.json")["seed_claims"]
+claims = bae_data["seed_claims"]
 rank = [tokens[i] for i in bae[2].argsort(descending=True)]
 print("'배' 행 점수 순위:", rank)
 print("원문이 적은 '배' 행 가중치:", claims["weights_row_bae"], "→ '고파서' =", claims["weights_row_bae"][4])
@@ -282,35 +398,33 @@ assert maps[0.003][2, tokens.index("고파서")] < 1e-6
 # 04번에서 본 것처럼 q·k의 분산은 d_k이므로, τ = √d_k는 점수 간격을 d_k와 상관없이 1 정도로 맞추는 **d_k에 따라 정해진 고정 온도**입니다. `scaled_dot_product_attention(..., temperature=t)`의 `t`는 그 위에 곱해져 전체 온도는 $t\sqrt{d_k}$가 됩니다.
 
 # %%
-bae_data = load_json("seed003_bae.json")
-x = torch.tensor(bae_data["X"], dtype=torch.float64)          # (T, d_model)
-Q = x @ torch.tensor(bae_data["W_Q"], dtype=torch.float64)    # (T, d_k)
-K = x @ torch.tensor(bae_data["W_K"], dtype=torch.float64)    # (T, d_k)
-V = x @ torch.tensor(bae_data["W_V"], dtype=torch.float64)    # (T, d_v)
 for t in [1.0, 0.1, 0.003]:
     _, attn = scaled_dot_product_attention(Q, K, V, temperature=t)   # (T, T)
-    torch.testing.assert_close(attn, softmax(Q @ K.T, temperature=t * math.sqrt(4)))
-    torch.testing.assert_close(attn, softmax(bae, temperature=t))
-print("scaled_dot_product_attention(temperature=t) == softmax(QKᵀ, 온도 t·√d_k): 확인")
+    torch.testing.assert_close(attn, softmax_t(Q @ K.T, t * math.sqrt(Q.shape[-1])))
+    torch.testing.assert_close(attn, softmax_t(bae, t))
+print("scaled_dot_product_attention(temperature=t) == softmax_t(QKᵀ, t·√d_k): 확인")
 
-# %% [markdown]
-# 원문 004는 d_k = 64일 때 점수 `[32, 1, 2]`를 √64 = 8로 나누는 예를 듭니다. 이것을 온도 8로 읽으면 바로 계산됩니다. 무작위 쿼리·키로 "$d_k$가 클 때 나누지 않으면 (τ = 1) 포화(saturation)되고, τ = √d_k면 d_k와 상관없이 비슷한 엔트로피"가 되는지도 봅니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 원문 004는 d_k = 64일 때 점수 `[32, 1, 2]`를 √64 = 8로 나누는 예를 듭니다. 이것을 온도 8로 읽으면 바로 계산됩니다.
 #
-# > **원문 바로잡기**: 원문은 나눈 뒤의 가중치를 `[0.95, 0.02, 0.03]`이라 적고 "부드러운 분포"라 부릅니다. 계산한 값은 **[0.9576, 0.0199, 0.0225]** 로, 셋째 값은 0.02이고 첫째 값은 0.96에 가깝습니다. 최대 가중치 0.96(엔트로피 0.20 nat, 균등이면 1.10)은 부드럽다기보다 여전히 한 키에 크게 쏠린 분포입니다. 나눗셈은 원-핫(1.0000)을 면하게 해 줄 뿐입니다.
+# > **원문 바로잡기**: 원문 004는 나눈 뒤의 가중치를 `[0.95, 0.02, 0.03]`이라 적고 "부드러운 분포"라 부릅니다. 계산한 값은 **[0.9576, 0.0199, 0.0225]**로, 셋째 값은 0.02이고 첫째 값은 0.96에 가깝습니다. 최대 가중치 0.96(엔트로피 0.20 nat, 균등이면 1.10)은 부드럽다기보다 여전히 한 키에 크게 쏠린 분포입니다. 나눗셈은 원-핫(1.0000)을 면하게 해 줄 뿐입니다.
 
 # %%
-w_seed = softmax(torch.tensor([32.0, 1.0, 2.0], dtype=torch.float64), temperature=math.sqrt(64))
-print("softmax([32, 1, 2] / 8) =", w_seed.numpy().round(4), f" 엔트로피 {entropy(w_seed):.3f} / log 3 = {math.log(3):.3f}")
-torch.testing.assert_close(w_seed, torch.tensor([0.9576, 0.0199, 0.0225], dtype=torch.float64), atol=1e-4, rtol=0)
-assert w_seed.max() > 0.95 and entropy(w_seed) < 0.25
+print("softmax([32, 1, 2] / 8) =", w_dk.numpy().round(4), f" 엔트로피 {entropy(w_dk):.3f} / log 3 = {math.log(3):.3f}")
+torch.testing.assert_close(w_dk, torch.tensor([0.9576, 0.0199, 0.0225], dtype=torch.float64), atol=1e-4, rtol=0)
+assert w_dk.max() > 0.95 and entropy(w_dk) < 0.25
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 무작위 쿼리·키로 "d_k가 클 때 나누지 않으면(τ = 1) 포화(saturation)되고, τ = √d_k면 d_k와 상관없이 비슷한 엔트로피"가 되는지도 봅니다.
 
 # %%
 seed_everything(7)
 for d_k in [4, 64, 1024]:
-    qk = (torch.randn(256, d_k) * torch.randn(256, d_k)).sum(-1).reshape(32, 8)   # (32 rows, 8 keys)
-    h_raw = entropy(softmax(qk)).mean().item()
-    h_scaled = entropy(softmax(qk, temperature=math.sqrt(d_k))).mean().item()
-    print(f"d_k = {d_k:>4}: 평균 엔트로피 τ=1 {h_raw:.3f}, τ=√d_k {h_scaled:.3f}  (log 8 = {math.log(8):.3f})")
+    qk = (torch.randn(256, d_k, dtype=torch.float64) * torch.randn(256, d_k, dtype=torch.float64)).sum(-1)
+    qk = qk.reshape(32, 8)                                   # (32 rows, 8 keys)
+    h_raw = entropy(softmax_t(qk, 1.0)).mean().item()
+    h_scaled = entropy(softmax_t(qk, math.sqrt(d_k))).mean().item()
+    print(f"d_k = {d_k:>4}: 평균 엔트로피 τ=1 {h_raw:.2f}, τ=√d_k {h_scaled:.2f}  (log 8 = {math.log(8):.2f})")
     assert 1.0 < h_scaled < 2.0
     if d_k >= 64:
         assert h_raw < 0.5
@@ -318,11 +432,11 @@ for d_k in [4, 64, 1024]:
 # %% [markdown]
 # ## 6. 다른 곳의 온도
 #
-# 온도는 어텐션만의 것이 아닙니다. 소프트맥스가 있는 곳이면 어디든 같은 손잡이가 있습니다. 두 가지를 작은 예로 계산합니다.
+# 온도는 어텐션만의 것이 아닙니다. 소프트맥스가 있는 곳이면 어디서나 τ가 같은 방식으로 분포의 쏠림을 조절합니다. 두 가지를 작은 예로 계산합니다.
 #
 # ### 지식 증류: τ > 1의 부드러운 정답
 #
-# 지식 증류(knowledge distillation)에서는 큰 교사(teacher) 모델의 출력 분포를 작은 학생(student) 모델이 따라 하게 합니다. 교사의 로짓(logit)을 τ = 1로 소프트맥스하면 정답 하나에 거의 모든 확률이 몰려, "호랑이는 고양이와 조금 닮았고 자동차와는 전혀 다르다" 같은 정보가 0.001 아래로 묻힙니다. τ > 1로 부드럽게 만든 **소프트 타깃(soft target)** 은 그 순서를 드러냅니다. 아래 로짓은 지어낸 예입니다.
+# 지식 증류(knowledge distillation)에서는 큰 교사(teacher) 모델의 출력 분포를 작은 학생(student) 모델이 따라 하게 합니다. 교사의 로짓(logit)을 τ = 1로 소프트맥스하면 정답 하나에 거의 모든 확률이 몰려, "호랑이는 고양이와 조금 닮았고 자동차와는 전혀 다르다" 같은 정보가 0.001 아래로 묻힙니다. τ > 1로 부드럽게 만든 **소프트 타깃**(soft target)은 그 순서를 드러냅니다. 아래 로짓은 지어낸 예입니다.
 
 # %%
 classes = ["고양이", "호랑이", "개", "자동차", "비행기"]
@@ -330,19 +444,22 @@ teacher = torch.tensor([6.0, 3.5, 2.5, -1.0, -2.0], dtype=torch.float64)   # mad
 student = torch.tensor([4.0, 1.0, 2.0, 0.0, -1.0], dtype=torch.float64)
 soft = {}
 for tau in [1.0, 4.0, 10.0]:
-    soft[tau] = softmax(teacher, temperature=tau)
+    soft[tau] = softmax_t(teacher, tau)
     print(f"τ = {tau:>4}: " + "  ".join(f"{c} {p:.3f}" for c, p in zip(classes, soft[tau].tolist())))
 assert all(torch.equal(p.argsort(), teacher.argsort()) for p in soft.values())
 assert soft[1.0][3:].max() < 0.001 and soft[4.0][3] > 0.05
 
-# %% [markdown]
-# 대신 τ가 크면 두 분포 사이의 KL 발산(Kullback-Leibler divergence)의 기울기(gradient)가 약 $1/\tau^2$에 비례해 작아집니다. 그래서 증류 손실(loss)에는 보통 $\tau^2$를 곱해 기울기 크기를 τ와 상관없이 맞춥니다. 학생 로짓에 대한 기울기를 직접 재 봅니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# > **원문 바로잡기**: 원문 004는 지식 증류에서 "teacher 모델의 attention"을 τ > 1로 부드럽게 전달한다고 적었습니다. 온도로 부드럽게 만드는 것은 어텐션 가중치가 아니라 교사 모델의 **출력 로짓**입니다. Hinton, Vinyals & Dean(2015, "Distilling the Knowledge in a Neural Network")은 마지막 소프트맥스 층에 들어가는 클래스 로짓 $z_i$를 $q_i = e^{z_i/T} / \sum_j e^{z_j/T}$로 부드럽게 만든 확률을 소프트 타깃으로 삼고, 학생의 로짓도 **같은 온도 T**로 소프트맥스해 두 분포의 교차 엔트로피를 줄입니다(정답 레이블 항은 T = 1로 따로 더함). 소프트 타깃 항의 기울기가 $1/T^2$로 줄어들기 때문에 그 항에 $T^2$를 곱합니다. 어텐션 맵을 따라 배우게 하는 증류(예: Zagoruyko & Komodakis 2017의 attention transfer)는 따로 있는 기법으로, 온도로 부드럽게 하는 방식이 아니라 정규화한 어텐션 맵 사이의 거리를 줄입니다. 이 노트북은 Hinton 등의 방식대로 출력 로짓에 온도를 씁니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# τ가 크면 두 분포 사이의 KL 발산(Kullback-Leibler divergence)의 기울기(gradient)가 약 $1/\tau^2$에 비례해 작아집니다(교사 분포는 고정이므로 KL 발산과 교차 엔트로피의 기울기는 같습니다). 그래서 증류 손실(loss)에는 보통 $\tau^2$를 곱해 기울기 크기를 τ와 상관없이 맞춥니다. 학생 로짓에 대한 기울기를 직접 재 봅니다.
 
 # %%
 grads = {}
 for tau in [1.0, 2.0, 4.0, 8.0, 16.0]:
     s = student.clone().requires_grad_(True)
-    p_t = softmax(teacher, temperature=tau)
+    p_t = softmax_t(teacher, tau)
     kl = (p_t * (p_t.log() - torch.log_softmax(s / tau, dim=-1))).sum()
     kl.backward()
     grads[tau] = s.grad.norm().item()
@@ -357,22 +474,27 @@ assert 3.5 < grads[8.0] / grads[16.0] < 4.5
 #
 # 언어 모델은 다음 토큰(token)의 로짓을 내고, 그 소프트맥스에서 토큰을 하나 **뽑습니다**. 이것이 샘플링(sampling)입니다. τ가 작으면 늘 가장 그럴듯한 토큰만 나오고(τ→0은 argmax, 곧 탐욕적 선택(greedy decoding)), τ가 크면 엉뚱한 토큰도 자주 나옵니다. "어제 밤에 배가 고파서 치킨을 ___" 다음 토큰의 분포를 지어내고, 시드를 고정한 생성기로 τ마다 1000번 뽑습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
+def sample_counts(logits, tau, n, seed=0):  # logits (V,) -> counts (V,) of n draws from softmax(logits / τ)
+    gen = torch.Generator().manual_seed(seed)
+    draws = torch.multinomial(softmax_t(logits, tau), n, replacement=True, generator=gen)   # (n,)
+    return torch.bincount(draws, minlength=len(logits))
+
+
 next_tokens = ["시켜서", "먹었다", "주문했다", "튀겼다", "샀다", "포장했다", "그렸다", "버렸다"]
 next_logits = torch.tensor([3.0, 2.2, 1.5, 0.5, 0.0, -0.5, -1.5, -2.5], dtype=torch.float64)   # made-up
 sample_taus = [0.1, 0.5, 1.0, 1.5, 3.0]
-counts = {tau: sample_tokens(next_logits, tau, n=1000, seed=0) for tau in sample_taus}
+counts = {tau: sample_counts(next_logits, tau, n=1000) for tau in sample_taus}
 diversity = {}
 for tau, c in counts.items():
-    freq = c.double() / c.sum()
-    diversity[tau] = ((c > 0).sum().item(), entropy(freq).item())
-    print(f"τ = {tau:<3}: 나온 토큰 {diversity[tau][0]}종, 표본 엔트로피 {diversity[tau][1]:.3f}, "
+    diversity[tau] = ((c > 0).sum().item(), entropy(c.double() / c.sum()).item())
+    print(f"τ = {tau:<3}: 나온 토큰 {diversity[tau][0]}종, 표본 엔트로피 {diversity[tau][1]:.2f}, "
           f"'{next_tokens[0]}' {c[0].item()}회, '{next_tokens[-1]}' {c[-1].item()}회")
 assert counts[0.1][0] == 1000                     # nearly greedy: always the top token
 assert all(diversity[a][1] < diversity[b][1] for a, b in zip(sample_taus, sample_taus[1:]))
 
-# %%
-fig, ax = plt.subplots(figsize=(10, 3.6))
+# %% slideshow={"slide_type": "subslide"}
+fig, ax = plt.subplots(figsize=(9.5, 3.4))
 width = 0.16
 for i, tau in enumerate(sample_taus):
     ax.bar(np.arange(len(next_tokens)) + (i - 2) * width, counts[tau].numpy(), width, label=f"τ = {tau}")
@@ -389,22 +511,33 @@ plt.show()
 #
 # 각 문제는 `check("05-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **05-1.** 1차원 점수 `z`와 온도 `tau`를 받아 softmax(z/τ)를 돌려주는 `softmax_t`를 `torch.exp`와 `sum`만으로 구현하세요. τ = 0.001에서도 NaN이 나오면 안 됩니다.
+# **05-1. 예측한 뒤 재기.** 원문 004는 점수 `[2.0, 1.0, 0.5]`가 τ = 2에서 "거의 균등"하다고 했지만, 1절에서 본 대로 τ = 2의 최대 가중치는 0.48입니다. 최대 가중치가 **1/3 + 0.01 이하**가 되는 가장 작은 τ를 "거의 균등"의 기준으로 삼읍시다.
+# 1. **예측**: 소프트맥스를 계산하지 말고, 2절의 1차 근사 $w_i \approx \frac{1}{n}\left(1 + \frac{z_i - \bar z}{\tau}\right)$만으로 그 τ를 구해 `tau_predicted`에 넣으세요.
+# 2. **측정**: `softmax_t`로 τ를 바꿔 가며(이분법이나 촘촘한 격자) 실제 τ를 찾아 `tau_measured`에 넣으세요.
+# 3. 두 값이 얼마나, 왜 다른지 생각해 보세요. 체커가 두 값을 비교해 줍니다.
 
 # %%
-def softmax_t(z, tau):
-    raise NotImplementedError
+tau_predicted = ...
+tau_measured = ...
 
-check("05-1", softmax_t)
+check("05-1", (tau_predicted, tau_measured))
 
-# %% jupyter={"source_hidden": true}
-def softmax_t(z, tau):
-    e = torch.exp((z - z.max()) / tau)   # the largest exponent is exp(0) = 1
-    return e / e.sum()
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+z_seed = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
+tau_predicted = ((z_seed.max() - z_seed.mean()) / (len(z_seed) * 0.01)).item()   # (z_max − z̄) / (n · 0.01)
 
-check("05-1", softmax_t)
+lo, hi = 1.0, 1000.0                 # the top weight falls as τ grows: bisection on log τ
+for _ in range(60):
+    mid = math.sqrt(lo * hi)
+    if softmax_t(z_seed, mid).max() > 1 / 3 + 0.01:
+        lo = mid
+    else:
+        hi = mid
+tau_measured = hi
 
-# %% [markdown]
+check("05-1", (tau_predicted, tau_measured))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **05-2.** 가중치 벡터 `w`(0 이상, 합 1)의 엔트로피 $-\sum_i w_i \log w_i$ (자연로그)를 돌려주는 `my_entropy`를 구현하세요. 원-핫 가중치처럼 0이 들어 있어도 NaN이 아니라 올바른 값이 나와야 합니다.
 
 # %%
@@ -413,26 +546,26 @@ def my_entropy(w):
 
 check("05-2", my_entropy)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def my_entropy(w):
     safe = torch.where(w > 0, w, torch.ones_like(w))   # log(1) = 0, so w = 0 terms vanish
     return -(w * torch.log(safe)).sum()
 
 check("05-2", my_entropy)
 
-# %% [markdown]
-# **05-3.** "배" 행(`bae[2]`)의 최대 가중치가 **0.5**(±0.01)가 되는 온도 τ를 찾아 `tau_half`에 넣으세요. `tau_for_max_weight`를 쓰지 말고, τ를 바꿔 가며 `softmax(bae[2], temperature=τ).max()`를 보거나 직접 이분법을 짜 보세요.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **05-3.** "배" 행(`bae[2]`)의 최대 가중치가 **0.5**(±0.01)가 되는 온도 τ를 찾아 `tau_half`에 넣으세요. 4절의 격자를 그대로 쓰지 말고, τ를 바꿔 가며 `softmax_t(bae[2], τ).max()`를 보거나 직접 이분법을 짜 보세요. 찾은 τ가 3절의 "엔트로피가 절반인 τ"와 어떻게 다른지도 비교해 보세요.
 
 # %%
 tau_half = ...
 
 check("05-3", tau_half)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 lo, hi = math.log(1e-4), math.log(1.0)          # bisection on log τ: the top weight falls as τ grows
 for _ in range(60):
     mid = (lo + hi) / 2
-    if softmax(bae[2], temperature=math.exp(mid)).max() > 0.5:
+    if softmax_t(bae[2], math.exp(mid)).max() > 0.5:
         lo = mid
     else:
         hi = mid
@@ -456,13 +589,13 @@ check("05-3", tau_half)
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | softmax(z/τ)는 순서를 지키고 쏠림만 바꾼다 | 세 τ에서 argsort가 같음을 assert; 원문 004의 τ = 1, 2 값 바로잡기 |
-# | τ→0: 최댓값들이 똑같이 나눔, τ→∞: 균등 (1/τ 속도) | `[1, 3, 3, 0]` → `[0, 0.5, 0.5, 0]`, τ = 10⁴에서 1차 근사와 일치 |
-# | 엔트로피는 τ에 대해 증가, 최대 가중치는 감소 | 로그 눈금 스윕 51점에서 단조성 assert |
-# | "배" 맵은 τ = 1에서 거의 균등, 날카로워지려면 τ < 0.01 | 가중치 0.125 ± 0.01; '배' 행 0.9가 되는 τ = 0.0092, 모든 행은 τ ≤ 0.0037 |
-# | 온도는 순서를 바꾸지 않는다: "배"는 "고파서"가 아니라 자기 자신을 가장 본다 | 점수 순위 assert (원문 003 바로잡기) |
-# | 1/√d_k = 고정 온도 √d_k | `scaled_dot_product_attention(temperature=t)` = softmax(QKᵀ, t√d_k) |
-# | 지식 증류: τ > 1은 순서 정보를 드러내고, 기울기는 1/τ²로 줄어든다 | 소프트 타깃 표, 기울기 비 (τ = 8 대 16) ≈ 4 |
+# | softmax(z/τ)는 순서를 지키고 쏠림만 바꾼다 | `softmax_t` = `helpers` = PyTorch, argsort 불변 |
+# | τ→0: 최댓값들이 똑같이 나눔, τ→∞: 균등 (1/τ 속도) | `[1, 3, 3, 0]` → `[0, 0.5, 0.5, 0]`; 1차 근사 일치 |
+# | 엔트로피는 τ에 대해 증가, 최대 가중치는 감소 | 로그 눈금 51점에서 단조성 assert |
+# | `[0.84, 0.11, 0.04]`는 "거의 하드"가 아니다 | 엔트로피 = log 3의 48%, e^H ≈ 1.69개 |
+# | "배" 맵: τ = 1에서 거의 균등, 0.9가 되려면 τ ≈ 0.0092 | 모든 행은 τ ≤ 0.0037; 순서는 그대로 ("고파서" 7위) |
+# | 1/√d_k = 고정 온도 √d_k | `scaled_dot_product_attention(temperature=t)` = softmax_t(QKᵀ, t√d_k) |
+# | 증류의 온도는 교사의 출력 로짓에; 기울기 ∝ 1/τ² | 기울기 비 (τ = 8 대 16) ≈ 4 |
 # | 샘플링: τ가 클수록 다양하다 | 표본 엔트로피가 τ에 대해 증가 |
 #
 # 다음 노트북(06)에서는 가중치 행렬에 직접 잡음을 넣는 어텐션 드롭아웃을 봅니다.
