@@ -9,6 +9,9 @@ import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 import numpy as np
 import torch.nn.functional as F
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+from helpers.widgets import Explorer
 
 
 PAD, BOS, FIRST = 0, 1, 2  # token ids; the letters A..T are 2..21
@@ -199,3 +202,64 @@ def model_from_checkpoint(ckpt, dtype=torch.float64):
     model = Seq2Seq(**ckpt["config"])
     model.load_state_dict(ckpt["state_dict"])
     return model.to(dtype).eval()
+
+
+STYLE = {"none": ("어텐션 없음 (고정 문맥 벡터)", "tab:red", "o"),
+         "additive": ("가법 어텐션 (Bahdanau)", "tab:blue", "s"),
+         "dot": ("내적 어텐션 (Luong)", "tab:green", "^")}
+
+
+def draw_accuracy_vs_length(results, *, ax, metric="sequence", title="입력 길이에 따른 정확도", train_max=None):
+    """One line per model: accuracy against input length ({kind: accuracy dict})."""
+    for kind, res in results.items():
+        label, color, marker = STYLE[kind]
+        ax.plot(res["length"], res[metric], marker=marker, color=color, label=label, markersize=4)
+    if train_max is not None:
+        ax.axvline(train_max, color="gray", linestyle=":", linewidth=1)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("입력 길이 L")
+    ax.set_ylabel("시퀀스 정확도" if metric == "sequence" else "토큰 정확도")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="lower left")
+    return ax
+
+
+def alignment_panels(ax_map, ax_bar, weights, src_labels, tgt_labels):
+    """Draw the alignment and one row's bars once; return update(step) that changes them in place."""
+    w = np.asarray(weights, dtype=float)                 # (T_out, T_in)
+    t_in = w.shape[1]
+    ax_map.imshow(w, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    ax_map.set_xticks(range(t_in), src_labels)
+    ax_map.set_yticks(range(w.shape[0]), [f"{t}:{c}" for t, c in enumerate(tgt_labels)], fontsize=8)
+    ax_map.set_xlabel("입력 (키·밸류)")
+    ax_map.set_ylabel("출력 단계 (쿼리)")
+    frame = ax_map.add_patch(plt.Rectangle((-0.5, -0.5), t_in, 1, fill=False, edgecolor="tab:red", linewidth=2))
+    bars = ax_bar.bar(range(t_in), w[0], color="tab:blue")
+    texts = [ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=7) for j in range(t_in)]
+    ax_bar.set_xticks(range(t_in), [f"{j}:{c}" for j, c in enumerate(src_labels)], fontsize=8, rotation=90)
+    ax_bar.set_ylim(0, 1.15)
+    ax_bar.set_ylabel("가중치")
+    title = ax_bar.set_title(" ", fontsize=10)
+
+    def update(step):
+        row = w[step]
+        frame.set_y(step - 0.5)
+        for bar, text, x in zip(bars, texts, row):
+            bar.set_height(x)
+            text.set_y(x)
+            text.set_text(f"{x:.2f}")
+        j = int(row.argmax())
+        title.set_text(f"단계 {step}: 출력 '{tgt_labels[step]}' ← 입력 {j}번 '{src_labels[j]}'")
+        return row
+
+    update(0)
+    return update
+
+
+def alignment_explorer(weights, src_labels, tgt_labels):
+    """A slider over the decoder step; the frame and the bars follow it."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.3), dpi=80)
+    update = alignment_panels(*axes, weights, src_labels, tgt_labels)
+    fig.tight_layout()
+    slider = widgets.IntSlider(value=0, min=0, max=len(tgt_labels) - 1, description="출력 단계")
+    return Explorer(fig, update, {"step": slider})
