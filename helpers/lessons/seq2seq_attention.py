@@ -224,6 +224,40 @@ def draw_accuracy_vs_length(results, *, ax, metric="sequence", title="입력 길
     return ax
 
 
+def draw_position_accuracy(forced, greedy, *, ax):
+    """Token accuracy per output step: teacher-forced ({L: (L,) array}) solid, greedy dashed."""
+    for (n, acc), color in zip(forced.items(), ["tab:gray", "tab:orange", "tab:red"]):
+        ax.plot(range(n), acc, marker="o", markersize=3, color=color, label=f"L={n}, 직전 정답 입력")
+    ax.plot(range(len(greedy)), greedy, linestyle="--", color="tab:red", label=f"L={len(greedy)}, 자기 출력 입력")
+    ax.set_xticks(range(0, len(greedy), 2))
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("출력 단계 t")
+    ax.set_ylabel("토큰 정확도")
+    ax.set_title("출력 위치별 정확도 (L마다 200개)")
+    ax.legend(fontsize=7, loc="upper right")
+    return ax
+
+
+def draw_loss_curves(models, *, ax):
+    """Stored training curves ({kind: {"loss_curve": {"step", "loss"}}}) on a log axis."""
+    for kind, r in models.items():
+        ax.plot(r["loss_curve"]["step"], r["loss_curve"]["loss"], color=STYLE[kind][1], label=STYLE[kind][0])
+    ax.set_yscale("log")
+    ax.set_xlabel("학습 단계")
+    ax.set_ylabel("손실 (로그 축)")
+    ax.set_title("학습 곡선 (저장된 기록)")
+    ax.legend(fontsize=7, loc="lower left")
+    return ax
+
+
+def alignment_of(model, length, seed):
+    """Weights (L, L), input labels and predicted labels for one seeded example."""
+    s, _, n = make_reversal_batch(1, length, length, seed=seed)
+    with torch.no_grad():
+        logits, w = model(s, n)
+    return w[0], decode_tokens(s[0]), decode_tokens(logits[0].argmax(-1))
+
+
 def alignment_panels(ax_map, ax_bar, weights, src_labels, tgt_labels):
     """Draw the alignment and one row's bars once; return update(step) that changes them in place."""
     w = np.asarray(weights, dtype=float)                 # (T_out, T_in)

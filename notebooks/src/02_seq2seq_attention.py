@@ -69,7 +69,7 @@ def decode_tokens(ids):
     return ["·" if i == PAD else "<s>" if i == BOS else chr(ord("A") + i - FIRST)
             for i in torch.as_tensor(ids).reshape(-1).tolist()]
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 src, tgt, lengths = make_reversal_batch(4, 3, 9, seed=0)
 for s, t, n in zip(src, tgt, lengths.tolist()):
     print(f"L={n}:  입력 {''.join(decode_tokens(s))}  →  정답 {''.join(decode_tokens(t))}")
@@ -142,14 +142,10 @@ torch.testing.assert_close(fixed[short, 64:], states[short, 0, 64:])            
 # | 밸류 | 같은 인코더 은닉 상태 $h_j$: 섞여서 전달될 내용 | $(B, T, 2H)$ |
 # | 가중치 $\alpha_{t\cdot}$ | 쿼리 하나당 입력 위치 $T$개 위의 분포, 합 1 | $(B, T)$ |
 #
-# 원문들은 소프트맥스를 거친 $\alpha$도 "Attention Score"라고 부르지만, 이 과정에서는 소프트맥스 전의 $e$를 점수, 후의 $\alpha$를 가중치라고 구분합니다. 점수에서 가중합까지의 공통 부분은 아래 `attend` 하나입니다. 패딩 칸은 점수를 $-\infty$로 바꿔 $e^{-\infty} = 0$의 가중치를 받습니다.
+# 원문들은 소프트맥스를 거친 $\alpha$도 "Attention Score"라고 부르지만, 이 과정에서는 소프트맥스 전의 $e$를 점수, 후의 $\alpha$를 가중치라고 구분합니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### 점수 함수 1: 가법 어텐션
-#
-# **가법 어텐션(additive attention, Bahdanau 2015)**은 쿼리와 키를 같은 크기 $d_a$의 공간으로 옮겨 더하고, 은닉층 하나짜리 신경망으로 점수를 매깁니다.
-#
-# $$e_j = v^\top \tanh\big(W_q\, q + W_k\, k_j\big), \qquad W_q \in \mathbb{R}^{d_a \times d_q},\ W_k \in \mathbb{R}^{d_a \times d_k},\ v \in \mathbb{R}^{d_a}$$
+# 점수 함수가 무엇이든, 점수에서 가중합까지는 같습니다. 그 공통 부분이 `attend`입니다. 패딩 칸은 점수를 $-\infty$로 바꿔 $e^{-\infty} = 0$의 가중치를 받습니다.
 
 # %% tags=["save"]
 def attend(scores, values, mask=None):
@@ -160,7 +156,14 @@ def attend(scores, values, mask=None):
     context = (weights[:, None, :] @ values).squeeze(1)  # (B, 1, T) @ (B, T, d_v) -> (B, d_v)
     return context, weights
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### 점수 함수 1: 가법 어텐션
+#
+# **가법 어텐션(additive attention, Bahdanau 2015)**은 쿼리와 키를 같은 크기 $d_a$의 공간으로 옮겨 더하고, 은닉층 하나짜리 신경망으로 점수를 매깁니다.
+#
+# $$e_j = v^\top \tanh\big(W_q\, q + W_k\, k_j\big), \qquad W_q \in \mathbb{R}^{d_a \times d_q},\ W_k \in \mathbb{R}^{d_a \times d_k},\ v \in \mathbb{R}^{d_a}$$
 
+# %% tags=["save"]
 class AdditiveAttention(nn.Module):
     """Bahdanau: e_j = vᵀ tanh(W_q q + W_k k_j), a one-hidden-layer network scores each key."""
 
@@ -289,9 +292,13 @@ assert torch.equal(w_swapped, torch.ones(1, 6, 1, dtype=torch.float64)) and torc
 # %% [markdown]
 # ## 4. 디코더 한 단계와 전체 모델
 #
-# 디코더 한 단계는 ① 지금 상태 $s_{t-1}$을 쿼리로 어텐션을 계산하고(어텐션이 없으면 고정된 $c$), ② 직전 글자의 임베딩과 문맥 벡터로 GRU 셀을 한 번 돌리고, ③ 새 상태와 문맥 벡터로 다음 글자의 점수를 냅니다. 세 모델은 이 한 줄, 디코더가 받는 문맥만 다릅니다.
+# 디코더 한 단계는 세 부분입니다.
+#
+# 1. 지금 상태 $s_{t-1}$을 쿼리로 문맥 벡터를 만듭니다(어텐션이 없으면 고정된 $c$). 세 모델이 다른 곳은 여기뿐입니다.
+# 2. 직전 글자의 임베딩과 문맥 벡터를 이어 붙여 GRU 셀을 한 번 돌립니다: $s_t$.
+# 3. 새 상태와 문맥 벡터로 다음 글자의 점수(로짓(logit))를 냅니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 class Decoder(nn.Module):
     """A GRU cell that writes one letter per step; with attention the context is new every step."""
 
@@ -439,6 +446,40 @@ def draw_accuracy_vs_length(results, *, ax, metric="sequence", title="입력 길
     return ax
 
 
+def draw_position_accuracy(forced, greedy, *, ax):
+    """Token accuracy per output step: teacher-forced ({L: (L,) array}) solid, greedy dashed."""
+    for (n, acc), color in zip(forced.items(), ["tab:gray", "tab:orange", "tab:red"]):
+        ax.plot(range(n), acc, marker="o", markersize=3, color=color, label=f"L={n}, 직전 정답 입력")
+    ax.plot(range(len(greedy)), greedy, linestyle="--", color="tab:red", label=f"L={len(greedy)}, 자기 출력 입력")
+    ax.set_xticks(range(0, len(greedy), 2))
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("출력 단계 t")
+    ax.set_ylabel("토큰 정확도")
+    ax.set_title("출력 위치별 정확도 (L마다 200개)")
+    ax.legend(fontsize=7, loc="upper right")
+    return ax
+
+
+def draw_loss_curves(models, *, ax):
+    """Stored training curves ({kind: {"loss_curve": {"step", "loss"}}}) on a log axis."""
+    for kind, r in models.items():
+        ax.plot(r["loss_curve"]["step"], r["loss_curve"]["loss"], color=STYLE[kind][1], label=STYLE[kind][0])
+    ax.set_yscale("log")
+    ax.set_xlabel("학습 단계")
+    ax.set_ylabel("손실 (로그 축)")
+    ax.set_title("학습 곡선 (저장된 기록)")
+    ax.legend(fontsize=7, loc="lower left")
+    return ax
+
+
+def alignment_of(model, length, seed):
+    """Weights (L, L), input labels and predicted labels for one seeded example."""
+    s, _, n = make_reversal_batch(1, length, length, seed=seed)
+    with torch.no_grad():
+        logits, w = model(s, n)
+    return w[0], decode_tokens(s[0]), decode_tokens(logits[0].argmax(-1))
+
+
 def alignment_panels(ax_map, ax_bar, weights, src_labels, tgt_labels):
     """Draw the alignment and one row's bars once; return update(step) that changes them in place."""
     w = np.asarray(weights, dtype=float)                 # (T_out, T_in)
@@ -517,30 +558,19 @@ assert live_seq[4] > 0.9 and 0.3 < live_seq[8] < 0.8 and live_seq[12] < 0.15 and
 #
 # 이 숫자에는 두 효과가 섞여 있습니다. 디코더는 자기가 방금 낸 글자를 다음 단계의 입력으로 받으므로, 한 번 틀리면 그 뒤도 흔들립니다. 문맥 벡터의 한계만 보려면 **매 단계 직전 정답 글자를 넣어 주고**(교사 강요) 출력 위치별로 정확도를 잽니다. 그래도 틀린다면 그 글자는 $c$에서 꺼낼 수 없었다는 뜻입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 plain = results["models"]["none"]
 forced = {n: accuracy_by_position(models["none"], n, n=200, seed=7, teacher_forcing=True) for n in (5, 10, MAX_LEN)}
 greedy = np.array(plain["position_accuracy"])  # (MAX_LEN,): stored, greedy decoding at L = MAX_LEN
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4))
 draw_accuracy_vs_length({"none": plain["accuracy"]}, metric="token", ax=ax1, train_max=MAX_LEN,
-                        title="어텐션 없음: 길이가 늘면 무너진다")
-for n, color in zip(forced, ["tab:gray", "tab:orange", "tab:red"]):
-    ax2.plot(range(n), forced[n], marker="o", markersize=3, color=color, label=f"L={n}, 직전 정답 입력")
-ax2.plot(range(MAX_LEN), greedy, linestyle="--", color="tab:red", label=f"L={MAX_LEN}, 자기 출력 입력")
-ax2.set_xticks(range(0, MAX_LEN, 2))
-ax2.set_ylim(0, 1.05)
-ax2.set_xlabel("출력 단계 t")
-ax2.set_ylabel("토큰 정확도")
-ax2.set_title("출력 위치별 정확도 (L마다 200개)")
-ax2.legend(fontsize=7, loc="upper right")
+                        title="어텐션 없음: 길이마다 200개 (저장)")
+draw_position_accuracy(forced, greedy, ax=ax2)
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# 왼쪽은 스크립트가 길이마다 200개씩 잰 토큰 정확도(저장된 값), 오른쪽은 출력 위치별 토큰 정확도입니다.
-
-# %%
+# %% slideshow={"slide_type": "subslide"}
 acc = dict(zip(plain["accuracy"]["length"], plain["accuracy"]["sequence"]))
 print(f"시퀀스 정확도 (저장, 길이마다 200개)  L=5: {acc[5]:.2f}  L=10: {acc[10]:.2f}  L={MAX_LEN}: {acc[MAX_LEN]:.2f}")
 print("직전 정답을 넣었을 때 평균 토큰 정확도:", {n: round(float(a.mean()), 2) for n, a in forced.items()})
@@ -570,19 +600,13 @@ assert forced[MAX_LEN].mean() > greedy.mean() + 0.1 and greedy[0] > greedy[-1] +
 #
 # 왼쪽은 스크립트가 기록한 학습 곡선, 오른쪽은 길이별 시퀀스 정확도입니다. 선은 저장된 결과(길이마다 200개), 빈 점은 이 노트북이 저장된 모델로 방금 새 표본(길이마다 50개)으로 다시 잰 값입니다. 회색 점선 오른쪽은 학습 때 본 적 없는 길이입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 live_acc = {kind: plain_live if kind == "none" else accuracy_by_length(m, live_lengths, n=N_LIVE, seed=99)
             for kind, m in models.items()}
 stored_acc = {kind: r["accuracy"] for kind, r in results["models"].items()}
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4))
-for kind, r in results["models"].items():
-    ax1.plot(r["loss_curve"]["step"], r["loss_curve"]["loss"], color=STYLE[kind][1], label=STYLE[kind][0])
-ax1.set_yscale("log")
-ax1.set_xlabel("학습 단계")
-ax1.set_ylabel("손실 (로그 축)")
-ax1.set_title("학습 곡선 (저장된 기록)")
-ax1.legend(fontsize=7, loc="lower left")
+draw_loss_curves(results["models"], ax=ax1)
 draw_accuracy_vs_length(stored_acc, ax=ax2, train_max=MAX_LEN, title="입력 길이에 따른 시퀀스 정확도")
 for kind, r in live_acc.items():
     ax2.scatter(r["length"], r["sequence"], facecolors="none", edgecolors=STYLE[kind][1], s=50)
@@ -657,15 +681,7 @@ assert stored_acc["additive"]["sequence"][-1] < 0.1 and stored_acc["dot"]["seque
 #
 # 어텐션 모델이 출력 단계마다 어디를 보는지 가중치 행렬을 그립니다. 행은 출력 단계(쿼리), 열은 입력 위치(키)입니다. 뒤집기를 제대로 배웠다면 출력 $t$는 입력 $L-1-t$를 보므로 **반대 대각선**이 나와야 합니다.
 
-# %%
-def alignment_of(model, length, seed):
-    """Weights (L, L), input labels and predicted labels for one seeded example."""
-    s, _, n = make_reversal_batch(1, length, length, seed=seed)
-    with torch.no_grad():
-        logits, w = model(s, n)
-    return w[0], decode_tokens(s[0]), decode_tokens(logits[0].argmax(-1))
-
-
+# %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 3, figsize=(9.5, 3.4))
 for ax, (kind, length) in zip(axes, [("additive", 7), ("additive", 14), ("dot", 14)]):
     w, s_lab, p_lab = alignment_of(models[kind], length, seed=5)
@@ -739,7 +755,7 @@ assert keys.shape[-1] == 2 * model.config["hidden_dim"] != model.config["emb_dim
 w12, s12, p12 = alignment_of(models["additive"], 12, seed=8)
 print("입력:", "".join(s12), "  출력:", "".join(p12))
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 explorer = alignment_explorer(w12, s12, p12)
 explorer
 
@@ -748,7 +764,7 @@ explorer
 
 # %%
 steps = [0, 5, 11]
-fig, axes = plt.subplots(2, len(steps), figsize=(9.5, 5.0), height_ratios=[1.2, 1])
+fig, axes = plt.subplots(2, len(steps), figsize=(9.5, 4.4), height_ratios=[1.2, 1])
 rows = [alignment_panels(axes[0, i], axes[1, i], w12, s12, p12)(t) for i, t in enumerate(steps)]
 fig.tight_layout()
 plt.show()
@@ -769,6 +785,11 @@ explorer.set(step=0)
 #
 # 각 문제는 `check("02-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다.
 #
+# - 02-1: 내적 어텐션 한 단계 구현
+# - 02-2: 가법 점수 구현
+# - 02-3: 마스크를 빼먹으면 패딩 칸이 가져가는 가중치 (예측한 뒤 측정)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **02-1.** 디코더 한 단계의 내적 어텐션을 구현하세요. `query`는 디코더 상태 `(B, d)`, `keys`는 인코더 상태 `(B, T, d)`이고 밸류도 `keys`입니다. 점수는 $q \cdot k_j$(나누지 않음)입니다. `(context (B, d), weights (B, T))`를 돌려주세요.
 
 # %%
@@ -803,11 +824,11 @@ def additive_scores(query, keys, W_q, W_k, v):
 check("02-2", additive_scores)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **02-3. (예측한 뒤 측정)** 2절에서 보았듯 패딩 위치의 인코더 상태는 0벡터입니다. 학습된 **내적** 모델에서 패딩 마스크를 빼먹으면, 패딩 칸들은 가중치를 얼마나 가져갈까요?
+# **02-3. (예측한 뒤 측정)** 패딩 위치의 인코더 상태는 0벡터입니다(2절). 학습된 **내적** 모델에서 패딩 마스크를 빼먹으면 패딩 칸들은 가중치를 얼마나 가져갈까요?
 #
-# 1. 먼저 종이에 예측하세요: 0벡터 키의 점수 $(Wq)^\top 0$은 얼마이고, 그 칸의 가중치는 무엇에 비례합니까?
-# 2. 예측을 함수로 쓰세요. `pad_weight(scores, n_pad)`는 진짜 글자 칸들의 점수 `scores` `(L,)`와 패딩 칸 수 `n_pad`를 받아, 마스크가 없을 때 **패딩 칸 전체가 가져가는 가중치의 합**을 돌려줍니다.
-# 3. 풀이 셀은 학습된 모델에서 마스크를 뺀 뒤 실제 가중치를 재어 예측과 비교하고, 출력 글자가 바뀌는지 봅니다.
+# 1. 종이에 예측하세요: 0벡터 키의 점수 $(Wq)^\top 0$은 얼마이고, 그 칸의 가중치는 무엇에 비례합니까?
+# 2. 예측을 `pad_weight(scores, n_pad)`로 쓰세요: 진짜 글자 칸들의 점수 `scores` `(L,)`와 패딩 칸 수 `n_pad`를 받아, 마스크가 없을 때 **패딩 칸 전체가 가져가는 가중치의 합**을 돌려줍니다.
+# 3. 다음 셀들이 학습된 모델에서 마스크를 빼고 잰 값과 예측을 비교합니다.
 
 # %%
 def pad_weight(scores, n_pad):
@@ -842,7 +863,7 @@ def no_mask_run(model, letters=5, n_pad=7, seed=11):
         masked = model(s[:, :letters], n)[0].argmax(-1)[0].tolist()
     return np.array(measured), np.array(predicted), pad_score, out == masked
 
-
+# %% slideshow={"slide_type": "subslide"}
 runs = {kind: no_mask_run(models[kind]) for kind in ("dot", "additive")}  # 5 letters + 7 padding slots
 for kind, (measured, predicted, pad_score, same) in runs.items():
     print(f"{kind:8s} 단계 0에서 패딩 칸의 점수 {pad_score:.2f}")
