@@ -264,14 +264,16 @@ def alignment_panels(ax_map, ax_bar, weights, src_labels, tgt_labels):
     t_in = w.shape[1]
     ax_map.imshow(w, cmap="Blues", vmin=0, vmax=1, aspect="auto")
     ax_map.set_xticks(range(t_in), src_labels)
-    ax_map.set_yticks(range(w.shape[0]), [f"{t}:{c}" for t, c in enumerate(tgt_labels)], fontsize=8)
+    ax_map.set_yticks(range(w.shape[0]), tgt_labels)
     ax_map.set_xlabel("입력 (키·밸류)")
     ax_map.set_ylabel("출력 단계 (쿼리)")
     frame = ax_map.add_patch(plt.Rectangle((-0.5, -0.5), t_in, 1, fill=False, edgecolor="tab:red", linewidth=2))
     bars = ax_bar.bar(range(t_in), w[0], color="tab:blue")
     texts = [ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=7) for j in range(t_in)]
-    ax_bar.set_xticks(range(t_in), [f"{j}:{c}" for j, c in enumerate(src_labels)], fontsize=8, rotation=90)
+    ax_bar.set_xticks(range(t_in), src_labels)
+    ax_bar.set_xlabel("입력 위치")
     ax_bar.set_ylim(0, 1.15)
+    ax_bar.set_yticks([0, 0.5, 1])
     ax_bar.set_ylabel("가중치")
     title = ax_bar.set_title(" ", fontsize=10)
 
