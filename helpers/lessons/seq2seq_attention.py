@@ -283,7 +283,7 @@ def alignment_panels(ax_map, ax_bar, weights, src_labels, tgt_labels):
         for bar, text, x in zip(bars, texts, row):
             bar.set_height(x)
             text.set_y(x)
-            text.set_text(f"{x:.2f}")
+            text.set_text(f"{x:.2f}" if x >= 0.05 else "")  # label only the visible bars
         j = int(row.argmax())
         title.set_text(f"단계 {step}: 출력 '{tgt_labels[step]}' ← 입력 {j}번 '{src_labels[j]}'")
         return row

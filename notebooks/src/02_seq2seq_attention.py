@@ -256,7 +256,7 @@ print("파라미터 수  가법:", sum(p.numel() for p in additive.parameters())
 #
 # > **원문 바로잡기**: 원문 002의 Query·Key·Value 절은 번역 예에서 "번역할 정보"(인코더 쪽)를 쿼리이자 밸류로, 직전 출력값(또는 디코더 은닉 상태)을 키로 둡니다. 그대로 옮기면 키는 디코더 상태 **1개**, 밸류는 인코더 상태 **6개**입니다. 키 하나에 밸류 하나가 짝을 이뤄야 하므로(가중치 $(T_q, T_k)$ @ 밸류 $(T_k, d_v)$) 계산되지 않습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(1)
 dec_state = torch.randn(1, 1, 4, dtype=torch.float64)    # (B=1, T=1, d): one decoder state
 enc_states = torch.randn(1, 6, 4, dtype=torch.float64)   # (B=1, T=6, d): six encoder states
@@ -505,7 +505,7 @@ def alignment_panels(ax_map, ax_bar, weights, src_labels, tgt_labels):
         for bar, text, x in zip(bars, texts, row):
             bar.set_height(x)
             text.set_y(x)
-            text.set_text(f"{x:.2f}")
+            text.set_text(f"{x:.2f}" if x >= 0.05 else "")  # label only the visible bars
         j = int(row.argmax())
         title.set_text(f"단계 {step}: 출력 '{tgt_labels[step]}' ← 입력 {j}번 '{src_labels[j]}'")
         return row
