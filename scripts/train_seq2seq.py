@@ -3,20 +3,24 @@
     .venv/bin/python scripts/train_seq2seq.py            # all three models
     .venv/bin/python scripts/train_seq2seq.py none dot   # only these (the JSON keeps the others)
 
-Models (helpers.seq2seq.Seq2Seq, same sizes, same seeded batches): "none" (one fixed context
-vector), "additive" (Bahdanau scores) and "dot" (Luong qᵀWk scores). Each is trained with Adam,
-teacher forcing and a cosine learning-rate decay on inputs of length 1..MAX_LEN, then evaluated
-by greedy decoding on a seeded test set for every length 1..MAX_LEN + 8 (the last 8 lie beyond
-the training lengths).
+The models are the notebook's own code (helpers.lessons.seq2seq_attention, generated from the
+cells of notebooks/src/02_seq2seq_attention.py tagged "save"): "none" (one fixed context
+vector), "additive" (Bahdanau scores) and "dot" (Luong (Wq)·k scores), same sizes, same seeded
+batches. Each is trained in float32 with Adam, teacher forcing and a cosine learning-rate decay on
+inputs of length 1..max_len, then evaluated in float64 by greedy decoding on a seeded test set of
+eval_n inputs for every length 1..max_len + extra_lengths (the last ones lie beyond training).
 
-Writes data/seq2seq_{none,additive,dot}.pt (config + state_dict, about 0.4 MB each) and
-data/seq2seq_results.json (config, parameter counts, loss curves, accuracy vs length, accuracy by
-output position at MAX_LEN). CPU, one thread, deterministic: on the same machine and torch
-version a rerun writes the same numbers. About 1.5-3 minutes per model on one core.
+Writes data/seq2seq_{none,additive,dot}.pt (config + state_dict) and data/seq2seq_results.json
+(config, the set-up that trained them, parameter counts, loss curves, accuracy vs length, accuracy
+by output position at max_len). One thread; deterministic on one machine. Training in float32
+drifts across CPUs (vector width, BLAS), so a rerun elsewhere gives slightly different models;
+the notebook reads the stored ones. About 1.5-3.5 minutes per model on one quiet core.
 """
 
 from __future__ import annotations
 
+import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -27,35 +31,52 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers import seed_everything  # noqa: E402
 from helpers.data import DATA_DIR, load_json, save_json  # noqa: E402
-from helpers.seq2seq import (  # noqa: E402
-    ATTENTION_KINDS,
+from helpers.lessons.seq2seq_attention import (  # noqa: E402
     Seq2Seq,
     accuracy_by_length,
     accuracy_by_position,
     checkpoint,
+    model_from_checkpoint,
     train_steps,
 )
 
+KINDS = ("none", "additive", "dot")
 CONFIG = {
-    "num_symbols": 20, "emb_dim": 16, "hidden_dim": 64,   # model
-    "min_len": 1, "max_len": 20, "batch_size": 64,        # task
-    "steps": 1000, "lr": 3e-3, "train_seed": 0,           # training
-    "eval_n": 200, "eval_seed": 1234, "extra_lengths": 8,  # evaluation
+    "emb_dim": 16, "hidden_dim": 64,                       # model
+    "min_len": 1, "max_len": 20, "batch_size": 64,         # task
+    "steps": 1000, "lr": 3e-3, "train_seed": 0,            # training (float32)
+    "eval_n": 200, "eval_seed": 1234, "extra_lengths": 8,  # evaluation (float64, greedy)
 }
 LOSS_EVERY = 25  # the JSON stores the mean loss of each block of this many steps
+
+
+def setup_used() -> dict:
+    """What produced the numbers: torch, CPU, kernels, threads."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    env = {k: os.environ[k] for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
+           if k in os.environ}
+    return {"torch": torch.__version__, "python": platform.python_version(), "cpu": cpu,
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
+            "env": env, "date": time.strftime("%Y-%m-%d")}
 
 
 def train_one(kind: str) -> dict:
     """Train one model, save its checkpoint, return its entry for the JSON."""
     c = CONFIG
     seed_everything(c["train_seed"])  # same initial draws and batches for every kind
-    model = Seq2Seq(kind, num_symbols=c["num_symbols"], emb_dim=c["emb_dim"], hidden_dim=c["hidden_dim"])
+    model = Seq2Seq(kind, emb_dim=c["emb_dim"], hidden_dim=c["hidden_dim"])
     start = time.perf_counter()
     losses = train_steps(model, c["steps"], seed=c["train_seed"], batch_size=c["batch_size"],
-                         min_len=c["min_len"], max_len=c["max_len"], lr=c["lr"], cosine=True,
-                         log_every=100)
+                         min_len=c["min_len"], max_len=c["max_len"], lr=c["lr"], cosine=True, log_every=100)
     seconds = time.perf_counter() - start
-    torch.save(checkpoint(model), DATA_DIR / f"seq2seq_{kind}.pt")
+    ckpt = checkpoint(model)
+    torch.save(ckpt, DATA_DIR / f"seq2seq_{kind}.pt")
+    evaluated = model_from_checkpoint(ckpt)  # float64, as the notebook evaluates
     lengths = range(1, c["max_len"] + c["extra_lengths"] + 1)
     blocks = [losses[i:i + LOSS_EVERY] for i in range(0, len(losses), LOSS_EVERY)]
     return {
@@ -63,35 +84,38 @@ def train_one(kind: str) -> dict:
         "train_seconds": round(seconds, 1),
         "loss_curve": {"step": [min(i + LOSS_EVERY, len(losses)) for i in range(0, len(losses), LOSS_EVERY)],
                        "loss": [round(sum(b) / len(b), 4) for b in blocks]},
-        "accuracy": accuracy_by_length(model, lengths, n=c["eval_n"], seed=c["eval_seed"]),
+        "accuracy": accuracy_by_length(evaluated, list(lengths), n=c["eval_n"], seed=c["eval_seed"]),
         "position_accuracy": [round(float(a), 4) for a in
-                              accuracy_by_position(model, c["max_len"], n=c["eval_n"], seed=c["eval_seed"])],
+                              accuracy_by_position(evaluated, c["max_len"], n=c["eval_n"], seed=c["eval_seed"])],
     }
 
 
 def main(kinds: list[str]) -> int:
     torch.set_num_threads(1)
-    bad = [k for k in kinds if k not in ATTENTION_KINDS]
+    bad = [k for k in kinds if k not in KINDS]
     if bad:
-        print(f"unknown model kinds {bad}; choose from {ATTENTION_KINDS}")
+        print(f"unknown model kinds {bad}; choose from {KINDS}")
         return 2
     path = DATA_DIR / "seq2seq_results.json"
-    results = load_json(path.name) if path.exists() and set(kinds) != set(ATTENTION_KINDS) else {}
+    results = load_json(path.name) if path.exists() and set(kinds) != set(KINDS) else {}
     if results.get("config", CONFIG) != CONFIG:
         results = {}  # a changed config invalidates the models trained under the old one
     results["config"] = CONFIG
+    results["setup"] = setup_used()
     models = results.setdefault("models", {})
+    start = time.perf_counter()
     for kind in kinds:
         print(f"== {kind}", flush=True)
         models[kind] = train_one(kind)
         acc = models[kind]["accuracy"]
         print(f"   {models[kind]['train_seconds']} s; sequence accuracy at L=5/10/15/20:",
               [acc["sequence"][acc["length"].index(n)] for n in (5, 10, 15, 20)], flush=True)
-    results["models"] = {k: models[k] for k in ATTENTION_KINDS if k in models}
+    results["setup"]["total_seconds"] = round(time.perf_counter() - start, 1)
+    results["models"] = {k: models[k] for k in KINDS if k in models}
     save_json(path.name, results)
     print(f"wrote {path}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:] or list(ATTENTION_KINDS)))
+    sys.exit(main(sys.argv[1:] or list(KINDS)))
