@@ -34,37 +34,12 @@ def max_n_for_budget(budget_bytes, heads=1, batch=1, bytes_per_value=4):
     return math.isqrt(int(budget_bytes // score_matrix_bytes(1, heads, batch, bytes_per_value)))
 
 
-def online_softmax_attention(q, k, v, block_size=128):  # (..., N, d) each
-    """softmax(QKᵀ/√d)V over key blocks with a running max m, sum l and weighted sum acc."""
-    q = q / math.sqrt(q.shape[-1])
-    m = q.new_full(q.shape[:-1] + (1,), -math.inf)  # (..., N, 1) running max
-    l = q.new_zeros(q.shape[:-1] + (1,))  # (..., N, 1) running sum of exp
-    acc = q.new_zeros(q.shape[:-1] + (v.shape[-1],))  # (..., N, d_v) running weighted sum
-    for j in range(0, k.shape[-2], block_size):
-        s = q @ k[..., j : j + block_size, :].transpose(-2, -1)  # (..., N, b): one score block
-        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
-        c = torch.exp(m - m_new)  # (..., N, 1): rescales what was summed, <= 1
-        p = torch.exp(s - m_new)  # (..., N, b)
-        l = c * l + p.sum(dim=-1, keepdim=True)
-        acc = c * acc + p @ v[..., j : j + block_size, :]
-        m = m_new
-    return acc / l, m + torch.log(l)  # output (..., N, d_v), logsumexp (..., N, 1)
-
-
-def naive_attention(q, k, v):  # (..., N, d) each
-    """softmax(QKᵀ/√d)V that builds the full (..., N, N) score and weight matrices."""
-    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)  # (..., N, N)
-    return torch.softmax(scores, dim=-1) @ v  # (..., N, d_v)
-
-
-QUERY_TILE_ROWS = 1024  # the query tile of helpers.attention.chunked_attention
-
-
-def chunked_extra_bytes(n, d, block_size=128, heads=1, batch=1, bytes_per_value=4):
-    """Memory chunked_attention allocates: scaled Q and O, two score tiles, the accumulator, row vectors."""
-    block = min(block_size, n)
-    tile = min(block * max(1, QUERY_TILE_ROWS // block), n)
-    return batch * heads * (2 * n * d + 2 * tile * block + tile * d + 4 * tile) * bytes_per_value
+def hbm_values(n, d, sram):
+    """Values read or written in slow memory: the standard three kernels vs one fused kernel."""
+    standard = 2 * n * d + n * n + n * n + n * n + (n * n + n * d) + n * d  # QK→S, S→P, PV→O
+    cols = math.ceil(sram / (4 * d))  # key/value block that fits in SRAM with its query tile
+    fused = 2 * n * d + math.ceil(n / cols) * (3 * n * d + 4 * n)  # K, V once; Q, O, m, ℓ per key block
+    return standard, fused
 
 
 @contextlib.contextmanager
@@ -123,6 +98,46 @@ def measure(method, n, d=64, repeat=3, seed=0, timing=True):
         peak = peak_memory_bytes(fn, q, k, v)
         seconds = time_call(fn, q, k, v, repeat=repeat) if timing else None
     return {"method": method, "n": n, "d": d, "seconds": seconds, "peak_bytes": peak}
+
+
+def dispatched_ops(fn, *args, pattern="scaled_dot_product"):
+    """Names of the ops fn(*args) runs that contain pattern, from torch.profiler."""
+    with quiet_stderr(), torch.profiler.profile() as prof:
+        fn(*args)
+    return sorted({e.key for e in prof.key_averages() if pattern in e.key})
+
+
+def online_softmax_attention(q, k, v, block_size=128):  # (..., N, d) each
+    """softmax(QKᵀ/√d)V over key blocks with a running max m, sum l and weighted sum acc."""
+    q = q / math.sqrt(q.shape[-1])
+    m = q.new_full(q.shape[:-1] + (1,), -math.inf)  # (..., N, 1) running max
+    l = q.new_zeros(q.shape[:-1] + (1,))  # (..., N, 1) running sum of exp
+    acc = q.new_zeros(q.shape[:-1] + (v.shape[-1],))  # (..., N, d_v) running weighted sum
+    for j in range(0, k.shape[-2], block_size):
+        s = q @ k[..., j : j + block_size, :].transpose(-2, -1)  # (..., N, b): one score block
+        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+        c = torch.exp(m - m_new)  # (..., N, 1): rescales what was summed, <= 1
+        p = torch.exp(s - m_new)  # (..., N, b)
+        l = c * l + p.sum(dim=-1, keepdim=True)
+        acc = c * acc + p @ v[..., j : j + block_size, :]
+        m = m_new
+    return acc / l, m + torch.log(l)  # output (..., N, d_v), logsumexp (..., N, 1)
+
+
+def naive_attention(q, k, v):  # (..., N, d) each
+    """softmax(QKᵀ/√d)V that builds the full (..., N, N) score and weight matrices."""
+    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)  # (..., N, N)
+    return torch.softmax(scores, dim=-1) @ v  # (..., N, d_v)
+
+
+QUERY_TILE_ROWS = 1024  # the query tile of helpers.attention.chunked_attention
+
+
+def chunked_extra_bytes(n, d, block_size=128, heads=1, batch=1, bytes_per_value=4):
+    """Memory chunked_attention allocates: scaled Q and O, two score tiles, the accumulator, row vectors."""
+    block = min(block_size, n)
+    tile = min(block * max(1, QUERY_TILE_ROWS // block), n)
+    return batch * heads * (2 * n * d + 2 * tile * block + tile * d + 4 * tile) * bytes_per_value
 
 
 METHOD_LABELS = {"naive": "단순 구현 (N×N)", "chunked": "청크 (온라인 소프트맥스)", "sdpa": "PyTorch SDPA",

@@ -94,7 +94,7 @@ assert score_matrix_bytes(16384) == GIB and long_vit == 384 * GIB
 #
 # 입니다. $d = 64$–$128$이고 $M$이 약 10만 개이면 $d^2/M$이 1보다 훨씬 작습니다. 논문의 반복 구조대로 HBM에서 읽고 쓰는 값의 개수를 세어 봅니다(상수까지 센 모형이지 측정이 아닙니다).
 
-# %%
+# %% tags=["save"]
 def hbm_values(n, d, sram):
     """Values read or written in slow memory: the standard three kernels vs one fused kernel."""
     standard = 2 * n * d + n * n + n * n + n * n + (n * n + n * d) + n * d  # QK→S, S→P, PV→O
@@ -103,6 +103,7 @@ def hbm_values(n, d, sram):
     return standard, fused
 
 
+# %%
 sram = 192 * 1024 // 2  # one A100 SM: 192 KB of fp16 values
 for d in (64, 128):
     standard, fused = hbm_values(4096, d, sram)
@@ -117,10 +118,89 @@ for d in (64, 128):
 #
 # **이 노트북의 파이썬 코드는 FlashAttention이 아닙니다.** PyTorch 연산 하나하나가 별도의 커널이라 블록 반복문도 점수 블록을 매번 메모리에 쓰고 다시 읽습니다. 메모리 **사용량**은 줄지만 메모리 **통신량**은 줄지 않습니다. 이것은 키를 나눠 메모리를 $O(N)$으로 줄인 Rabe & Staats(2021)의 "Self-attention Does Not Need $O(n^2)$ Memory"에 더 가깝습니다. 진짜 융합 커널은 PyTorch 안에 있습니다. CPU에서 `F.scaled_dot_product_attention`(SDPA)이 어느 커널로 가는지 프로파일러로 확인합니다.
 
+# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+import contextlib  # noqa: I001  (the build joins the import groups of saved cells)
+import itertools
+import math
+import os
+import sys
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from helpers.attention import chunked_attention
+
+
+@contextlib.contextmanager
+def quiet_stderr():
+    """The profiler's C++ side prints start/stop lines on fd 2; keep them out of notebook outputs."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def peak_memory_bytes(fn, *args, **kwargs):
+    """Peak tensor bytes the CPU allocator held during fn(*args): running sum of the profiler's memory events."""
+    with quiet_stderr(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                                profile_memory=True) as prof:
+        fn(*args, **kwargs)
+    events = sorted((e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"),
+                    key=lambda e: e.start_ns())
+    return max(itertools.accumulate((e.nbytes() for e in events), initial=0))
+
+
+def time_call(fn, *args, repeat=3):
+    """Best of ``repeat`` wall-clock timings in seconds, after one warm-up call."""
+    fn(*args)
+    best = math.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(*args)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def attention_method(name):
+    """The attention variants compared in notebook 08 and scripts/benchmark_attention.py."""
+    if name == "window":  # window and linear attention are defined in section 8
+        return lambda q, k, v: window_attention(q, k, v, window=128)
+    if name == "linear":
+        return linear_attention
+    return {"naive": naive_attention, "chunked": chunked_attention, "sdpa": F.scaled_dot_product_attention}[name]
+
+
+METHOD_NAMES = ("naive", "chunked", "sdpa", "window", "linear")
+
+
+def measure(method, n, d=64, repeat=3, seed=0, timing=True):
+    """Time and allocator peak of one method on (1, 1, N, d) float32 inputs from a fixed seed."""
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, 1, n, d, generator=gen) for _ in range(3))  # (B, h, N, d)
+    fn = attention_method(method)
+    with torch.no_grad():
+        peak = peak_memory_bytes(fn, q, k, v)
+        seconds = time_call(fn, q, k, v, repeat=repeat) if timing else None
+    return {"method": method, "n": n, "d": d, "seconds": seconds, "peak_bytes": peak}
+
+
+def dispatched_ops(fn, *args, pattern="scaled_dot_product"):
+    """Names of the ops fn(*args) runs that contain pattern, from torch.profiler."""
+    with quiet_stderr(), torch.profiler.profile() as prof:
+        fn(*args)
+    return sorted({e.key for e in prof.key_averages() if pattern in e.key})
+
+
 # %%
-with torch.profiler.profile() as prof:
-    F.scaled_dot_product_attention(*torch.randn(3, 1, 1, 256, 64).unbind(0))
-sdpa_ops = sorted({e.key for e in prof.key_averages() if "scaled_dot_product" in e.key})
+sdpa_ops = dispatched_ops(F.scaled_dot_product_attention, *torch.randn(3, 1, 1, 256, 64).unbind(0))
 print("SDPA가 부른 연산:", sdpa_ops)
 assert "aten::_scaled_dot_product_flash_attention_for_cpu" in sdpa_ops
 
@@ -249,81 +329,7 @@ def chunked_extra_bytes(n, d, block_size=128, heads=1, batch=1, bytes_per_value=
 #
 # 세 구현을 비교합니다: **단순 구현**(`naive_attention`, N×N 행렬을 만든다), **청크 어텐션**(`chunked_attention`, 4절), **SDPA**(PyTorch의 융합 커널).
 #
-# **메모리는 어떻게 재나?** 파이썬의 `tracemalloc`은 PyTorch 텐서 메모리를 보지 못합니다. 여기서는 `torch.profiler`(`profile_memory=True`)가 기록하는 텐서 할당·해제 이벤트를 시간 순으로 더해 호출 동안의 **최대 누적 바이트**를 구합니다(아래 접힌 셀의 `peak_memory_bytes`). 텐서 메모리만 세지만, 같은 입력이면 매번 같은 값이 나와서 assert할 수 있습니다.
-
-# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-import contextlib  # noqa: I001  (the build joins the import groups of saved cells)
-import itertools
-import math
-import os
-import sys
-import time
-
-import matplotlib.pyplot as plt
-import numpy as np
-import torch
-import torch.nn.functional as F
-
-from helpers.attention import chunked_attention
-
-
-@contextlib.contextmanager
-def quiet_stderr():
-    """The profiler's C++ side prints start/stop lines on fd 2; keep them out of notebook outputs."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def peak_memory_bytes(fn, *args, **kwargs):
-    """Peak tensor bytes the CPU allocator held during fn(*args): running sum of the profiler's memory events."""
-    with quiet_stderr(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                                                profile_memory=True) as prof:
-        fn(*args, **kwargs)
-    events = sorted((e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"),
-                    key=lambda e: e.start_ns())
-    return max(itertools.accumulate((e.nbytes() for e in events), initial=0))
-
-
-def time_call(fn, *args, repeat=3):
-    """Best of ``repeat`` wall-clock timings in seconds, after one warm-up call."""
-    fn(*args)
-    best = math.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def attention_method(name):
-    """The attention variants compared in notebook 08 and scripts/benchmark_attention.py."""
-    if name == "window":  # window and linear attention are defined in section 8
-        return lambda q, k, v: window_attention(q, k, v, window=128)
-    if name == "linear":
-        return linear_attention
-    return {"naive": naive_attention, "chunked": chunked_attention, "sdpa": F.scaled_dot_product_attention}[name]
-
-
-METHOD_NAMES = ("naive", "chunked", "sdpa", "window", "linear")
-
-
-def measure(method, n, d=64, repeat=3, seed=0, timing=True):
-    """Time and allocator peak of one method on (1, 1, N, d) float32 inputs from a fixed seed."""
-    gen = torch.Generator().manual_seed(seed)
-    q, k, v = (torch.randn(1, 1, n, d, generator=gen) for _ in range(3))  # (B, h, N, d)
-    fn = attention_method(method)
-    with torch.no_grad():
-        peak = peak_memory_bytes(fn, q, k, v)
-        seconds = time_call(fn, q, k, v, repeat=repeat) if timing else None
-    return {"method": method, "n": n, "d": d, "seconds": seconds, "peak_bytes": peak}
-
+# **메모리는 어떻게 재나?** 파이썬의 `tracemalloc`은 PyTorch 텐서 메모리를 보지 못합니다. 여기서는 `torch.profiler`(`profile_memory=True`)가 기록하는 텐서 할당·해제 이벤트를 시간 순으로 더해 호출 동안의 **최대 누적 바이트**를 구합니다(2절의 접힌 셀에 있는 `peak_memory_bytes`). 텐서 메모리만 세지만, 같은 입력이면 매번 같은 값이 나와서 assert할 수 있습니다.
 
 # %%
 live_ns = [256, 512, 1024, 2048]
