@@ -45,7 +45,7 @@ torch.set_num_threads(1)  # the same single thread as the stored benchmark
 #
 # 입력 $Q, K, V$와 출력 $O$는 $N \times d$뿐인데, 중간 결과만 $N \times N$입니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 GIB = 2**30
 
 
@@ -64,7 +64,7 @@ def max_n_for_budget(budget_bytes, heads=1, batch=1, bytes_per_value=4):
     return math.isqrt(int(budget_bytes // score_matrix_bytes(1, heads, batch, bytes_per_value)))
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 for n in [100, 196, 1024, 16384]:
     print(f"N = {n:6,d}: N² = {n * n:13,d}, 행렬 하나 {score_matrix_bytes(n) / 2**20:9.3f} MiB, "
           f"FLOP(d=64) = {attention_flops(n, 64):.3g}")
@@ -86,8 +86,10 @@ assert score_matrix_bytes(16384) == GIB and long_vit == 384 * GIB
 # | HBM (GPU 본체 메모리, 느림) | 40–80 GB | 약 1.5–2.0 TB/s |
 # | SRAM (연산 장치 옆, 빠름) | SM 108개 × 192 KB | 약 19 TB/s |
 #
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 어텐션의 연산은 대부분 HBM에서 읽고 쓰는 시간에 묶입니다(memory-bound). 식 그대로 짜면 $QK^\top$ 커널이 $S$를 HBM에 쓰고, 소프트맥스 커널이 $S$를 읽어 $P$를 쓰고, 마지막 커널이 $P$를 다시 읽습니다. FlashAttention은 이 셋을 **하나의 커널로 합쳐서**(커널 융합, kernel fusion) 점수 타일이 SRAM 안에서만 살다 사라지게 합니다. 그러려면 소프트맥스를 블록 단위로 나눠 계산해야 하고, 그 도구가 3절의 온라인 소프트맥스입니다(Milakov & Gimelshein, 2018). N×N 행렬을 만들지 않으니 메모리가 N에 비례하는 것은 그 결과로 따라옵니다.
 #
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # HBM 접근 횟수(IO 복잡도)로 쓰면, $M$이 SRAM 크기(값의 개수)일 때
 #
 # $$\text{표준 구현: } \Theta(Nd + N^2), \qquad \text{FlashAttention: } \Theta\!\left(\frac{N^2 d^2}{M}\right)$$
@@ -103,7 +105,7 @@ def hbm_values(n, d, sram):
     return standard, fused
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 sram = 192 * 1024 // 2  # one A100 SM: 192 KB of fp16 values
 for d in (64, 128):
     standard, fused = hbm_values(4096, d, sram)
@@ -111,7 +113,7 @@ for d in (64, 128):
           f"융합 {fused / 1e6:5.1f}M → {standard / fused:.1f}배 적음")
     assert standard > 1.5 * fused
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # $d$가 클수록 SRAM에 들어가는 블록이 작아져 이득이 줄어듭니다($M/d^2$). 그래도 두 경우 모두 N×N 행렬을 HBM에 쓰고 읽는 표준 구현보다 적습니다.
 #
 # **역전파**(backward pass)에는 $P$가 필요합니다. FlashAttention은 $P$($N^2$개)를 저장하지 않고 출력 $O$와 행마다 하나인 logsumexp $L_i = m_i + \log \ell_i$($N$개)만 저장한 뒤, 역전파에서 $S = QK^\top$를 블록마다 **다시 계산**해 $P = e^{S - L}$를 복원합니다. FLOP은 늘지만 HBM 접근이 줄어 역전파도 더 빠릅니다. 4절에서 이 복원이 정확한지 확인합니다.
@@ -219,7 +221,7 @@ assert "aten::_scaled_dot_product_flash_attention_for_cpu" in sdpa_ops
 # 이고 마지막에 $O = a / \ell$입니다. 전에 더한 항은 옛 최댓값을 빼고 지수를 취했으므로 $e^{s - m_{\text{old}}} \cdot e^{m_{\text{old}} - m_{\text{new}}} = e^{s - m_{\text{new}}}$로 새 기준에 맞춥니다. 곱셈 하나로 정확히 바뀌므로 근사가 아니고, $e^{(\cdot)} \le 1$이라 넘침(overflow)도 없습니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 쿼리 1개, 키 6개, 블록 크기 2, float64로 따라갑니다. 최댓값이 블록마다 바뀌어 보정이 일어나도록 키를 점수 순으로 놓았습니다.
+# 쿼리 1개, 키 6개, 블록 크기 2, float64. 최댓값이 블록마다 바뀌도록 키를 점수 순으로 놓았습니다.
 
 # %%
 seed_everything(8)
@@ -229,7 +231,6 @@ v6 = torch.randn(6, 2, dtype=torch.float64)  # (6, d_v=2)
 scores = (q1 @ k6.T / math.sqrt(2)).squeeze(0) * 3  # (6,)
 order = scores.argsort()  # keys in increasing score: the running max grows at every block
 scores, v6 = scores[order], v6[order]
-print("점수:", scores.numpy().round(3))
 
 m, l, a = -math.inf, 0.0, torch.zeros(2, dtype=torch.float64)
 for j in range(0, 6, 2):
@@ -244,7 +245,7 @@ full = torch.softmax(scores, dim=-1) @ v6
 print("한 번에 계산한 softmax(s)·V =", full.numpy().round(4))
 torch.testing.assert_close(a / l, full, rtol=1e-14, atol=1e-14)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 블록 1 뒤의 $a/\ell$은 처음 두 키만 본 어텐션이고, 블록이 더해질수록 답에 다가가 마지막에 일치합니다(float64에서 차이 $10^{-14}$ 미만을 assert).
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -273,7 +274,7 @@ def online_softmax_attention(q, k, v, block_size=128):  # (..., N, d) each
     return acc / l, m + torch.log(l)  # output (..., N, d_v), logsumexp (..., N, 1)
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 기준(식 그대로 N×N을 만드는 구현)과 비교합니다. float64에서는 블록 크기와 무관하게 차이가 $10^{-12}$ 미만이어야 하고, float32에서는 반올림 수준($10^{-5}$ 미만)이어야 합니다. 정확한 자릿수는 CPU와 BLAS 커널마다 다르므로 경계만 확인해 출력합니다.
 
 # %% tags=["save"]
@@ -283,7 +284,7 @@ def naive_attention(q, k, v):  # (..., N, d) each
     return torch.softmax(scores, dim=-1) @ v  # (..., N, d_v)
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(9)
 q, k, v = torch.randn(3, 2, 3, 300, 16, dtype=torch.float64).unbind(0)  # (B, h, N, d) each
 ref = naive_attention(q, k, v)
@@ -301,7 +302,7 @@ out32, _ = online_softmax_attention(q32, k32, v32)
 assert (out32.double() - ref).abs().max() < 1e-5 and (out32 - chunked_attention(q32, k32, v32)).abs().max() < 1e-5
 print("float32: float64 기준, chunked_attention과 최대 차이 < 1e-5 (반올림 수준)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # `helpers.attention.chunked_attention`은 같은 알고리즘에 몇 가지를 더한 것입니다: 쿼리도 약 1024개씩 타일(tile)로 묶어 점수 블록을 `(타일, b)`로 줄이고, 점수 블록 위에서 제자리(in-place) 연산을 하고, 인과 마스크(causal mask)가 있으면 대각선 위 블록은 아예 계산하지 않습니다. 인과 마스크가 있을 때도 float64에서 같은 경계로 맞습니다.
 
 # %%
@@ -310,7 +311,7 @@ for block in (1, 7, 64, 128, 1000):
     torch.testing.assert_close(chunked_attention(q, k, v, block_size=block, causal=True), ref_causal, rtol=0, atol=1e-12)
 print("인과 마스크, 블록 1·7·64·128·1000: 최대 차이 < 1e-12")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 메모리 공식도 세울 수 있습니다. `chunked_attention`이 동시에 들고 있는 것은 스케일한 $Q$와 출력 $O$($2Nd$), 점수 타일 두 개(타일 행 $T$ × 블록 $b$), 타일 누적기($Td$)와 행마다의 벡터 몇 개뿐입니다: 헤드당 $4(2Nd + 2Tb + Td + 4T)$ 바이트, N에 비례합니다. 5절에서 측정값과 맞춰 봅니다.
 
 # %% tags=["save"]
@@ -329,6 +330,7 @@ def chunked_extra_bytes(n, d, block_size=128, heads=1, batch=1, bytes_per_value=
 #
 # 세 구현을 비교합니다: **단순 구현**(`naive_attention`, N×N 행렬을 만든다), **청크 어텐션**(`chunked_attention`, 4절), **SDPA**(PyTorch의 융합 커널).
 #
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **메모리는 어떻게 재나?** 파이썬의 `tracemalloc`은 PyTorch 텐서 메모리를 보지 못합니다. 여기서는 `torch.profiler`(`profile_memory=True`)가 기록하는 텐서 할당·해제 이벤트를 시간 순으로 더해 호출 동안의 **최대 누적 바이트**를 구합니다(2절의 접힌 셀에 있는 `peak_memory_bytes`). 텐서 메모리만 세지만, 같은 입력이면 매번 같은 값이 나와서 assert할 수 있습니다.
 
 # %%
@@ -350,7 +352,7 @@ for n in live_ns:
 assert all(3.7 < g <= 4.0 for g in growth["naive"]) and all(g < 3.1 for m in ("chunked", "sdpa") for g in growth[m])
 assert smaller["chunked"] > 10 and smaller["sdpa"] > 10
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 단순 구현의 최대 메모리는 정확히 $N\times N$ 행렬 **두 개**(점수와 소프트맥스 결과)에 $N \times d$ 하나를 더한 크기이고, N이 2배가 되면 4배에 가깝게 늘어납니다. 청크 어텐션은 4절의 공식과 1% 안에서 맞고, 청크와 SDPA 모두 N = 2048에서 10배 넘게 작습니다(위 접힌 셀에서 assert).
 #
 # 시간은 기계가 바쁜 정도에 따라 달라지므로 아래 출력은 테스트에서 비교하지 않고, 여기서 결론도 끌어내지 않습니다. 결론은 6절의 저장된 벤치마크에서 읽습니다.
@@ -406,7 +408,7 @@ def draw_scaling(records, quantity, ax, methods, fit_min_n=4096):
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 로그-로그 그래프에서 $y \propto N^p$는 기울기가 $p$인 직선입니다. 이 $p$를 **증가 지수**(growth exponent)라 부르겠습니다. N ≥ 4096의 점으로 직선을 맞춥니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.9))
 time_slopes = draw_scaling(records, "seconds", ax1, methods)
 mem_slopes = draw_scaling(records, "peak_bytes", ax2, methods)
@@ -423,7 +425,7 @@ assert abs(mem_slopes["naive"] - 2) < 0.1
 assert all(0.7 < mem_slopes[m] < 1.1 and 1.7 < last_doubling[m] < 2.1 for m in ["chunked", "sdpa"])
 assert all(abs(time_slopes[m] - 2) < 0.4 for m in methods)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 시간은 세 방법 모두 $N^2$에 비례합니다: 청크 방식도 모든 쌍의 점수를 계산하기 때문입니다. 지수가 정확히 2가 아닌 것은 작은 N의 고정 비용과 큰 N의 메모리 대역폭 효과가 섞이기 때문이라 2 ± 0.4 안인지만 확인합니다. 메모리는 단순 구현만 $N^2$, 나머지는 $N$입니다(N과 무관한 타일 메모리가 섞여 지수가 1보다 조금 작습니다).
 #
 # ### 같은 FLOP, 다른 시간: 캐시 절벽
@@ -443,7 +445,7 @@ print("N×N 행렬 하나:", {n: f"{score_matrix_bytes(n) / 2**20:.0f} MiB" for 
 assert all(1.5 < r < 2.6 for r in vs_chunked) and all(1.8 < r < 3.2 for r in vs_sdpa)
 assert jumps[1024] > 6 and jumps[512] < 5 and jumps[2048] < 5
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # N = 2048–16,384에서 단순 구현은 청크 어텐션보다 약 2배, SDPA보다 2–3배 느립니다. 그리고 N = 1024에서 2048로 갈 때 단순 구현의 시간만 $4$배가 아니라 7배 넘게 뜁니다. 행렬 하나가 4 MiB에서 16 MiB로 커지며 CPU 캐시를 벗어나는 지점입니다. 그 뒤로 단순 구현은 N×N 행렬을 느린 DRAM에 쓰고 다시 읽는 시간에 묶이고, 블록 단위로 계산하는 두 방법은 블록이 캐시에 남아 있는 동안 다시 씁니다. 2절의 IO 논리를 CPU의 캐시와 DRAM에서 작게 본 셈입니다. 다만 이 배수는 이 기계 하나의 측정이고, 캐시 크기와 메모리 대역폭이 다른 기계에서는 달라집니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -463,7 +465,7 @@ assert 2 * score_matrix_bytes(16384) <= big["peak_bytes"] < 2.1 * score_matrix_b
 assert 1.8 * score_matrix_bytes(16384) < big["process_peak_bytes"] < 2.5 * score_matrix_bytes(16384)
 assert by[("chunked", 16384)]["peak_bytes"] < 10 * 2**20
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # N = 16,384에서 단순 구현은 1 GiB 행렬 두 개, 곧 2 GiB를 잡았고 운영체제가 본 증가량도 거의 같았습니다. 청크 방식은 같은 계산을 10 MiB도 안 되는 메모리로 끝냅니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -480,7 +482,7 @@ for n in large:
 print(f"N ≥ 4096 평균: 청크 {np.mean([by[('chunked', n)]['gflops'] for n in large]) / peak:.0%}, "
       f"SDPA {np.mean([by[('sdpa', n)]['gflops'] for n in large]) / peak:.0%} (행렬곱 최고 속도 대비)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **원문 바로잡기** 원문은 FlashAttention이 "$O(N^2)$이지만 2-4배 빠르다"고 적었습니다. 연산량이 $O(N^2)$로 그대로라는 것은 위 시간 지수와 맞습니다. 2–4배는 논문이 GPU에서 잰 값이고, 빨라지는 이유는 HBM과 오가는 양이 줄기 때문입니다(2절). 보장된 배수가 아니라 하드웨어에 달린 값이어서, 이 CPU에서는 위의 배수가 나왔습니다. 또 원문 코드의 `F.scaled_dot_product_attention`은 "수학적으로" 같은 결과일 뿐, float32에서는 단순 구현과 반올림 오차만큼 다릅니다(아래).
 
 # %%
@@ -550,20 +552,20 @@ def memory_explorer(d=64):
     return Explorer(fig, memory_view(ax, d), controls)
 
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 memory_explorer()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 정적 버전(슬라이드·PDF용): 같은 `memory_view`로 세 설정을 그립니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 settings = [(10, 1, 1), (14, 1, 1), (14, 12, 32)]
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.9))
 views = [memory_view(ax)(log2_n, h, b) for (log2_n, h, b), ax in zip(settings, axes)]
 fig.tight_layout()
 plt.show()
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 for (_log2_n, h, b), view in zip(settings, views):
     print(f"N = {view['n']:6,d}, h = {h:2d}, B = {b:2d}: 점수 {view['matrix_bytes'] / 2**20:11,.1f} MiB, "
           f"청크 {view['chunked_bytes'] / 2**20:8.2f} MiB, 들어가는 예산: {[g for g, ok in view['fits'].items() if ok]}")
@@ -573,7 +575,7 @@ print("헤드 하나, 시퀀스 하나의 점수 행렬이 들어가는 최대 N
 assert limits["float32"][80] == 146_542 and limits["bf16"][80] == 207_243
 assert views[2]["fits"] == {8: False, 16: False, 80: False}
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 80 GiB GPU 하나로도 float32 점수 행렬은 헤드 하나, 시퀀스 하나에서 N = 146,542가 한계입니다. 값 하나가 2바이트인 bf16이면 $\sqrt{2}$배인 약 207,000입니다. 헤드와 배치를 곱하면 한계는 훨씬 낮아집니다. "긴 문맥 = 메모리 문제"의 출발점이고, 행렬을 만들지 않는 FlashAttention이 긴 문맥의 기본 도구가 된 이유입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -587,7 +589,7 @@ assert views[2]["fits"] == {8: False, 16: False, 80: False}
 # - **윈도 어텐션**: 쿼리 $i$가 $|i - j| \le w$인 키만 봅니다. 점수를 매기는 쌍이 $N^2$에서 약 $N(2w+1)$로 줄어 시간과 메모리가 $O(Nwd)$. 대신 창 밖으로 가는 가중치를 잃습니다.
 # - **선형 어텐션**: $e^{q\cdot k}$ 대신 $\phi(q)\cdot\phi(k)$($\phi(x) = \mathrm{elu}(x) + 1$)를 쓰면 결합 법칙으로 $\phi(Q)\,\big(\phi(K)^\top V\big)$를 먼저 계산할 수 있어 시간 $O(Nd^2)$, 상태 $d\times d$. 대신 다른 어텐션이 됩니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def window_attention(q, k, v, window, block_size=128):  # (..., N, d) each, self-attention
     """Query i sees only keys j with |i − j| <= window; one query block at a time, O(N·window)."""
     n = q.shape[-2]
@@ -602,6 +604,7 @@ def window_attention(q, k, v, window, block_size=128):  # (..., N, d) each, self
     return out
 
 
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def linear_attention(q, k, v):  # (..., N, d) each
     """φ(Q)(φ(K)ᵀV) / φ(Q)(φ(K)ᵀ1) with φ = elu + 1: O(N·d²), no N×N matrix."""
     phi_q, phi_k = F.elu(q) + 1, F.elu(k) + 1  # positive features
@@ -622,7 +625,7 @@ def window_weight_outside(q, k, window):
     return (weights * far).sum(dim=-1)  # (..., N)
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 n, w = 4096, 128
 band = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs() <= w
 print(f"N = {n}, w = {w}: 점수 쌍 {int(band.sum()):,} (전체의 {band.float().mean():.1%}) = N(2w+1) − w(w+1) = {n * (2 * w + 1) - w * (w + 1):,}")
@@ -643,7 +646,7 @@ for name, x in [("무작위 순서", iid), ("이웃이 비슷함", local)]:
     print(f"{name:8s}: w=16 창 밖 가중치 평균 {lost[name]:.0%}, 출력의 상대 차이 {rel:.0%}")
 assert round(lost["무작위 순서"], 2) == 0.84 and round(lost["이웃이 비슷함"], 2) == 0.60
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 창 밖으로 가는 가중치의 몫은 데이터에 달려 있습니다. 순서 구조가 없는 입력에서는 w = 16 창이 가중치의 84%를 놓칩니다. 이웃끼리 비슷한 입력에서는 덜 놓치지만 그래도 60%로, 절반이 넘습니다. 멀리 떨어진 단어를 봐야 하는 문장("어제 밤에 배가 고파서 … 먹었다")에서는 이것이 곧 정보 손실입니다.
 
 # %%
@@ -658,10 +661,10 @@ print(f"가중치 행렬의 랭크: 선형 {rank_lin} (≤ d = 16), 소프트맥
 print(f"가장 큰 가중치의 평균: 선형 {w_lin.amax(-1).mean():.3f}, 소프트맥스 {w_soft.amax(-1).mean():.3f}")
 assert rank_lin <= 16 < rank_soft and w_lin.amax(-1).mean() < w_soft.amax(-1).mean() / 5
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 선형 어텐션의 가중치 행렬은 $\phi(Q)\phi(K)^\top$이라 랭크가 $d$를 넘을 수 없고, 한 키에 뾰족하게 몰리기 어렵습니다(가장 큰 가중치가 작음). 비용은 저장된 벤치마크에서 확인합니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.9))
 cheap = ["chunked", "window", "linear"]
 t_slopes = draw_scaling(records, "seconds", ax1, cheap)
@@ -673,7 +676,7 @@ plt.show()
 assert abs(t_slopes["window"] - 1) < 0.3 and abs(t_slopes["linear"] - 1) < 0.3
 assert all(abs(m_slopes[m] - 1) < 0.25 for m in cheap)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **원문 바로잡기** 원문 표는 선형 어텐션을 $O(N \cdot d)$라고 적었습니다. $\phi(K)^\top V$가 $d\times d$ 행렬이라 토큰 하나마다 $d^2$번 곱하므로 시간은 $O(Nd^2)$입니다(위에서 N에 대한 지수 ≈ 1, 상수에 $d^2$). 윈도 어텐션의 $O(N \cdot W^2)$는 Swin처럼 $W$가 2차원 창의 한 변일 때의 표기이고, 창 안의 토큰 수를 $w$로 쓰면 $O(Nwd)$입니다.
 
 # %% [markdown]
@@ -681,7 +684,7 @@ assert all(abs(m_slopes[m] - 1) < 0.25 for m in cheap)
 #
 # 이 노트북의 모든 측정은 CPU에서 했습니다. **GPU에서는 아무것도 재지 않았고**, 저장소에도 GPU 측정 결과가 없습니다. 그래서 GPU에 대해서는 논문의 주장(2절, GPT-2 등에서 2–4배)을 인용할 뿐 이 노트북의 숫자로 주장하지 않습니다. CUDA GPU가 있는 학습자는 아래 셀에서 직접 재 볼 수 있습니다(출력은 기계마다 달라 테스트에서 비교하지 않습니다).
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 if torch.cuda.is_available():
     for n in [1024, 4096, 16384]:
         q, k, v = torch.randn(3, 1, 8, n, 64, device="cuda", dtype=torch.float16).unbind(0)  # (B, h, N, d)
@@ -721,7 +724,7 @@ def score_gib(n, heads, batch, bytes_per_value):
 
 check("08-1", score_gib)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **08-2.** 두 키 블록 A, B에서 따로 구한 상태 `state = (m, l, acc)`(모양 `(쿼리, 1)`, `(쿼리, 1)`, `(쿼리, d_v)`)를 하나로 합치는 `merge(state_a, state_b)`를 완성하세요. 합친 상태의 `acc / l`이 두 블록 전체에 대한 어텐션이어야 하고, 점수가 1000처럼 커도 넘치면 안 됩니다.
 
 # %%
@@ -743,7 +746,7 @@ def merge(state_a, state_b):
 
 check("08-2", merge)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **08-3.** 아래 함수는 선형 어텐션을 맞게 계산하지만 $N\times N$ 행렬을 만듭니다. 결과는 그대로 두고 괄호 위치를 바꿔 $N\times N$ 행렬 없이 계산하도록 고치세요. 검사기는 N = 2048에서 최대 메모리도 잽니다.
 
 # %%
@@ -779,15 +782,16 @@ check("08-3", linear_attention_lean)
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 점수 행렬은 $4BhN^2$ 바이트(float32): N=16,384에서 헤드당 1 GiB, ViT-Base 설정이면 384 GiB | `score_matrix_bytes`, assert (원문 바로잡기) |
-# | FlashAttention의 주장은 속도: 융합 커널로 HBM 접근을 $\Theta(N^2d^2/M)$으로 줄인다 | 접근 횟수 모형(N = 4096에서 d = 64면 7배, d = 128이면 약 2배 적음), CPU SDPA = `_scaled_dot_product_flash_attention_for_cpu` |
-# | 온라인 소프트맥스는 근사가 아니다 | 벡터화한 블록 구현이 기준·`chunked_attention`과 float64에서 1e-12 안, float32에서 1e-5 안 |
-# | 역전파는 logsumexp로 $P$를 복원할 수 있다 | $e^{S-L}V$가 기준과 1e-12 안 |
-# | 시간은 세 방법 모두 $O(N^2)$, 메모리는 단순 구현만 $O(N^2)$ | 저장된 벤치마크의 증가 지수 (시간 ≈ 2, 메모리 ≈ 2 / ≈ 1) |
-# | 같은 FLOP이어도 단순 구현이 2–3배 느리다: 캐시 절벽 | N = 1024 → 2048에서 시간 7배 넘게 증가 |
-# | 80 GiB에 들어가는 최대 N: float32 146,542, bf16 207,243 | `max_n_for_budget` |
-# | 윈도·선형 어텐션은 시간도 $O(N)$이지만 답이 바뀐다 | 창 밖 가중치, 출력 차이, 랭크 ≤ d |
-#
+# | 점수 행렬은 $4BhN^2$ 바이트(float32): ViT-Base 설정, N=16,384에서 384 GiB | `score_matrix_bytes` (원문 바로잡기) |
+# | FlashAttention의 주장은 속도: 융합 커널이 HBM 접근을 $\Theta(N^2d^2/M)$으로 줄인다 | 접근 횟수 모형, CPU SDPA의 융합 커널 이름 |
+# | 온라인 소프트맥스는 근사가 아니다 | 블록 구현 = 기준 = `chunked_attention` (float64 1e-12, float32 1e-5) |
+# | 역전파는 logsumexp로 $P$를 복원한다 | $e^{S-L}V$ = 기준 (1e-12) |
+# | 시간은 셋 다 $O(N^2)$, 메모리는 단순 구현만 $O(N^2)$ | 증가 지수: 시간 ≈ 2, 메모리 ≈ 2 / ≈ 1 |
+# | 같은 FLOP이어도 단순 구현이 2–3배 느리다 (캐시 절벽) | N 1024 → 2048에서 시간 7배 넘게 증가 |
+# | 80 GiB 한계 N: float32 146,542, bf16 207,243 | `max_n_for_budget` |
+# | 윈도·선형 어텐션은 $O(N)$이지만 답이 바뀐다 | 창 밖 가중치, 랭크 ≤ d |
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 다음 노트북은 마스크로 "어떤 쌍을 볼지"를 정합니다. 4절의 인과 마스크 블록 건너뛰기가 그 첫 예였습니다.
 #
 # **참고 문헌**: Dao, Fu, Ermon, Rudra, Ré (2022), *FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness*; Milakov & Gimelshein (2018), *Online normalizer calculation for softmax*; Rabe & Staats (2021), *Self-attention Does Not Need O(n²) Memory*.

@@ -1,17 +1,16 @@
 # %% [markdown]
 # # 09. 마스크
 #
-# 마스크(mask)는 어떤 쿼리(query)가 어떤 키(key)를 볼 수 있는지 정하는 불리언 행렬입니다. 길이가 다른 문장을 한 배치로 묶을 때와 미래를 보면 안 되는 디코더(decoder)에서 꼭 필요하고, 잘못 쓰면 손실(loss)이 NaN이 됩니다.
+# 마스크(mask)는 어떤 쿼리(query)가 어떤 키(key)를 볼 수 있는지 정하는 불리언 행렬입니다. 길이가 다른 문장을 묶은 배치와 디코더(decoder)에 꼭 필요하고, 잘못 쓰면 손실(loss)이 NaN이 됩니다.
 #
 # **학습 목표**
-# - 패딩 마스크(padding mask)와 인과 마스크(causal mask)를 배치 단위로 직접 만들고, 둘을 합친 마스크와 그 결과 가중치를 그림으로 읽는다.
+# - 패딩 마스크(padding mask)와 인과 마스크(causal mask)를 직접 만들고, 합친 마스크와 가중치를 그림으로 읽는다.
 # - 모든 키가 가려진 행에서 `-inf` + `torch.softmax`가 NaN을 내고, 그 NaN이 다음 층(layer)과 손실, 기울기(gradient)로 번져 가는 과정을 NaN 개수로 따라간다.
-# - `-1e9` 같은 큰 음수로 가리는 방법의 한계(균등 가중치, float16 넘침)와 0 가중치로 처리하는 방법을 비교한다.
-# - 불리언 마스크와 더하는 마스크, 그리고 `torch.nn.MultiheadAttention`의 반대 약속(True = 가림)을 구별한다.
-# - 크로스 어텐션(cross-attention)에서는 키 쪽 패딩만 가리면 되는 이유를 숫자로 확인한다.
-# - 디코더만 있는 모델의 배치 생성에서 왼쪽 패딩, 위치 번호, 인과 마스크를 함께 맞춘다.
+# - `-1e9`로 가리는 방법의 한계(균등 가중치, float16 넘침)를 0 가중치 처리와 비교한다.
+# - 불리언 마스크와 더하는 마스크, `torch.nn.MultiheadAttention`의 반대 약속(True = 가림)을 구별한다.
+# - 크로스 어텐션(cross-attention)에서 키 쪽 패딩만 가리는 이유를 확인하고, 디코더 전용 모델의 배치 생성에서 왼쪽 패딩, 위치 번호, 인과 마스크를 함께 맞춘다.
 #
-# **선수 지식**: 01번(소프트맥스(softmax), 가중합), 03번(쿼리·키·밸류, 셀프 어텐션(self-attention)과 크로스 어텐션), 07번(멀티 헤드 어텐션(multi-head attention))
+# **선수 지식**: 01번(소프트맥스(softmax)), 03번(셀프 어텐션(self-attention)과 크로스 어텐션), 07번(멀티 헤드 어텐션)
 #
 # **예상 시간**: 혼자 공부 50분 / 스터디 발표 25분
 
@@ -77,7 +76,7 @@ for row in tokens:
     print(" | ".join(f"{t:^5}" for t in row))
 print("길이:", lengths.tolist(), " T =", T)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # `[PAD]`는 아무 뜻이 없는 자리 채우기입니다. 그런데 어텐션은 모든 키에 점수(score)를 매기므로, 가리지 않으면 "고양이가"의 표현에 `[PAD]` 세 개의 밸류(value)가 섞여 들어갑니다. 같은 문장이 배치에서 어떤 문장과 함께 묶였는지(패딩이 몇 개인지)에 따라 결과가 달라지는 셈입니다.
 #
 # 마스크 $m_{ij} \in \{0, 1\}$ (1 = 쿼리 $i$가 키 $j$를 볼 수 있음)를 쓰면 가중치(weight)는
@@ -86,7 +85,7 @@ print("길이:", lengths.tolist(), " T =", T)
 #
 # 입니다. 구현에서는 $m_{ij} = 0$인 점수를 $-\infty$로 바꾸고 평소처럼 소프트맥스를 합니다. $e^{-\infty} = 0$이기 때문입니다. 이 과정 전체에서 마스크는 **True = 볼 수 있음**으로 약속합니다 (`torch.nn.functional.scaled_dot_product_attention`과 같은 약속).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 먼저 가리지 않았을 때 패딩이 결과를 얼마나 바꾸는지 잽니다. "고양이가 매트 위에 앉았다"를 패딩 없이 혼자 처리한 결과와, 패딩 3개를 붙여 처리한 결과를 비교합니다.
 
 # %%
@@ -112,7 +111,7 @@ print(f"혼자 처리한 결과와의 최대 차이: 가리지 않음 {gap_unmas
 #
 # $$m^{\text{pad}}_{bij} = [\,j < L_b\,], \qquad m^{\text{causal}}_{ij} = [\,j \le i\,], \qquad m_{bij} = m^{\text{pad}}_{bij} \wedge m^{\text{causal}}_{ij}$$
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def make_padding_mask(lengths, t):  # lengths (B,)
     """(B, T) boolean: True at the first lengths[b] (real) positions, False at the padding."""
     return torch.arange(t)[None, :] < lengths[:, None]  # (B, T)
@@ -128,7 +127,7 @@ pad_keys = make_padding_mask(lengths, T)  # (B, T): True at real tokens
 print("make_padding_mask:\n", pad_keys.int())
 assert torch.equal(pad_keys, core.padding_mask(lengths, T)) and torch.equal(make_causal_mask(T), core.causal_mask(T))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 과정의 나머지(그리고 다른 노트북)는 같은 일을 하는 `helpers.attention.padding_mask`와 `causal_mask`를 씁니다. 위 assert가 둘이 같음을 확인합니다. 배치의 `(B, T_q, T_k)` 마스크는 이 둘을 펼치고 합쳐 만듭니다.
 
 # %% tags=["save"]
@@ -144,7 +143,7 @@ def attention_mask(lengths, t, causal=False, t_q=None, mask_queries=False):
     return mask.contiguous()
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 pad_mask = attention_mask(lengths, T)  # (B, T, T): key padding only
 both_mask = attention_mask(lengths, T, causal=True)  # (B, T, T): key padding & causal
 assert torch.equal(pad_mask, pad_keys[:, None, :].expand(B, T, T))
@@ -161,7 +160,7 @@ def draw_mask(mask, query_labels=None, key_labels=None, ax=None, title="마스�
                              vmin=0.0, vmax=1.6, colorbar=False, fmt=".0f", annotate=annotate)
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, B, figsize=(12, 3.9))
 for b in range(B):
     draw_mask(pad_mask[b], tokens[b], tokens[b], ax=axes[b], title=f"패딩 마스크: 문장 {b + 1} (길이 {lengths[b]})",
@@ -172,7 +171,7 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 인과 마스크는 모든 문장에 같은 삼각형이고, 패딩과 합치면 삼각형에서 `[PAD]` 열이 지워집니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.9))
 draw_mask(causal_mask(T), tokens[0], tokens[0], ax=axes[0], title="인과 마스크 (모든 문장)", annotate=False)
 for ax, b in zip(axes[1:], (1, 2)):
@@ -180,7 +179,7 @@ for ax, b in zip(axes[1:], (1, 2)):
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 패딩 마스크는 `[PAD]` **열**을 지우고, `[PAD]` **행**(패딩 위치의 쿼리)은 그대로 둡니다. 그래서 어느 행도 전부 0이 되지 않습니다. 이 선택이 왜 중요한지는 4절에서 봅니다.
 #
 # 이제 같은 마스크로 가중치를 계산합니다. 가려진 칸의 가중치는 정확히 0이고, 각 행의 합은 1입니다.
@@ -195,7 +194,7 @@ assert torch.allclose(weights.sum(-1), torch.ones(B, T))
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 세 문장의 가중치입니다. 가려진 칸은 0, 행마다 합이 1입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, B, figsize=(12, 4.2))
 for b in range(B):
     attention_heatmap(weights[b], tokens[b], tokens[b], ax=axes[b], vmax=1.0, colorbar=False,
@@ -288,15 +287,15 @@ def mask_explorer(scores, tokens, length=None, causal=False):
     return Explorer(fig, update, controls)
 
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 mask_explorer(demo_scores, demo_tokens, length=5, causal=False)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 정적 버전(슬라이드·PDF용): 같은 `mask_view`로 세 설정을 그립니다. 왼쪽부터 패딩 없음, 실제 4개(패딩 3개), 실제 4개 + 인과 마스크이고, 위가 마스크, 아래가 가중치입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 settings = [(7, False), (4, False), (4, True)]
-fig, axes = plt.subplots(2, 3, figsize=(12, 6.6))
+fig, axes = plt.subplots(2, 3, figsize=(12, 4.9))
 shown = {}
 for col, (n_real, causal) in enumerate(settings):
     shown[(n_real, causal)] = mask_view(axes[0, col], axes[1, col], demo_scores, demo_tokens, annotate=False)(n_real, causal)
@@ -327,7 +326,7 @@ print("점수:", row.tolist(), "→ torch.softmax:", torch.softmax(row, dim=-1).
 print("helpers.softmax:", softmax(row).tolist())
 assert torch.isnan(torch.softmax(row, dim=-1)).all() and torch.equal(softmax(row), torch.zeros(3))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 어떤 경우에 이런 행이 생길까요? 길이 0인 문장이 배치에 섞였을 때, 그리고 흔하게는 **패딩 쿼리의 행까지 가린 마스크**를 쓸 때입니다. 많은 튜토리얼이 패딩 마스크를 `(B, 1, T, T)` 모양으로 만들면서 **쿼리나 키 중 하나라도 패딩이면** 그 칸을 가립니다(두 패딩 마스크의 논리곱). 그러면 `[PAD]` 쿼리의 행은 모든 칸이 가려집니다.
 
 # %%
@@ -335,7 +334,7 @@ both_sides = attention_mask(lengths, T, mask_queries=True)       # (B, T, T): pa
 print("전부 가려진 행의 수 (문장별):", fully_masked_rows(both_sides).sum(-1).tolist())
 assert fully_masked_rows(both_sides).sum() == (T - lengths).sum()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 원문 000의 어텐션 코드는 점수를 `masked_fill(mask == 0, -inf)`로 가리고 `F.softmax`를 하며, 마스크 모양으로 `(B, 1, T, T)`와 `(B, 1, 1, T)`를 둘 다 허용합니다. 같은 방식을 그대로 옮긴 `naive_masked_attention`을 위 배치에 돌려 봅니다.
 
 # %% tags=["save"]
@@ -346,7 +345,7 @@ def naive_masked_attention(q, k, v, mask, fill=float("-inf")):  # (..., T, d) ea
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def seed_recipe(x, mask_b11t_or_b1tt):
     """The seed's recipe on (B, 1, T, d) inputs: masked_fill(mask == 0, -inf), torch.softmax."""
     return naive_masked_attention(x[:, None], x[:, None], x[:, None], mask_b11t_or_b1tt)
@@ -368,7 +367,7 @@ assert count_nan(w_b1tt) == 7 * T and count_nan(w_b11t) == 0 and count_nan(w_emp
 #
 # NaN 행은 패딩 위치이니 "나중에 손실에서 빼면 되지 않나?" 싶습니다. 안 됩니다. 층(layer)을 두 개 쌓아 NaN이 번져 가는 과정을 단계마다 NaN 개수로 따라갑니다. 두 번째 어텐션은 일부러 키 패딩만 가리는 올바른 마스크를 씁니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(5)
 linear = torch.nn.Linear(d, d)
 real = padding_mask(lengths, T)                                  # (B, T)
@@ -387,7 +386,7 @@ assert count_nan(w1) == 49 and count_nan(h2) == 7 * d
 assert (torch.isnan(h3).any(-1) & real).sum() == 4 + 3 and torch.isnan(loss)
 assert torch.isnan(linear.weight.grad).all()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 두 번째 어텐션에서 패딩 키는 가중치 0으로 제대로 가려졌는데도 실제 토큰이 NaN이 되었습니다. IEEE 754에서 $0 \times \text{NaN} = \text{NaN}$이기 때문입니다. 가중치 0이 곱해지는 밸류가 NaN이면 가중합도 NaN입니다. 그래서 패딩이 있는 두 문장(`고양이가…`, `나는…`)의 모든 토큰이 NaN이 되고, 손실도 NaN입니다.
 #
 # 더 교묘한 경우도 있습니다. 1층 바로 뒤에서 실제 토큰만 골라 손실을 만들면 손실은 멀쩡한 수인데, **기울기(gradient)** 는 NaN입니다. 역전파에서 선형층 가중치의 기울기는 (출력 기울기)ᵀ × (입력)인데, 패딩 행의 출력 기울기 0이 입력의 NaN과 곱해지기 때문입니다.
@@ -424,14 +423,14 @@ assert count_nan(sdpa_out) == 0 and sdpa_out[~real].abs().max() == 0
 assert count_nan(y_w[1]) == T * d and count_nan(y_now[1]) == 0
 assert torch.equal(y_now[1], torch_mha.out_proj.bias.expand(T, d))   # zero attention, then the output bias
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 고정된 torch 2.13의 `F.scaled_dot_product_attention`은 모든 키가 가려진 행에 0을 돌려줍니다. 이것은 이 버전의 동작이지 약속된 규칙이 아닙니다: 2023년의 torch 2.0–2.1에서는 같은 입력에 NaN을 돌려준다는 보고가 있었고(pytorch/pytorch#103749, #103963), 0을 돌려주게 된 것은 그 뒤의 변경입니다. 위 셀의 assert는 torch를 올렸을 때 이 동작이 바뀌면 먼저 알려 줍니다. 반면 `nn.MultiheadAttention`은 같은 입력인데도 `need_weights`(기본값 True)에 따라 결과가 다릅니다. 가중치를 돌려주는 경로에서는 NaN, `need_weights=False`(내부에서 SDPA 사용)에서는 0 어텐션 뒤 출력 투영(projection)의 편향만 남습니다. 버전과 옵션에 따라 달라지는 동작에 기대지 말고, 마스크를 만들 때 전부 가려진 행이 없게 하거나 그런 행을 직접 0으로 처리하는 편이 안전합니다.
 #
 # ### `helpers`의 처리: 가중치 0, 출력 0
 #
 # `helpers.attention.scaled_dot_product_attention`은 최댓값이 $-\infty$인 행에서는 0을 빼고(NaN 대신 $e^{-\infty} = 0$), 합이 0이면 1로 나눕니다. 그 행의 가중치는 모두 0, 출력도 0입니다. 같은 2층 실험을 다시 돌립니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 linear.zero_grad()
 g1, v1 = scaled_dot_product_attention(x, x, x, both_sides)
 g3, _ = scaled_dot_product_attention(linear(g1), linear(g1), linear(g1), pad_mask)
@@ -456,7 +455,7 @@ assert count_nan(w_big) == 0 and torch.allclose(w_big[~real], torch.full((7, T),
 assert torch.allclose(out_big[~real], x.mean(1, keepdim=True).expand(B, T, d)[~real], atol=1e-6)
 torch.testing.assert_close(w_big[real], v1[real])          # real rows: same as -inf
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 실제 토큰의 행은 `-1e9`로도 `-inf`와 똑같습니다 (마지막 assert). 문제는 낮은 정밀도에서 생깁니다. float16의 가장 큰 수는 65504이므로 $-10^9$는 float16으로 나타낼 수 없습니다.
 
 # %%
@@ -477,7 +476,7 @@ assert torch.tensor(-1e9).half().item() == float("-inf")
 assert torch.isinf(torch.tensor(torch.finfo(torch.float16).min).half() + torch.tensor(-20.0).half())
 assert (min32 + min32).item() == float("-inf") and nan_rows16 == T - lengths[1]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 세 가지 함정이 보입니다. float16 텐서에 `masked_fill(..., -1e9)`는 아예 오류를 내고, float32에서 만든 `-1e9` 마스크를 float16으로 바꾸면 `-inf`가 되어 NaN 문제로 되돌아갑니다. `torch.finfo(dtype).min`을 쓰면 표현은 되지만, 음수 점수를 더하거나 패딩·인과 마스크를 각각 최솟값으로 만들어 더하면 넘쳐서(overflow) 역시 `-inf`가 됩니다. 가장 깔끔한 길은 불리언 마스크를 끝까지 들고 가다가 소프트맥스 직전에 `-inf`로 채우고, 전부 가려진 행은 0으로 처리하는 것입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -501,7 +500,7 @@ by_add = F.scaled_dot_product_attention(q_, k_, v_, attn_mask=additive_mask(both
 assert (ours - by_bool).abs().max() < 1e-6 and (ours - by_add).abs().max() < 1e-6
 print("우리 구현 vs SDPA(불리언), SDPA(더하는 마스크): 최대 차이 < 1e-6 (float32 반올림 수준)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 그런데 `torch.nn.MultiheadAttention`의 불리언 `attn_mask`와 `key_padding_mask`는 **True = 가림**으로 반대입니다. 우리 마스크를 그대로 넘기면 볼 칸과 가릴 칸이 뒤바뀝니다. 같은 가중치를 복사한 우리 `MultiHeadAttention`과 비교합니다.
 
 # %%
@@ -520,7 +519,7 @@ print("~mask로 넘김: 최대 차이 < 1e-6 (float32 반올림 수준)")
 assert torch.isnan(straight).any(-1).sum(-1).tolist() == [7, 1, 1]
 assert (straight - want).nan_to_num().abs().max() > 0.1
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 우리 인과 마스크를 그대로 넘기면 torch는 쿼리 $i$에게 **미래 키만** 보여 줍니다. 마지막 행은 볼 미래가 없으니 전부 가려져 NaN이 됩니다. 패딩 마스크도 뒤집혀 실제 토큰이 가려지고 `[PAD]`만 보입니다. 패딩이 없는 첫 문장은 모든 키가 가려져 일곱 행 전부가 NaN입니다 (NaN 행: 7 + 1 + 1 = 9개). 고치는 방법은 `~mask` 한 글자입니다. 더하는 마스크(0 / $-\infty$)는 두 약속 어디에서나 같은 뜻이라 헷갈릴 일이 없습니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -545,7 +544,7 @@ cross = MultiHeadAttention(d, 2)
 y, w_cross = cross(dec, enc, mask=cross_mask)                  # (B, T_q, d), (B, h, T_q, T_k)
 assert w_cross[0, :, :, 3].abs().max() == 0 and count_nan(y) == 0
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
 for b in range(2):
     attention_heatmap(w_cross[b].mean(0).detach(), tgt_tokens[b], src_tokens[b], ax=axes[b], vmax=1.0,
@@ -555,7 +554,7 @@ for b in range(2):
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 첫 문장의 디코더 쪽 `[PAD]` 두 행은 가리지 않았습니다. 그 행들도 실제 인코더 토큰을 보고 멀쩡한 출력을 만듭니다. 그래도 괜찮은 이유는 손실이 디코더의 패딩 위치를 **빼고** 계산되기 때문입니다. 크로스 어텐션에서 각 쿼리 행은 서로 섞이지 않으므로, 패딩 쿼리의 출력은 실제 위치 어디에도 흘러가지 않습니다. 숫자로 확인합니다: 디코더의 패딩 위치 입력을 쓰레기 값으로 바꿔도 손실과 기울기가 그대로입니다.
 
 # %%
@@ -579,7 +578,7 @@ print("기울기 최대 차이:", (grad_a - grad_b).abs().max().item())
 torch.testing.assert_close(loss_a, loss_b)
 torch.testing.assert_close(grad_a, grad_b)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 반대로 쿼리 쪽 패딩까지 가리면(행 전체 False) `-inf` 방식에서는 그 행이 NaN이 되고, 손실을 `0`을 곱하는 방식으로 가리면 $0 \times \text{NaN}$ 때문에 손실이 NaN입니다. 쿼리 행을 가려서 얻는 것은 없고 위험만 생깁니다.
 
 # %%
@@ -604,7 +603,7 @@ assert torch.isnan(masked_loss) and fully_masked_rows(over_mask).sum() == 2
 #
 # 임베딩 표와 위치 임베딩 표, 인과 셀프 어텐션 한 층으로 된 작은 모형으로 확인합니다. 기준은 프롬프트 하나를 패딩 없이 혼자 처리한 결과입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(10)
 prompts = [p.split() for p in ["어제 밤에 배가 고파서", "고양이가 앉았다", "나는 학생"]]
 vocab = {w: i for i, w in enumerate(sorted({w for p in prompts for w in p}))}
@@ -621,6 +620,7 @@ def last_column_state(ids, real, positions):  # (B, T) each -> (B, d): what pred
     return out[:, -1]
 
 
+# %% slideshow={"slide_type": "subslide"}
 alone = torch.cat([last_column_state(torch.tensor([[vocab[w] for w in p]]), torch.ones(1, len(p), dtype=torch.bool),
                                      torch.arange(len(p))[None]) for p in prompts])
 left_ids = torch.tensor([[pad_id] * (T_gen - len(p)) + [vocab[w] for w in p] for p in prompts])
@@ -643,7 +643,7 @@ assert same == {"왼쪽 패딩 + 당긴 위치": [True] * 3, "왼쪽 패딩 + �
 #
 # 남은 것은 전부 가려진 행입니다. 왼쪽 패딩의 마스크에서 그런 행을 세고, 4절의 흔한 방식(`-inf` + `torch.softmax`)에 넣어 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 left_mask = left_real[:, None, :] & causal_mask(T_gen)  # (B, T, T)
 h_left = emb[left_ids] + pos_emb[left_pos]  # (B, T, d)
 _, w_left = naive_masked_attention(h_left, h_left, h_left, left_mask)
@@ -652,7 +652,7 @@ print("-inf + torch.softmax: NaN 행", int(torch.isnan(w_left).any(-1).sum()), "
 assert torch.equal(fully_masked_rows(left_mask).sum(-1), T_gen - lens)
 assert int(torch.isnan(w_left).any(-1).sum()) == int((T_gen - lens).sum())
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 패딩 수만큼 NaN 행이 생깁니다. 한 층에서는 패딩 행에만 있지만, 4절에서 본 것처럼 다음 층에서 $0 \times \text{NaN}$으로 실제 토큰까지 번집니다. 그래서 배치 생성 코드는 전부 가려진 행을 0으로 처리하는 어텐션(이 과정의 `helpers`, 고정된 torch의 SDPA)을 쓰거나, 패딩 쿼리가 자기 자신은 보게 하는 식으로 마스크를 고칩니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -662,7 +662,8 @@ assert int(torch.isnan(w_left).any(-1).sum()) == int((T_gen - lens).sum())
 # ## 연습문제
 #
 # 각 문제는 `check("09-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **09-1.** 7절처럼 **왼쪽**에 패딩한 배치의 디코더 마스크 `(B, T, T)`(키 패딩 + 인과, True = 볼 수 있음)를 돌려주는 `left_padded_mask(lengths, T)`를 `torch.arange`와 비교 연산만으로 만드세요. 먼저 예측해 보세요: 길이 `[3, 1, 4]`, `T = 4`이면 전부 False인 행이 몇 개일까요?
 
 # %%
@@ -679,7 +680,7 @@ def left_padded_mask(lengths, T):
 
 check("09-1", left_padded_mask)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **09-2.** 점수 `scores`(`(..., T_q, T_k)`, float64)와 불리언 마스크 `mask`를 받아 가중치를 돌려주는 `safe_softmax`를 만드세요. 가려진 칸은 정확히 0, 볼 수 있는 키가 하나도 없는 행은 **모두 0**이어야 합니다 (NaN도, 균등 분포도 아님). `torch.softmax`를 써도 좋습니다.
 
 # %%
@@ -695,7 +696,7 @@ def safe_softmax(scores, mask):
 
 check("09-2", safe_softmax)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **09-3.** 우리 약속(True = 볼 수 있음)의 `(T_q, T_k)` 마스크를 받아 `torch.nn.MultiheadAttention(..., attn_mask=...)`에 넘길 마스크로 바꾸는 `to_torch_mask`를 만드세요. 검사는 torch 모듈의 결과를 같은 가중치의 우리 `MultiHeadAttention`과 비교합니다. 불리언으로 답해도, 0/−∞ float로 답해도 됩니다.
 
 # %%
@@ -726,15 +727,15 @@ check("09-3", to_torch_mask)
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 가리지 않은 패딩은 결과를 바꾼다 | 혼자 처리한 문장과의 차이 > 0.1, 패딩 마스크로는 < 1e-6 |
-# | 패딩 마스크 = 키 열, 인과 마스크 = 하삼각, 합치면 `&` | `torch.arange` 한 줄짜리 두 함수 = `helpers.attention`의 것, 가려진 칸 가중치 정확히 0, 미래를 바꿔도 과거 출력 불변 |
-# | 전부 가려진 행: `-inf` + `torch.softmax` = NaN | 원문 방식 `(B,1,T,T)` 마스크에서 NaN 가중치 49개 (원문 바로잡기) |
-# | NaN은 다음 층, 손실, 기울기로 번진다 | 0 × NaN = NaN: 2층에서 실제 토큰 7개 NaN, 손실 NaN, 손실이 유한해도 기울기 NaN |
-# | torch: SDPA는 0, `nn.MultiheadAttention`은 `need_weights`에 따라 NaN 또는 0 | 고정된 torch 2.13에서 측정해 assert (예전 버전의 SDPA는 NaN) |
-# | `helpers`는 전부 가려진 행에 가중치 0, 출력 0 | NaN 없음, SDPA와 같음 |
-# | `-1e9`: 균등 가중치(패딩 평균), float16에서 오류 또는 `-inf` | 가중치 1/7, `-1e9`→`-inf`, 최솟값 두 개의 합 = `-inf` |
-# | `nn.MultiheadAttention`의 불리언 마스크는 True = 가림 | 그대로 넘기면 NaN과 다른 결과, `~mask`로 일치 |
-# | 크로스 어텐션은 인코더 키 패딩만 가린다 | 패딩 쿼리를 바꿔도 손실·기울기 동일; 쿼리까지 가리면 손실 NaN |
-# | 배치 생성은 왼쪽 패딩 + 당긴 위치 + 인과·키 패딩 마스크 | 세 프롬프트 모두 혼자 처리한 결과와 같음; 위치를 안 당기거나 오른쪽 패딩이면 달라짐; 전부 가려진 행 = 왼쪽 패딩 수 |
-#
+# | 가리지 않은 패딩은 결과를 바꾼다 | 혼자 처리한 문장과 차이 > 0.1, 패딩 마스크로는 < 1e-6 |
+# | 패딩 = 키 열, 인과 = 하삼각, 합치면 `&` | 두 빌더 = `helpers.attention`, 미래를 바꿔도 과거 출력 불변 |
+# | 전부 가려진 행: `-inf` + `torch.softmax` = NaN | 원문 방식 `(B,1,T,T)` 마스크에서 NaN 49개 (원문 바로잡기) |
+# | NaN은 다음 층, 손실, 기울기로 번진다 | 0 × NaN = NaN: 실제 토큰 7개, 손실, 기울기 |
+# | SDPA는 0, `nn.MultiheadAttention`은 옵션에 따라 NaN/0 | 고정된 torch 2.13에서 assert (예전 SDPA는 NaN) |
+# | `-1e9`: 균등 가중치, float16에서 오류 또는 `-inf` | 가중치 1/7, 최솟값 두 개의 합 = `-inf` |
+# | `nn.MultiheadAttention`의 불리언 마스크는 True = 가림 | `~mask`로 일치 |
+# | 크로스 어텐션은 인코더 키 패딩만 가린다 | 패딩 쿼리를 바꿔도 손실·기울기 동일 |
+# | 배치 생성: 왼쪽 패딩 + 당긴 위치 + 인과·키 패딩 | 혼자 처리한 결과와 같음; 전부 가려진 행 = 패딩 수 |
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 마스크는 어떤 토큰을 볼지 정할 뿐, 토큰의 순서는 알려 주지 않습니다. 어텐션이 순서를 모른다는 사실(순열 등변성(permutation equivariance))과 그 해결책인 위치 인코딩(positional encoding)은 다음 주제입니다.
