@@ -137,7 +137,8 @@ def test_mask_explorer_updates_in_place():
     explorer.set(causal=True)
     assert explorer.renders == 3 and explorer.last[0, 0] == 1.0 and "인과" in ax_mask.get_title()
     assert explorer.png != png and len(ax_w.texts) == n_texts == 25  # artists updated, none added
-    assert ax_w.texts[1].get_text() == "0.00"
+    assert ax_w.texts[1].get_text() == ""  # a hidden cell (future key) is left blank
+    assert ax_w.texts[0].get_text() == "1.00"
 
 
 # --------------------------------------------------------------------------- exercises

@@ -78,8 +78,8 @@ def mask_view(ax_mask, ax_weights, scores, tokens, annotate=True):
             ax.set_xticklabels(labels, rotation=45, ha="right")
             ax.set_yticklabels(labels)
         for i, row in enumerate(texts):
-            for j, text in enumerate(row):
-                text.set_text(f"{weights[i, j]:.2f}")
+            for j, text in enumerate(row):  # hidden cells stay blank: fewer texts to draw
+                text.set_text(f"{weights[i, j]:.2f}" if mask[i, j] else "")
                 text.set_color("white" if weights[i, j] > 0.6 else "black")
         kind = "패딩 + 인과" if causal else "패딩"
         ax_mask.set_title(f"{kind} 마스크: 실제 {length}개, 패딩 {t - length}개")
@@ -94,7 +94,7 @@ def mask_explorer(scores, tokens, length=None, causal=False):
 
     from helpers.widgets import Explorer
 
-    fig, (ax_mask, ax_weights) = plt.subplots(1, 2, figsize=(10, 4.2), dpi=80)
+    fig, (ax_mask, ax_weights) = plt.subplots(1, 2, figsize=(10, 4.2), dpi=72)
     update = mask_view(ax_mask, ax_weights, scores, tokens)
     fig.tight_layout()
     controls = {"length": widgets.IntSlider(value=len(tokens) if length is None else length, min=1, max=len(tokens),

@@ -406,7 +406,7 @@ def draw_scaling(records, quantity, ax, methods, fit_min_n=4096):
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 로그-로그 그래프에서 $y \propto N^p$는 기울기가 $p$인 직선입니다. 이 $p$를 **증가 지수**(growth exponent)라 부르겠습니다. N ≥ 4096의 점으로 직선을 맞춥니다.
+# 로그-로그 그래프에서 $y \propto N^p$는 $\log y = p \log N + c$인 직선이고, N이 2배가 되면 $y$는 $2^p$배가 됩니다. 이 $p$를 **증가 지수**(growth exponent)라 부르겠습니다. N ≥ 4096의 점으로 직선을 맞춥니다.
 
 # %% slideshow={"slide_type": "subslide"}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.9))
@@ -518,7 +518,10 @@ def memory_view(ax, d=64):
         ax.axhline(budget, color="gray", lw=0.8, ls="--")
         labels.append(ax.text(MEMORY_GRID[0], budget / 1.3 if i == 0 else budget * 1.3, "", fontsize=7,
                               color="dimgray", va="top" if i == 0 else "bottom"))
-    ax.set(xlabel="시퀀스 길이 N", ylabel="메모리 (GiB)", ylim=(1e-6, 1e5))
+    ax.set(xlabel="시퀀스 길이 N", ylabel="메모리", xlim=(2**4, 2**24), ylim=(2**-21, 2**17))
+    ax.set_xticks([2**k for k in (4, 8, 12, 16, 20, 24)], ["16", "256", "4,096", "65,536", "1M", "16M"])
+    ax.set_yticks([2**-20, 2**-10, 1, 2**10], ["1 KiB", "1 MiB", "1 GiB", "1 TiB"])  # plain labels: fast redraw
+    ax.minorticks_off()
     ax.legend(fontsize=8, loc="lower right")
 
     def update(log2_n, heads, batch):
