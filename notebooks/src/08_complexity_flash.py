@@ -328,7 +328,7 @@ def chunked_extra_bytes(n, d, block_size=128, heads=1, batch=1, bytes_per_value=
 # %% [markdown]
 # ## 5. 직접 재 보기: 작은 N의 메모리
 #
-# 세 구현을 비교합니다: **단순 구현**(`naive_attention`, N×N 행렬을 만든다), **청크 어텐션**(`chunked_attention`, 4절), **SDPA**(PyTorch의 융합 커널).
+# 세 구현을 비교합니다: **단순 구현**(`naive_attention`, N×N 행렬을 만든다), **청크 어텐션**(chunked attention, `chunked_attention`, 4절), **SDPA**(PyTorch의 융합 커널).
 #
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **메모리는 어떻게 재나?** 파이썬의 `tracemalloc`은 PyTorch 텐서 메모리를 보지 못합니다. 여기서는 `torch.profiler`(`profile_memory=True`)가 기록하는 텐서 할당·해제 이벤트를 시간 순으로 더해 호출 동안의 **최대 누적 바이트**를 구합니다(2절의 접힌 셀에 있는 `peak_memory_bytes`). 텐서 메모리만 세지만, 같은 입력이면 매번 같은 값이 나와서 assert할 수 있습니다.
@@ -426,7 +426,7 @@ assert all(0.7 < mem_slopes[m] < 1.1 and 1.7 < last_doubling[m] < 2.1 for m in [
 assert all(abs(time_slopes[m] - 2) < 0.4 for m in methods)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 시간은 세 방법 모두 $N^2$에 비례합니다: 청크 방식도 모든 쌍의 점수를 계산하기 때문입니다. 지수가 정확히 2가 아닌 것은 작은 N의 고정 비용과 큰 N의 메모리 대역폭 효과가 섞이기 때문이라 2 ± 0.4 안인지만 확인합니다. 메모리는 단순 구현만 $N^2$, 나머지는 $N$입니다(N과 무관한 타일 메모리가 섞여 지수가 1보다 조금 작습니다).
+# 시간은 세 방법 모두 $N^2$에 비례합니다: 청크 어텐션도 모든 쌍의 점수를 계산하기 때문입니다. 지수가 정확히 2가 아닌 것은 작은 N의 고정 비용과 큰 N의 메모리 대역폭 효과가 섞이기 때문이라 2 ± 0.4 안인지만 확인합니다. 메모리는 단순 구현만 $N^2$, 나머지는 $N$입니다(N과 무관한 타일 메모리가 섞여 지수가 1보다 조금 작습니다).
 #
 # ### 같은 FLOP, 다른 시간: 캐시 절벽
 #
@@ -446,7 +446,7 @@ assert all(1.5 < r < 2.6 for r in vs_chunked) and all(1.8 < r < 3.2 for r in vs_
 assert jumps[1024] > 6 and jumps[512] < 5 and jumps[2048] < 5
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# N = 2048–16,384에서 단순 구현은 청크 어텐션보다 약 2배, SDPA보다 2–3배 느립니다. 그리고 N = 1024에서 2048로 갈 때 단순 구현의 시간만 $4$배가 아니라 7배 넘게 뜁니다. 행렬 하나가 4 MiB에서 16 MiB로 커지며 CPU 캐시를 벗어나는 지점입니다. 그 뒤로 단순 구현은 N×N 행렬을 느린 DRAM에 쓰고 다시 읽는 시간에 묶이고, 블록 단위로 계산하는 두 방법은 블록이 캐시에 남아 있는 동안 다시 씁니다. 2절의 IO 논리를 CPU의 캐시와 DRAM에서 작게 본 셈입니다. 다만 이 배수는 이 기계 하나의 측정이고, 캐시 크기와 메모리 대역폭이 다른 기계에서는 달라집니다.
+# N = 2048–16,384에서 단순 구현은 청크 어텐션보다 약 2배, SDPA보다 2–3배 느립니다. 그리고 N = 1024에서 2048로 갈 때 단순 구현의 시간만 $4$배가 아니라 7배 넘게 뜁니다. 행렬 하나가 4 MiB에서 16 MiB로 커지며 CPU 캐시를 벗어나는 지점입니다. 그 뒤로 단순 구현은 N×N 행렬을 느린 DRAM에 쓰고 다시 읽는 시간에 묶이지만, 블록 단위로 계산하는 두 방법은 작은 점수 블록이 캐시에 남아 있는 동안 곧바로 다시 읽습니다. 2절의 IO 논리를 CPU의 캐시와 DRAM에서 작게 본 셈입니다. GPU에서는 사정이 다릅니다: 커널이 끝나면 SRAM의 내용이 남지 않으므로, 파이썬 수준의 블록 반복문은 블록마다 HBM에 쓰고 읽습니다. 그래서 GPU에서 이득을 보려면 융합 커널이 필요합니다. 다만 이 배수는 이 기계 하나의 측정이고, 캐시 크기와 메모리 대역폭이 다른 기계에서는 달라집니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 메모리: 계산과 측정
@@ -466,10 +466,10 @@ assert 1.8 * score_matrix_bytes(16384) < big["process_peak_bytes"] < 2.5 * score
 assert by[("chunked", 16384)]["peak_bytes"] < 10 * 2**20
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# N = 16,384에서 단순 구현은 1 GiB 행렬 두 개, 곧 2 GiB를 잡았고 운영체제가 본 증가량도 거의 같았습니다. 청크 방식은 같은 계산을 10 MiB도 안 되는 메모리로 끝냅니다.
+# N = 16,384에서 단순 구현은 1 GiB 행렬 두 개, 곧 2 GiB를 잡았고 운영체제가 본 증가량도 거의 같았습니다. 청크 어텐션은 같은 계산을 10 MiB도 안 되는 메모리로 끝냅니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### 처리량: 청크 구현 대 SDPA
+# ### 처리량: 청크 어텐션 대 SDPA
 #
 # 처리량(throughput)은 $4N^2d$ FLOP을 시간으로 나눈 값입니다. `chunked_attention`은 파이썬 반복문이지만 $1/\sqrt{d}$를 $Q$에 한 번만 곱하고, 쿼리를 타일로 묶어 큰 행렬곱을 만들고, 제자리 연산을 씁니다.
 
@@ -500,7 +500,7 @@ print("SDPA와 단순 구현: 0이 아니지만 1e-5 미만 (float32 반올림 �
 # %% [markdown]
 # ## 7. 행렬이 메모리에 들어가지 않는 지점
 #
-# 슬라이더로 N(로그 눈금), 헤드 수, 배치를 바꿔 보세요. 빨간 선은 float32 점수 행렬 $4BhN^2$ 바이트, 파란 선은 청크 방식의 작업 메모리, 점선은 8/16/80 GiB입니다.
+# 슬라이더로 N(로그 눈금), 헤드 수, 배치를 바꿔 보세요. 빨간 선은 float32 점수 행렬 $4BhN^2$ 바이트, 파란 선은 청크 어텐션의 작업 메모리, 점선은 8/16/80 GiB입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 MEMORY_GRID = np.unique(np.round(np.logspace(4, 24, 81, base=2)).astype(int))
