@@ -223,13 +223,18 @@ def _msg(result):
 
 
 def test_08_1():
-    assert check("08-1", lambda n, h, b, nb: n * n * h * b * nb / 2**30).passed
-    assert "GiB는 2³⁰" in _msg(check("08-1", lambda n, h, b, nb: n * n * h * b * nb / 1e9))
-    assert "배치" in _msg(check("08-1", lambda n, h, b, nb: n * n * h * nb / 2**30))
-    assert "헤드 12를 곱하지" in _msg(check("08-1", lambda n, h, b, nb: n * n * b * nb / 2**30))
-    assert "비트" in _msg(check("08-1", lambda n, h, b, nb: n * n * h * b * nb * 8 / 2**30))
-    assert "N을 한 번만" in _msg(check("08-1", lambda n, h, b, nb: n * h * b * nb / 2**30))
-    assert "숫자 하나" in _msg(check("08-1", lambda n, h, b, nb: "1 GiB"))
+    def right(n, d, h, b):
+        return 4 * b * h * (2 * n * n + n * d)
+
+    assert check("08-1", right).passed
+    assert "하나만 셌습니다: 소프트맥스" in _msg(check("08-1", lambda n, d, h, b: 4 * b * h * (n * n + n * d)))
+    assert "출력 O" in _msg(check("08-1", lambda n, d, h, b: 8 * b * h * n * n))
+    assert "입력 Q, K, V" in _msg(check("08-1", lambda n, d, h, b: 4 * b * h * (2 * n * n + 3 * n * d)))
+    assert "헤드 2와 배치 1" in _msg(check("08-1", lambda n, d, h, b: 4 * (2 * n * n + n * d)))
+    assert "8바이트" in _msg(check("08-1", lambda n, d, h, b: 2 * right(n, d, h, b)))
+    assert "MiB" in _msg(check("08-1", lambda n, d, h, b: right(n, d, h, b) / 2**20))
+    assert "동시에 살아" in _msg(check("08-1", lambda n, d, h, b: 12345))
+    assert "숫자 하나" in _msg(check("08-1", lambda n, d, h, b: "1 MiB"))
 
 
 def _right_merge(a, b):

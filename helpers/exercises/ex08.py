@@ -7,7 +7,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from helpers.lessons.complexity_flash import GIB, linear_attention, peak_memory_bytes
+from helpers.lessons.complexity_flash import GIB, linear_attention, naive_attention, peak_memory_bytes
 
 from . import Wrong, call_learner, exercise
 
@@ -23,28 +23,34 @@ def _number(x, what: str) -> float:
 
 
 @exercise("08-1")
-def _score_gib(fn):
-    cases = [(16384, 1, 1, 4), (16384, 12, 32, 4), (196, 12, 32, 4), (4096, 16, 8, 2)]
-    for n, h, b, nbytes in cases:
-        call = f"score_gib(n={n}, heads={h}, batch={b}, bytes_per_value={nbytes})"
-        got = _number(call_learner(fn, n, h, b, nbytes, what=call), call)
-        want = n * n * h * b * nbytes / GIB
-        if math.isclose(got, want, rel_tol=1e-6):
+def _naive_peak(fn):
+    for n, d, h, b in [(256, 64, 1, 1), (512, 32, 2, 1), (128, 16, 3, 2)]:
+        call = f"naive_peak_bytes(n={n}, d={d}, heads={h}, batch={b})"
+        got = _number(call_learner(fn, n, d, h, b, what=call), call)
+        gen = torch.Generator().manual_seed(n)
+        q, k, v = (torch.randn(b, h, n, d, generator=gen) for _ in range(3))  # (B, h, N, d) float32
+        with torch.no_grad():
+            measured = peak_memory_bytes(naive_attention, q, k, v)
+        if math.isclose(got, measured, rel_tol=1e-9):
             continue
+        square, out = 4 * b * h * n * n, 4 * b * h * n * d  # one (B, h, N, N) and one (B, h, N, d), float32
         hints = [
-            (n * n * h * b * nbytes / 1e9, "10⁹(GB)으로 나눴습니다. GiB는 2³⁰ = 1,073,741,824 바이트입니다"),
-            (n * n * h * b * nbytes * 8 / GIB, "바이트가 아니라 비트로 셌습니다 (8배)"),
-            (n * n * h * nbytes / GIB, f"배치 {b}를 곱하지 않았습니다: 배치의 시퀀스마다 행렬이 하나씩 있습니다"),
-            (n * n * b * nbytes / GIB, f"헤드 {h}를 곱하지 않았습니다: 헤드마다 N×N 행렬이 하나씩 있습니다"),
-            (n * n * nbytes / GIB, "헤드와 배치를 곱하지 않았습니다"),
-            (n * n * h * b / GIB, f"값 하나의 바이트 수({nbytes})를 곱하지 않았습니다"),
-            (n * h * b * nbytes / GIB, "N을 한 번만 곱했습니다: 점수 행렬은 N×N입니다"),
+            (square + out, "N×N 행렬을 하나만 셌습니다: 소프트맥스 결과 P가 만들어질 때 점수 S도 아직 살아 있습니다"),
+            (2 * square, "출력 O = P @ V (N×d)를 빠뜨렸습니다: O가 만들어지는 순간 S와 P가 아직 살아 있습니다"),
+            (square, "점수 행렬 하나만 셌습니다: 가중치 P와 출력 O도 같은 순간에 살아 있습니다"),
+            (2 * square + 3 * out, "입력 Q, K, V는 호출 전에 이미 있던 메모리라 세지 않습니다 (호출 동안 늘어난 양)"),
+            ((2 * square + out) // (b * h), f"헤드 {h}와 배치 {b}를 곱하지 않았습니다: 헤드·배치마다 행렬이 있습니다"),
+            (2 * (2 * square + out), "float32는 값 하나가 4바이트입니다 (8바이트로 셌습니다)"),
+            ((2 * square + out) / 2**20, "바이트로 답하세요 (MiB로 나눴습니다)"),
+            ((2 * square + out) / GIB, "바이트로 답하세요 (GiB로 나눴습니다)"),
         ]
         for value, message in hints:
-            if math.isclose(got, value, rel_tol=1e-6):
-                raise Wrong(f"{call} = {got:.4g}: {message} (정답 {want:.4g} GiB).")
-        raise Wrong(f"{call} = {got:.4g}, 정답은 B·h·N²·바이트 / 2³⁰ = {want:.4g} GiB입니다.")
-    return "B·h·N²·바이트 / 2³⁰. N이 2배가 되면 4배, 헤드나 배치가 2배가 되면 2배입니다."
+            if math.isclose(got, value, rel_tol=1e-9):
+                raise Wrong(f"{call} = {got:,.6g}: {message}. 측정한 최대 메모리는 {measured:,}바이트입니다.")
+        raise Wrong(f"{call} = {got:,.6g}, 측정한 최대 메모리는 {measured:,}바이트입니다. "
+                    "계산 도중 어떤 텐서들이 동시에 살아 있는지 세어 보세요.")
+    return ("예측이 측정과 바이트 단위로 같습니다: 4·B·h·(2N² + Nd). S와 P, 두 N×N 행렬이 출력과 함께 살아 있는 "
+            "순간이 최대입니다. N이 2배가 되면 거의 4배입니다.")
 
 
 def _block_state(scores: torch.Tensor, values: torch.Tensor):

@@ -713,19 +713,19 @@ else:
 #
 # 각 문제는 `check("08-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **08-1.** 시퀀스 길이 `n`, 헤드 수 `heads`, 배치 `batch`, 값 하나의 바이트 수 `bytes_per_value`를 받아 점수 행렬 전체의 크기를 **GiB**($2^{30}$ 바이트)로 돌려주는 `score_gib`를 완성하세요. 먼저 N = 16,384, h = 12, B = 32, bf16에서 몇 GiB일지 예측해 보세요.
+# **08-1.** 예측한 뒤 재어 봅니다. float32 입력 `(batch, heads, n, d)`에서 `naive_attention`이 호출 동안 늘리는 최대 메모리(바이트)를 식으로 예측하는 `naive_peak_bytes(n, d, heads, batch)`를 완성하세요. 검사기는 실제로 재어(`peak_memory_bytes`) 바이트 단위로 비교합니다. 힌트: 계산 도중 어떤 텐서들이 **동시에** 살아 있는지 세어 보세요.
 
 # %%
-def score_gib(n, heads, batch, bytes_per_value):
+def naive_peak_bytes(n, d, heads, batch):
     raise NotImplementedError
 
-check("08-1", score_gib)
+check("08-1", naive_peak_bytes)
 
 # %% jupyter={"source_hidden": true}
-def score_gib(n, heads, batch, bytes_per_value):
-    return batch * heads * n * n * bytes_per_value / 2**30
+def naive_peak_bytes(n, d, heads, batch):
+    return 4 * batch * heads * (2 * n * n + n * d)  # S and P (N×N each) alive while O (N×d) is made
 
-check("08-1", score_gib)
+check("08-1", naive_peak_bytes)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **08-2.** 두 키 블록 A, B에서 따로 구한 상태 `state = (m, l, acc)`(모양 `(쿼리, 1)`, `(쿼리, 1)`, `(쿼리, d_v)`)를 하나로 합치는 `merge(state_a, state_b)`를 완성하세요. 합친 상태의 `acc / l`이 두 블록 전체에 대한 어텐션이어야 하고, 점수가 1000처럼 커도 넘치면 안 됩니다.

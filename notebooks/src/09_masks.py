@@ -327,10 +327,10 @@ print("helpers.softmax:", softmax(row).tolist())
 assert torch.isnan(torch.softmax(row, dim=-1)).all() and torch.equal(softmax(row), torch.zeros(3))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 어떤 경우에 이런 행이 생길까요? 길이 0인 문장이 배치에 섞였을 때, 그리고 흔하게는 **패딩 쿼리의 행까지 가린 마스크**를 쓸 때입니다. 많은 튜토리얼이 패딩 마스크를 `(B, 1, T, T)` 모양으로 만들면서 **쿼리나 키 중 하나라도 패딩이면** 그 칸을 가립니다(두 패딩 마스크의 논리곱). 그러면 `[PAD]` 쿼리의 행은 모든 칸이 가려집니다.
+# 어떤 경우에 이런 행이 생길까요? 길이 0인 문장이 배치에 섞였을 때, 그리고 흔하게는 **패딩 쿼리의 행까지 가린 마스크**를 쓸 때입니다. 많은 튜토리얼이 패딩 마스크를 `(B, 1, T, T)` 모양으로 만들면서 **쿼리나 키 중 하나라도 패딩이면** 그 칸을 가립니다. True(볼 수 있음)로 쓰면 "쿼리도 실제 토큰이고 키도 실제 토큰"인 칸만 남기는 논리곱입니다. 그러면 `[PAD]` 쿼리의 행은 모든 칸이 가려집니다.
 
 # %%
-both_sides = attention_mask(lengths, T, mask_queries=True)       # (B, T, T): pad rows AND pad columns
+both_sides = attention_mask(lengths, T, mask_queries=True)  # (B, T, T): hidden if the query OR the key is padding
 print("전부 가려진 행의 수 (문장별):", fully_masked_rows(both_sides).sum(-1).tolist())
 assert fully_masked_rows(both_sides).sum() == (T - lengths).sum()
 
