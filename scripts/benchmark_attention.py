@@ -3,7 +3,7 @@
     .venv/bin/python scripts/benchmark_attention.py            # CPU, writes data/benchmark_cpu.json
     .venv/bin/python scripts/benchmark_attention.py --quick    # tiny smoke run, writes nothing
 
-Methods (helpers.complexity.METHODS): naive softmax(QKᵀ/√d)V with the N×N matrix, chunked
+Methods (helpers.lessons.complexity_flash, generated from notebook 08): naive softmax(QKᵀ/√d)V with the N×N matrix, chunked
 online-softmax attention (helpers.attention.chunked_attention), PyTorch's
 F.scaled_dot_product_attention (SDPA), window attention (w = 128) and linear attention.
 Inputs are (B=1, h=1, N, d=64) float32 from a fixed seed; torch runs single-threaded.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -34,8 +35,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from helpers.complexity import METHODS, attention_flops, measure  # noqa: E402
 from helpers.data import save_json  # noqa: E402
+from helpers.lessons.complexity_flash import METHOD_NAMES, attention_flops, attention_method, measure  # noqa: E402
 
 D = 64
 NS = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
@@ -77,7 +78,7 @@ def worker(method: str, n: int) -> None:
     gen = torch.Generator().manual_seed(0)
     small = [torch.randn(1, 1, 256, D, generator=gen) for _ in range(3)]
     q, k, v = (torch.randn(1, 1, n, D, generator=gen) for _ in range(3))  # (B, h, N, d)
-    fn = METHODS[method]
+    fn = attention_method(method)
     with torch.no_grad():
         fn(*small)  # load kernels and code pages before the measurement
         Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current VmRSS
@@ -126,6 +127,8 @@ def run(ns, methods, repeat: int) -> dict:
             "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
+                                              "ONEDNN_MAX_CPU_ISA") if k in os.environ},
             "note": "shared machine (2 cores, several users): timings are noisy",
         },
         "config": {"batch": 1, "heads": 1, "d": D, "dtype": "float32", "window": 128,
@@ -146,7 +149,7 @@ def main(argv: list[str]) -> int:
         worker(args.worker[0], int(args.worker[1]))
         return 0
     start = time.perf_counter()
-    result = run([256, 512] if args.quick else NS, list(METHODS), repeat=1 if args.quick else 5)
+    result = run([256, 512] if args.quick else NS, list(METHOD_NAMES), repeat=1 if args.quick else 5)
     result["seconds_total"] = round(time.perf_counter() - start, 1)
     if not args.quick:
         print("wrote", save_json("benchmark_cpu.json", json.loads(json.dumps(result))))

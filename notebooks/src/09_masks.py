@@ -1,42 +1,31 @@
 # %% [markdown]
 # # 09. 마스크
 #
-# 마스크(mask)는 어떤 쿼리(query)가 어떤 키(key)를 볼 수 있는지 정하는 불리언 행렬입니다. 길이가 다른 문장을 한 배치로 묶을 때와 미래를 보면 안 되는 디코더(decoder)에서 꼭 필요하고, 잘못 쓰면 손실(loss)이 NaN이 됩니다.
+# 마스크(mask)는 어떤 쿼리(query)가 어떤 키(key)를 볼 수 있는지 정하는 불리언 행렬입니다. 길이가 다른 문장을 묶은 배치와 디코더(decoder)에 꼭 필요하고, 잘못 쓰면 손실(loss)이 NaN이 됩니다.
 #
 # **학습 목표**
-# - 패딩 마스크(padding mask)와 인과 마스크(causal mask)를 배치 단위로 만들고, 둘을 합친 마스크와 그 결과 가중치를 그림으로 읽는다.
-# - 모든 키가 가려진 행에서 `-inf` + `torch.softmax`가 NaN을 내고, 그 NaN이 다음 층(layer)과 손실, 기울기(gradient)로 번지는 과정을 센다.
-# - `-1e9` 같은 큰 음수로 가리는 방법의 한계(균등 가중치, float16 넘침)와 0 가중치로 처리하는 방법을 비교한다.
-# - 불리언 마스크와 더하는 마스크, 그리고 `torch.nn.MultiheadAttention`의 반대 약속(True = 가림)을 구별한다.
-# - 크로스 어텐션(cross-attention)에서는 키 쪽 패딩만 가리면 되는 이유를 숫자로 확인한다.
+# - 패딩 마스크(padding mask)와 인과 마스크(causal mask)를 직접 만들고, 합친 마스크와 가중치를 그림으로 읽는다.
+# - 모든 키가 가려진 행에서 `-inf` + `torch.softmax`가 NaN을 내고, 그 NaN이 다음 층(layer)과 손실, 기울기(gradient)로 번져 가는 과정을 NaN 개수로 따라간다.
+# - `-1e9`로 가리는 방법의 한계(균등 가중치, float16 넘침)를 0 가중치 처리와 비교한다.
+# - 불리언 마스크와 더하는 마스크, `torch.nn.MultiheadAttention`의 반대 약속(True = 가림)을 구별한다.
+# - 크로스 어텐션(cross-attention)에서 키 쪽 패딩만 가리는 이유를 확인하고, 디코더 전용 모델의 배치 생성에서 왼쪽 패딩, 위치 번호, 인과 마스크를 함께 맞춘다.
 #
-# **선수 지식**: 01번(소프트맥스(softmax), 가중합), 03번(쿼리·키·밸류, 셀프 어텐션(self-attention)과 크로스 어텐션), 07번(멀티 헤드 어텐션(multi-head attention))
+# **선수 지식**: 01번(소프트맥스(softmax)), 03번(셀프 어텐션(self-attention)과 크로스 어텐션), 07번(멀티 헤드 어텐션)
 #
 # **예상 시간**: 혼자 공부 50분 / 스터디 발표 25분
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 첫 문장으로 "마스크는 한 줄짜리 코드인데, 그 한 줄 때문에 학습이 NaN으로 끝나는 일이 아주 흔하다"를 던지세요. 오늘의 핵심 장면은 4절의 NaN 개수 표입니다. 시간이 부족하면 2절 그림 → 4절 → 5절 순서로만 보여 줘도 됩니다.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
+from helpers import attention as core
 from helpers import seed_everything, setup
-from helpers.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention, softmax
+from helpers.attention import MultiHeadAttention, causal_mask, padding_mask, scaled_dot_product_attention, softmax
 from helpers.exercises import check
-from helpers.masks import (
-    additive_mask,
-    attention_mask,
-    count_nan,
-    draw_mask,
-    draw_masked_attention,
-    fully_masked_rows,
-    mask_explorer,
-    naive_masked_attention,
-    pad_batch,
-    padding_mask,
-)
 from helpers.plots import attention_heatmap
 
 setup()
@@ -46,6 +35,39 @@ setup()
 #
 # 세 문장을 한 번에 처리하려면 하나의 텐서 `(B, T, d)`에 담아야 하고, 그러려면 짧은 문장 뒤를 `[PAD]` 토큰(token)으로 채워 길이를 맞춰야 합니다. 여기서는 띄어쓰기 단위로 자른 단어를 토큰으로 씁니다.
 
+# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+import matplotlib.pyplot as plt  # noqa: I001  (the build joins the import groups of saved cells)
+import numpy as np
+import torch
+
+from helpers.attention import causal_mask, padding_mask, softmax
+from helpers.plots import attention_heatmap
+
+PAD = "[PAD]"
+
+
+def pad_batch(sentences, pad=PAD):
+    """Split sentences on spaces, pad to the longest; return the token lists and the lengths (B,)."""
+    tokens = [s.split() for s in sentences]
+    t = max(len(toks) for toks in tokens)
+    return [toks + [pad] * (t - len(toks)) for toks in tokens], torch.tensor([len(toks) for toks in tokens])
+
+
+def count_nan(x):
+    """Number of NaN entries in a tensor."""
+    return int(torch.isnan(x).sum())
+
+
+def fully_masked_rows(mask):
+    """(...,) boolean: True for a query row with no key it may attend."""
+    return ~mask.any(dim=-1)
+
+
+def additive_mask(mask, dtype=torch.float32, fill=float("-inf")):
+    """Float mask to add to the scores: 0 where True (may attend), fill where False (in dtype: -1e9 -> -inf in fp16)."""
+    return torch.zeros(mask.shape, dtype=dtype).masked_fill(~mask, torch.tensor(float(fill)).to(dtype))
+
+
 # %%
 sentences = ["어제 밤에 배가 고파서 치킨을 시켜서 먹었다", "고양이가 매트 위에 앉았다", "나는 학생 이다"]
 tokens, lengths = pad_batch(sentences)
@@ -54,7 +76,7 @@ for row in tokens:
     print(" | ".join(f"{t:^5}" for t in row))
 print("길이:", lengths.tolist(), " T =", T)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # `[PAD]`는 아무 뜻이 없는 자리 채우기입니다. 그런데 어텐션은 모든 키에 점수(score)를 매기므로, 가리지 않으면 "고양이가"의 표현에 `[PAD]` 세 개의 밸류(value)가 섞여 들어갑니다. 같은 문장이 배치에서 어떤 문장과 함께 묶였는지(패딩이 몇 개인지)에 따라 결과가 달라지는 셈입니다.
 #
 # 마스크 $m_{ij} \in \{0, 1\}$ (1 = 쿼리 $i$가 키 $j$를 볼 수 있음)를 쓰면 가중치(weight)는
@@ -63,7 +85,7 @@ print("길이:", lengths.tolist(), " T =", T)
 #
 # 입니다. 구현에서는 $m_{ij} = 0$인 점수를 $-\infty$로 바꾸고 평소처럼 소프트맥스를 합니다. $e^{-\infty} = 0$이기 때문입니다. 이 과정 전체에서 마스크는 **True = 볼 수 있음**으로 약속합니다 (`torch.nn.functional.scaled_dot_product_attention`과 같은 약속).
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 먼저 가리지 않았을 때 패딩이 결과를 얼마나 바꾸는지 잽니다. "고양이가 매트 위에 앉았다"를 패딩 없이 혼자 처리한 결과와, 패딩 3개를 붙여 처리한 결과를 비교합니다.
 
 # %%
@@ -72,11 +94,11 @@ d = 8
 x = torch.randn(B, T, d)                         # (B, T, d): token embeddings, pads included
 cat_alone, _ = scaled_dot_product_attention(x[1:2, :4], x[1:2, :4], x[1:2, :4])   # (1, 4, d)
 cat_unmasked, _ = scaled_dot_product_attention(x[1:2], x[1:2], x[1:2])            # (1, 7, d)
-cat_masked, _ = scaled_dot_product_attention(x[1:2], x[1:2], x[1:2], attention_mask(lengths[1:2], T))
+cat_masked, _ = scaled_dot_product_attention(x[1:2], x[1:2], x[1:2], padding_mask(lengths[1:2], T)[:, None, :])
 gap_unmasked = (cat_unmasked[:, :4] - cat_alone).abs().max().item()
 gap_masked = (cat_masked[:, :4] - cat_alone).abs().max().item()
-print(f"혼자 처리한 결과와의 최대 차이: 가리지 않음 {gap_unmasked:.4f}, 패딩 마스크 {gap_masked:.1e}")
 assert gap_unmasked > 0.1 and gap_masked < 1e-6
+print(f"혼자 처리한 결과와의 최대 차이: 가리지 않음 {gap_unmasked:.2f}, 패딩 마스크 < 1e-6 (반올림 수준)")
 
 # %% [markdown]
 # ## 2. 패딩 마스크와 인과 마스크
@@ -85,41 +107,95 @@ assert gap_unmasked > 0.1 and gap_masked < 1e-6
 # - **인과 마스크**: 디코더가 다음 토큰을 예측할 때 미래 토큰을 미리 보면 안 되므로 쿼리 $i$는 키 $j \le i$만 봅니다. 하삼각 행렬이고, 배치의 모든 문장에 같습니다.
 # - **둘 다**: 두 불리언 마스크의 논리곱(`&`)입니다.
 #
+# 둘 다 `torch.arange`와 비교 연산 한 번이면 됩니다.
+#
 # $$m^{\text{pad}}_{bij} = [\,j < L_b\,], \qquad m^{\text{causal}}_{ij} = [\,j \le i\,], \qquad m_{bij} = m^{\text{pad}}_{bij} \wedge m^{\text{causal}}_{ij}$$
 
-# %%
-pad_keys = padding_mask(lengths, T)                     # (B, T): True at real tokens
-pad_mask = attention_mask(lengths, T)                   # (B, T, T): key padding only
-both_mask = attention_mask(lengths, T, causal=True)     # (B, T, T): key padding & causal
-print("padding_mask:\n", pad_keys.int())
+# %% slideshow={"slide_type": "subslide"}
+def make_padding_mask(lengths, t):  # lengths (B,)
+    """(B, T) boolean: True at the first lengths[b] (real) positions, False at the padding."""
+    return torch.arange(t)[None, :] < lengths[:, None]  # (B, T)
+
+
+def make_causal_mask(t):
+    """(T, T) boolean: query i may see key j only if j <= i (lower triangle)."""
+    pos = torch.arange(t)
+    return pos[None, :] <= pos[:, None]  # (T, T): [i, j] = j <= i
+
+
+pad_keys = make_padding_mask(lengths, T)  # (B, T): True at real tokens
+print("make_padding_mask:\n", pad_keys.int())
+assert torch.equal(pad_keys, core.padding_mask(lengths, T)) and torch.equal(make_causal_mask(T), core.causal_mask(T))
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 이 과정의 나머지(그리고 다른 노트북)는 같은 일을 하는 `helpers.attention.padding_mask`와 `causal_mask`를 씁니다. 위 assert가 둘이 같음을 확인합니다. 배치의 `(B, T_q, T_k)` 마스크는 이 둘을 펼치고 합쳐 만듭니다.
+
+# %% tags=["save"]
+def attention_mask(lengths, t, causal=False, t_q=None, mask_queries=False):
+    """(B, T_q, T_k) boolean: padded keys hidden (and the future if causal); query rows stay open."""
+    keys = padding_mask(lengths, t)  # (B, T_k)
+    t_q = t if t_q is None else t_q
+    mask = keys[:, None, :].expand(-1, t_q, -1)  # (B, T_q, T_k): every query hides the padded columns
+    if causal:
+        mask = mask & causal_mask(t_q, t)
+    if mask_queries:  # the "both sides" mask of many tutorials: padded query rows hidden too
+        mask = mask & keys[:, :, None]
+    return mask.contiguous()
+
+
+# %% slideshow={"slide_type": "subslide"}
+pad_mask = attention_mask(lengths, T)  # (B, T, T): key padding only
+both_mask = attention_mask(lengths, T, causal=True)  # (B, T, T): key padding & causal
 assert torch.equal(pad_mask, pad_keys[:, None, :].expand(B, T, T))
 assert torch.equal(both_mask, pad_mask & causal_mask(T))
-assert not fully_masked_rows(both_mask).any()           # key 0 is always real and always in the past
+assert not fully_masked_rows(both_mask).any()  # key 0 is always real and always in the past
 
-# %%
-fig, axes = plt.subplots(B, 3, figsize=(13, 11.5))
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 초록 칸(1)이 볼 수 있는 칸, 흰 칸(0)이 가려진 칸입니다. 먼저 세 문장의 패딩 마스크입니다.
+
+# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+def draw_mask(mask, query_labels=None, key_labels=None, ax=None, title="마스크 (1 = 볼 수 있음)", annotate=True):
+    """Heatmap of one (T_q, T_k) boolean mask: green 1 = may attend, white 0 = hidden."""
+    return attention_heatmap(mask.double(), query_labels, key_labels, ax=ax, title=title, cmap="Greens",
+                             vmin=0.0, vmax=1.6, colorbar=False, fmt=".0f", annotate=annotate)
+
+
+# %% slideshow={"slide_type": "subslide"}
+fig, axes = plt.subplots(1, B, figsize=(12, 3.9))
 for b in range(B):
-    labels = tokens[b]
-    draw_mask(pad_mask[b], labels, labels, ax=axes[b, 0], title=f"패딩 마스크 (길이 {lengths[b]})", annotate=False)
-    draw_mask(causal_mask(T), labels, labels, ax=axes[b, 1], title="인과 마스크", annotate=False)
-    draw_mask(both_mask[b], labels, labels, ax=axes[b, 2], title="패딩 + 인과", annotate=False)
+    draw_mask(pad_mask[b], tokens[b], tokens[b], ax=axes[b], title=f"패딩 마스크: 문장 {b + 1} (길이 {lengths[b]})",
+              annotate=False)
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
-# 초록 칸(1)이 볼 수 있는 칸, 흰 칸(0)이 가려진 칸입니다. 패딩 마스크는 `[PAD]` **열**을 지우고, `[PAD]` **행**(패딩 위치의 쿼리)은 그대로 둡니다. 그래서 어느 행도 전부 0이 되지 않습니다. 이 선택이 왜 중요한지는 4절에서 봅니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 인과 마스크는 모든 문장에 같은 삼각형이고, 패딩과 합치면 삼각형에서 `[PAD]` 열이 지워집니다.
+
+# %% slideshow={"slide_type": "subslide"}
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.9))
+draw_mask(causal_mask(T), tokens[0], tokens[0], ax=axes[0], title="인과 마스크 (모든 문장)", annotate=False)
+for ax, b in zip(axes[1:], (1, 2)):
+    draw_mask(both_mask[b], tokens[b], tokens[b], ax=ax, title=f"패딩 + 인과: 문장 {b + 1}", annotate=False)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 패딩 마스크는 `[PAD]` **열**을 지우고, `[PAD]` **행**(패딩 위치의 쿼리)은 그대로 둡니다. 그래서 어느 행도 전부 0이 되지 않습니다. 이 선택이 왜 중요한지는 4절에서 봅니다.
 #
 # 이제 같은 마스크로 가중치를 계산합니다. 가려진 칸의 가중치는 정확히 0이고, 각 행의 합은 1입니다.
 
 # %%
 out, weights = scaled_dot_product_attention(x, x, x, both_mask)   # (B, T, d), (B, T, T)
-print("가려진 칸의 최대 가중치:", weights[~both_mask].max().item())
+print("가려진 칸의 가중치가 모두 정확히 0:", bool((weights[~both_mask] == 0).all()))
 print("문장 2의 행 합:", [round(v, 4) for v in weights.sum(-1)[1].tolist()])
 assert torch.equal(weights[~both_mask], torch.zeros(int((~both_mask).sum())))
 assert torch.allclose(weights.sum(-1), torch.ones(B, T))
 
-# %%
-fig, axes = plt.subplots(1, B, figsize=(15, 4.6))
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 세 문장의 가중치입니다. 가려진 칸은 0, 행마다 합이 1입니다.
+
+# %% slideshow={"slide_type": "subslide"}
+fig, axes = plt.subplots(1, B, figsize=(12, 4.2))
 for b in range(B):
     attention_heatmap(weights[b], tokens[b], tokens[b], ax=axes[b], vmax=1.0, colorbar=False,
                       title=f"패딩 + 인과 가중치: 문장 {b + 1}")
@@ -139,13 +215,13 @@ causal_a, _ = scaled_dot_product_attention(x[:1], x[:1], x[:1], causal=True)
 causal_b, _ = scaled_dot_product_attention(x_future[:1], x_future[:1], x_future[:1], causal=True)
 plain_a, _ = scaled_dot_product_attention(x[:1], x[:1], x[:1])
 plain_b, _ = scaled_dot_product_attention(x_future[:1], x_future[:1], x_future[:1])
-print(f"위치 0~3 출력의 최대 변화: 인과 마스크 {(causal_a - causal_b)[:, :4].abs().max():.1e}, "
-      f"마스크 없음 {(plain_a - plain_b)[:, :4].abs().max():.4f}")
+print(f"위치 0~3 출력의 최대 변화: 인과 마스크 {(causal_a - causal_b)[:, :4].abs().max():.1f} (비트 단위로 같음), "
+      f"마스크 없음 {(plain_a - plain_b)[:, :4].abs().max():.2f}")
 assert torch.equal(causal_a[:, :4], causal_b[:, :4])
 assert (plain_a - plain_b)[:, :4].abs().max() > 0.1
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 3×3 그림에서 "패딩은 열, 인과는 삼각형"이라는 두 모양만 기억하게 하세요. 청중에게 "패딩 행은 왜 안 가렸을까?"를 물어 두고 답은 4절로 미룹니다. 인과 마스크 확인 셀은 "미래를 바꿔도 과거 출력이 비트 단위로 같다"는 점이 요점입니다.
+# 발표 노트: 마스크 그림에서 "패딩은 열, 인과는 삼각형"이라는 두 모양만 기억하게 하세요. 청중에게 "패딩 행은 왜 안 가렸을까?"를 물어 두고 답은 4절로 미룹니다. 인과 마스크 확인 셀은 "미래를 바꿔도 과거 출력이 비트 단위로 같다"는 점이 요점입니다.
 
 # %% [markdown]
 # ## 3. 슬라이더: 패딩 수와 인과 마스크
@@ -160,28 +236,80 @@ seed_everything(4)
 demo_tokens = tokens[0]
 demo_scores = torch.randn(T, T) * 1.5     # (T, T): fixed scores, only the mask changes
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+def mask_view(ax_mask, ax_weights, scores, tokens, annotate=True):
+    """Build the mask (left) and weight (right) heatmaps once; return update(length, causal) that redraws them."""
+    t = len(tokens)
+    s = torch.as_tensor(scores, dtype=torch.float64)
+    im_mask = ax_mask.imshow(np.zeros((t, t)), cmap="Greens", vmin=0.0, vmax=1.6, aspect="auto")
+    im_w = ax_weights.imshow(np.zeros((t, t)), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+    texts = [[ax_weights.text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t)]
+             for i in range(t)] if annotate else []
+    for ax in (ax_mask, ax_weights):
+        ax.set_xticks(range(t))
+        ax.set_yticks(range(t))
+        ax.set_xlabel("키(key)")
+        ax.set_ylabel("쿼리(query)")
+    ax_weights.set_title("가중치 (가려진 칸 = 0)")
+
+    def update(length, causal):
+        mask = attention_mask(torch.tensor([length]), t, causal=causal)[0]  # (T, T)
+        weights = softmax(s.masked_fill(~mask, float("-inf")))  # (T, T)
+        im_mask.set_data(mask.double().numpy())
+        im_w.set_data(weights.numpy())
+        labels = list(tokens[:length]) + [PAD] * (t - length)
+        for ax in (ax_mask, ax_weights):
+            ax.set_xticklabels(labels, rotation=45, ha="right")
+            ax.set_yticklabels(labels)
+        for i, row in enumerate(texts):
+            for j, text in enumerate(row):  # hidden cells stay blank: fewer texts to draw
+                text.set_text(f"{weights[i, j]:.2f}" if mask[i, j] else "")
+                text.set_color("white" if weights[i, j] > 0.6 else "black")
+        kind = "패딩 + 인과" if causal else "패딩"
+        ax_mask.set_title(f"{kind} 마스크: 실제 {length}개, 패딩 {t - length}개")
+        return weights.numpy()
+
+    return update
+
+
+def mask_explorer(scores, tokens, length=None, causal=False):
+    """A slider for the number of real tokens and a causal checkbox over one mask_view figure."""
+    import ipywidgets as widgets
+
+    from helpers.widgets import Explorer
+
+    fig, (ax_mask, ax_weights) = plt.subplots(1, 2, figsize=(10, 4.2), dpi=72)
+    update = mask_view(ax_mask, ax_weights, scores, tokens)
+    fig.tight_layout()
+    controls = {"length": widgets.IntSlider(value=len(tokens) if length is None else length, min=1, max=len(tokens),
+                                            description="실제 토큰 수", style={"description_width": "initial"}),
+                "causal": widgets.Checkbox(value=causal, description="인과 마스크")}
+    return Explorer(fig, update, controls)
+
+
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 mask_explorer(demo_scores, demo_tokens, length=5, causal=False)
 
-# %% [markdown]
-# 정적 버전(슬라이드·PDF용): 같은 함수로 세 설정을 그립니다. 위에서부터 패딩 없음, 실제 4개(패딩 3개), 실제 4개 + 인과 마스크입니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 정적 버전(슬라이드·PDF용): 같은 `mask_view`로 세 설정을 그립니다. 왼쪽부터 패딩 없음, 실제 4개(패딩 3개), 실제 4개 + 인과 마스크이고, 위가 마스크, 아래가 가중치입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 settings = [(7, False), (4, False), (4, True)]
-fig, axes = plt.subplots(len(settings), 2, figsize=(11, 13))
+fig, axes = plt.subplots(2, 3, figsize=(12, 4.9))
 shown = {}
-for row, (n_real, causal) in zip(axes, settings):
-    shown[(n_real, causal)] = draw_masked_attention(demo_scores, demo_tokens, n_real, causal, axes=row)
+for col, (n_real, causal) in enumerate(settings):
+    shown[(n_real, causal)] = mask_view(axes[0, col], axes[1, col], demo_scores, demo_tokens, annotate=False)(n_real, causal)
+    axes[1, col].set_title(f"가중치: 실제 {n_real}개" + (" + 인과" if causal else ""))
 fig.tight_layout()
 plt.show()
+print("실제 4개(패딩 3개)일 때 첫 행:", shown[(4, False)][0].round(3).tolist())
 
-# %%
-for (n_real, causal), w in shown.items():
+# %% slideshow={"slide_type": "skip"}
+for (n_real, _causal), w in shown.items():
     assert abs(w[:, n_real:]).sum() == 0 and abs(w.sum(-1) - 1).max() < 1e-12
 w4c = shown[(4, True)]
 assert w4c[0, 0] == 1.0 and abs(w4c[:4][torch.ones(4, 7).triu(1).bool().numpy()]).max() == 0
 assert (w4c[4:] > 0).sum() == 3 * 4        # pad queries see the 4 real keys, nothing is NaN
-print("실제 4개(패딩 3개)일 때 첫 행:", shown[(4, False)][0].round(3).tolist())
 
 # %% [markdown]
 # ## 4. 모든 키가 가려진 행: NaN 함정
@@ -198,18 +326,26 @@ print("점수:", row.tolist(), "→ torch.softmax:", torch.softmax(row, dim=-1).
 print("helpers.softmax:", softmax(row).tolist())
 assert torch.isnan(torch.softmax(row, dim=-1)).all() and torch.equal(softmax(row), torch.zeros(3))
 
-# %% [markdown]
-# 어떤 경우에 이런 행이 생길까요? 길이 0인 문장이 배치에 섞였을 때, 그리고 흔하게는 **패딩 쿼리의 행까지 가린 마스크**를 쓸 때입니다. 많은 튜토리얼이 패딩 마스크를 `(B, 1, T, T)` 모양으로 "쿼리도 패딩, 키도 패딩이면 가림"으로 만듭니다. 그러면 `[PAD]` 행은 모든 칸이 가려집니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 어떤 경우에 이런 행이 생길까요? 길이 0인 문장이 배치에 섞였을 때, 그리고 흔하게는 **패딩 쿼리의 행까지 가린 마스크**를 쓸 때입니다. 많은 튜토리얼이 패딩 마스크를 `(B, 1, T, T)` 모양으로 만들면서 **쿼리나 키 중 하나라도 패딩이면** 그 칸을 가립니다. True(볼 수 있음)로 쓰면 "쿼리도 실제 토큰이고 키도 실제 토큰"인 칸만 남기는 논리곱입니다. 그러면 `[PAD]` 쿼리의 행은 모든 칸이 가려집니다.
 
 # %%
-both_sides = attention_mask(lengths, T, mask_queries=True)       # (B, T, T): pad rows AND pad columns
+both_sides = attention_mask(lengths, T, mask_queries=True)  # (B, T, T): hidden if the query OR the key is padding
 print("전부 가려진 행의 수 (문장별):", fully_masked_rows(both_sides).sum(-1).tolist())
 assert fully_masked_rows(both_sides).sum() == (T - lengths).sum()
 
-# %% [markdown]
-# 원문(seed 000)의 어텐션 코드는 점수를 `masked_fill(mask == 0, -inf)`로 가리고 `F.softmax`를 하며, 마스크 모양으로 `(B, 1, T, T)`와 `(B, 1, 1, T)`를 둘 다 허용합니다. 같은 방식(`helpers.masks.naive_masked_attention`)을 위 배치에 돌려 봅니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 원문 000의 어텐션 코드는 점수를 `masked_fill(mask == 0, -inf)`로 가리고 `F.softmax`를 하며, 마스크 모양으로 `(B, 1, T, T)`와 `(B, 1, 1, T)`를 둘 다 허용합니다. 같은 방식을 그대로 옮긴 `naive_masked_attention`을 위 배치에 돌려 봅니다.
 
-# %%
+# %% tags=["save"]
+def naive_masked_attention(q, k, v, mask, fill=float("-inf")):  # (..., T, d) each, mask (..., T_q, T_k)
+    """The common recipe: scores.masked_fill(~mask, fill), torch.softmax, weights @ v; returns (out, weights)."""
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (..., T_q, T_k)
+    weights = torch.softmax(scores.masked_fill(~mask, fill), dim=-1)  # a row with no key: 0/0 = NaN
+    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+
+
+# %% slideshow={"slide_type": "subslide"}
 def seed_recipe(x, mask_b11t_or_b1tt):
     """The seed's recipe on (B, 1, T, d) inputs: masked_fill(mask == 0, -inf), torch.softmax."""
     return naive_masked_attention(x[:, None], x[:, None], x[:, None], mask_b11t_or_b1tt)
@@ -219,7 +355,7 @@ _, w_b11t = seed_recipe(x, pad_keys[:, None, None])      # (B, 1, 1, T) key padd
 print("(B,1,T,T) 마스크: NaN 가중치", count_nan(w_b1tt), "개, NaN 행", int(torch.isnan(w_b1tt).any(-1).sum()), "개")
 print("(B,1,1,T) 마스크: NaN 가중치", count_nan(w_b11t), "개")
 empty_batch = torch.tensor([4, 0])                        # a batch with an empty sentence
-_, w_empty = seed_recipe(x[:2, :4], padding_mask(empty_batch, 4)[:, None, None])
+_, w_empty = seed_recipe(x[:2, :4], make_padding_mask(empty_batch, 4)[:, None, None])  # the core refuses length 0
 print("길이 0인 문장이 있으면 (B,1,1,T)도: NaN 가중치", count_nan(w_empty), "개")
 assert count_nan(w_b1tt) == 7 * T and count_nan(w_b11t) == 0 and count_nan(w_empty) == 4 * 4
 
@@ -229,9 +365,9 @@ assert count_nan(w_b1tt) == 7 * T and count_nan(w_b11t) == 0 and count_nan(w_emp
 # %% [markdown]
 # ### NaN이 번지는 길
 #
-# NaN 행은 패딩 위치이니 "나중에 손실에서 빼면 되지 않나?" 싶습니다. 안 됩니다. 층(layer)을 두 개 쌓아 NaN의 수를 단계마다 셉니다. 두 번째 어텐션은 일부러 키 패딩만 가리는 올바른 마스크를 씁니다.
+# NaN 행은 패딩 위치이니 "나중에 손실에서 빼면 되지 않나?" 싶습니다. 안 됩니다. 층(layer)을 두 개 쌓아 NaN이 번져 가는 과정을 단계마다 NaN 개수로 따라갑니다. 두 번째 어텐션은 일부러 키 패딩만 가리는 올바른 마스크를 씁니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(5)
 linear = torch.nn.Linear(d, d)
 real = padding_mask(lengths, T)                                  # (B, T)
@@ -250,7 +386,7 @@ assert count_nan(w1) == 49 and count_nan(h2) == 7 * d
 assert (torch.isnan(h3).any(-1) & real).sum() == 4 + 3 and torch.isnan(loss)
 assert torch.isnan(linear.weight.grad).all()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 두 번째 어텐션에서 패딩 키는 가중치 0으로 제대로 가려졌는데도 실제 토큰이 NaN이 되었습니다. IEEE 754에서 $0 \times \text{NaN} = \text{NaN}$이기 때문입니다. 가중치 0이 곱해지는 밸류가 NaN이면 가중합도 NaN입니다. 그래서 패딩이 있는 두 문장(`고양이가…`, `나는…`)의 모든 토큰이 NaN이 되고, 손실도 NaN입니다.
 #
 # 더 교묘한 경우도 있습니다. 1층 바로 뒤에서 실제 토큰만 골라 손실을 만들면 손실은 멀쩡한 수인데, **기울기(gradient)** 는 NaN입니다. 역전파에서 선형층 가중치의 기울기는 (출력 기울기)ᵀ × (입력)인데, 패딩 행의 출력 기울기 0이 입력의 NaN과 곱해지기 때문입니다.
@@ -268,7 +404,7 @@ assert torch.isfinite(early_loss) and torch.isnan(linear.weight.grad).all()
 # %% [markdown]
 # ### PyTorch의 함수는 어떻게 할까?
 #
-# 가정하지 말고 이 환경의 torch로 직접 잽니다. 같은 `both_sides` 마스크를 `F.scaled_dot_product_attention`에 넣고, `torch.nn.MultiheadAttention`에는 두 번째 문장의 모든 키를 가리는 `key_padding_mask`를 넣습니다 (이 모듈은 True = 가림, 5절).
+# 가정하지 말고 이 노트북이 고정한 torch(`requirements.txt`의 2.13.0)로 직접 잽니다. 같은 `both_sides` 마스크를 `F.scaled_dot_product_attention`에 넣고, `torch.nn.MultiheadAttention`에는 두 번째 문장의 모든 키를 가리는 `key_padding_mask`를 넣습니다 (이 모듈은 True = 가림, 5절).
 
 # %%
 print("torch", torch.__version__.split("+")[0])
@@ -287,20 +423,20 @@ assert count_nan(sdpa_out) == 0 and sdpa_out[~real].abs().max() == 0
 assert count_nan(y_w[1]) == T * d and count_nan(y_now[1]) == 0
 assert torch.equal(y_now[1], torch_mha.out_proj.bias.expand(T, d))   # zero attention, then the output bias
 
-# %% [markdown]
-# torch 2.13의 `F.scaled_dot_product_attention`은 모든 키가 가려진 행에 0을 돌려줍니다. 반면 `nn.MultiheadAttention`은 같은 입력인데도 `need_weights`(기본값 True)에 따라 결과가 다릅니다. 가중치를 돌려주는 경로에서는 NaN, `need_weights=False`(내부에서 SDPA 사용)에서는 0 어텐션 뒤 출력 투영(projection)의 편향만 남습니다. 버전과 옵션에 따라 달라지는 동작에 기대지 말고, 마스크를 만들 때 전부 가려진 행이 없게 하거나 그런 행을 직접 0으로 처리하는 편이 안전합니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 고정된 torch 2.13의 `F.scaled_dot_product_attention`은 모든 키가 가려진 행에 0을 돌려줍니다. 이것은 이 버전의 동작이지 약속된 규칙이 아닙니다: 2023년의 torch 2.0–2.1에서는 같은 입력에 NaN을 돌려준다는 보고가 있었고(pytorch/pytorch#103749, #103963), 0을 돌려주게 된 것은 그 뒤의 변경입니다. 위 셀의 assert는 torch를 올렸을 때 이 동작이 바뀌면 먼저 알려 줍니다. 반면 `nn.MultiheadAttention`은 같은 입력인데도 `need_weights`(기본값 True)에 따라 결과가 다릅니다. 가중치를 돌려주는 경로에서는 NaN, `need_weights=False`(내부에서 SDPA 사용)에서는 0 어텐션 뒤 출력 투영(projection)의 편향만 남습니다. 버전과 옵션에 따라 달라지는 동작에 기대지 말고, 마스크를 만들 때 전부 가려진 행이 없게 하거나 그런 행을 직접 0으로 처리하는 편이 안전합니다.
 #
 # ### `helpers`의 처리: 가중치 0, 출력 0
 #
 # `helpers.attention.scaled_dot_product_attention`은 최댓값이 $-\infty$인 행에서는 0을 빼고(NaN 대신 $e^{-\infty} = 0$), 합이 0이면 1로 나눕니다. 그 행의 가중치는 모두 0, 출력도 0입니다. 같은 2층 실험을 다시 돌립니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 linear.zero_grad()
 g1, v1 = scaled_dot_product_attention(x, x, x, both_sides)
 g3, _ = scaled_dot_product_attention(linear(g1), linear(g1), linear(g1), pad_mask)
 safe_loss = g3[real].pow(2).mean()
 safe_loss.backward()
-print(f"가려진 행 가중치 합: {v1[~real].sum().item()}, 출력 최대 |값|: {g1[~real].abs().max().item()}")
+print(f"가려진 행: 가중치 합 {v1[~real].sum().item()}, 출력 최대 |값| {g1[~real].abs().max().item()}")
 print(f"손실 = {safe_loss.item():.4f}, NaN: 출력 {count_nan(g3)}, 기울기 {count_nan(linear.weight.grad)}")
 assert torch.equal(v1[~real], torch.zeros(7, T)) and torch.equal(g1[~real], torch.zeros(7, d))
 assert count_nan(g3) == 0 and torch.isfinite(safe_loss) and count_nan(linear.weight.grad) == 0
@@ -319,7 +455,7 @@ assert count_nan(w_big) == 0 and torch.allclose(w_big[~real], torch.full((7, T),
 assert torch.allclose(out_big[~real], x.mean(1, keepdim=True).expand(B, T, d)[~real], atol=1e-6)
 torch.testing.assert_close(w_big[real], v1[real])          # real rows: same as -inf
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 실제 토큰의 행은 `-1e9`로도 `-inf`와 똑같습니다 (마지막 assert). 문제는 낮은 정밀도에서 생깁니다. float16의 가장 큰 수는 65504이므로 $-10^9$는 float16으로 나타낼 수 없습니다.
 
 # %%
@@ -340,7 +476,7 @@ assert torch.tensor(-1e9).half().item() == float("-inf")
 assert torch.isinf(torch.tensor(torch.finfo(torch.float16).min).half() + torch.tensor(-20.0).half())
 assert (min32 + min32).item() == float("-inf") and nan_rows16 == T - lengths[1]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 세 가지 함정이 보입니다. float16 텐서에 `masked_fill(..., -1e9)`는 아예 오류를 내고, float32에서 만든 `-1e9` 마스크를 float16으로 바꾸면 `-inf`가 되어 NaN 문제로 되돌아갑니다. `torch.finfo(dtype).min`을 쓰면 표현은 되지만, 음수 점수를 더하거나 패딩·인과 마스크를 각각 최솟값으로 만들어 더하면 넘쳐서(overflow) 역시 `-inf`가 됩니다. 가장 깔끔한 길은 불리언 마스크를 끝까지 들고 가다가 소프트맥스 직전에 `-inf`로 채우고, 전부 가려진 행은 0으로 처리하는 것입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -361,11 +497,10 @@ q_, k_, v_ = x[:, None], x[:, None], x[:, None]                     # (B, 1, T, 
 ours, _ = scaled_dot_product_attention(q_, k_, v_, both_mask[:, None])
 by_bool = F.scaled_dot_product_attention(q_, k_, v_, attn_mask=both_mask[:, None])
 by_add = F.scaled_dot_product_attention(q_, k_, v_, attn_mask=additive_mask(both_mask[:, None]))
-print(f"우리 vs SDPA(bool) 최대 차이: {(ours - by_bool).abs().max():.1e},  vs SDPA(float): {(ours - by_add).abs().max():.1e}")
-torch.testing.assert_close(ours, by_bool)
-torch.testing.assert_close(ours, by_add)
+assert (ours - by_bool).abs().max() < 1e-6 and (ours - by_add).abs().max() < 1e-6
+print("우리 구현 vs SDPA(불리언), SDPA(더하는 마스크): 최대 차이 < 1e-6 (float32 반올림 수준)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 그런데 `torch.nn.MultiheadAttention`의 불리언 `attn_mask`와 `key_padding_mask`는 **True = 가림**으로 반대입니다. 우리 마스크를 그대로 넘기면 볼 칸과 가릴 칸이 뒤바뀝니다. 같은 가중치를 복사한 우리 `MultiHeadAttention`과 비교합니다.
 
 # %%
@@ -377,14 +512,14 @@ with torch.no_grad():
     want, _ = o_mha(x, mask=both_mask)
     straight, _ = t_mha(x, x, x, attn_mask=tri, key_padding_mask=pad_keys)  # our masks passed as they are
     fixed, _ = t_mha(x, x, x, attn_mask=~tri, key_padding_mask=~pad_keys)
-print("그대로 넘김: NaN", count_nan(straight), "개, NaN이 아닌 칸의 최대 차이",
-      round((straight - want).nan_to_num().abs().max().item(), 4))
-print(f"~mask로 넘김: 최대 차이 {(fixed - want).abs().max():.1e}")
+print("그대로 넘김: NaN", count_nan(straight), "개, NaN 행(문장별)", torch.isnan(straight).any(-1).sum(-1).tolist(),
+      ", NaN이 아닌 칸의 최대 차이", round((straight - want).nan_to_num().abs().max().item(), 1))
+assert (fixed - want).abs().max() < 1e-6
+print("~mask로 넘김: 최대 차이 < 1e-6 (float32 반올림 수준)")
 assert torch.isnan(straight).any(-1).sum(-1).tolist() == [7, 1, 1]
 assert (straight - want).nan_to_num().abs().max() > 0.1
-torch.testing.assert_close(fixed, want)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 우리 인과 마스크를 그대로 넘기면 torch는 쿼리 $i$에게 **미래 키만** 보여 줍니다. 마지막 행은 볼 미래가 없으니 전부 가려져 NaN이 됩니다. 패딩 마스크도 뒤집혀 실제 토큰이 가려지고 `[PAD]`만 보입니다. 패딩이 없는 첫 문장은 모든 키가 가려져 일곱 행 전부가 NaN입니다 (NaN 행: 7 + 1 + 1 = 9개). 고치는 방법은 `~mask` 한 글자입니다. 더하는 마스크(0 / $-\infty$)는 두 약속 어디에서나 같은 뜻이라 헷갈릴 일이 없습니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -409,7 +544,7 @@ cross = MultiHeadAttention(d, 2)
 y, w_cross = cross(dec, enc, mask=cross_mask)                  # (B, T_q, d), (B, h, T_q, T_k)
 assert w_cross[0, :, :, 3].abs().max() == 0 and count_nan(y) == 0
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
 for b in range(2):
     attention_heatmap(w_cross[b].mean(0).detach(), tgt_tokens[b], src_tokens[b], ax=axes[b], vmax=1.0,
@@ -419,7 +554,7 @@ for b in range(2):
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 첫 문장의 디코더 쪽 `[PAD]` 두 행은 가리지 않았습니다. 그 행들도 실제 인코더 토큰을 보고 멀쩡한 출력을 만듭니다. 그래도 괜찮은 이유는 손실이 디코더의 패딩 위치를 **빼고** 계산되기 때문입니다. 크로스 어텐션에서 각 쿼리 행은 서로 섞이지 않으므로, 패딩 쿼리의 출력은 실제 위치 어디에도 흘러가지 않습니다. 숫자로 확인합니다: 디코더의 패딩 위치 입력을 쓰레기 값으로 바꿔도 손실과 기울기가 그대로입니다.
 
 # %%
@@ -438,12 +573,12 @@ garbage = dec.clone()
 garbage[~tgt_real] = torch.randn(int((~tgt_real).sum()), d) * 100
 loss_a, grad_a = cross_loss(dec)
 loss_b, grad_b = cross_loss(garbage)
-print(f"손실: 원래 {loss_a.item():.6f}, 패딩 쿼리를 바꾼 뒤 {loss_b.item():.6f}")
+print(f"손실: 원래 {loss_a.item():.4f}, 패딩 쿼리를 바꾼 뒤 {loss_b.item():.4f}")
 print("기울기 최대 차이:", (grad_a - grad_b).abs().max().item())
 torch.testing.assert_close(loss_a, loss_b)
 torch.testing.assert_close(grad_a, grad_b)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 반대로 쿼리 쪽 패딩까지 가리면(행 전체 False) `-inf` 방식에서는 그 행이 NaN이 되고, 손실을 `0`을 곱하는 방식으로 가리면 $0 \times \text{NaN}$ 때문에 손실이 NaN입니다. 쿼리 행을 가려서 얻는 것은 없고 위험만 생깁니다.
 
 # %%
@@ -458,28 +593,94 @@ assert torch.isnan(masked_loss) and fully_masked_rows(over_mask).sum() == 2
 # 발표 노트: 원칙은 "키는 가리고, 쿼리는 손실에서 뺀다"입니다. 셀프 어텐션에서도 같습니다: 패딩 쿼리 행의 출력은 다음 층에서 키·밸류로 쓰이지만 거기서 다시 키 패딩 마스크로 가려지므로 실제 토큰에 닿지 않습니다(1절 셀에서 확인한 것). 디코더의 셀프 어텐션은 인과 + 키 패딩, 크로스 어텐션은 인코더 키 패딩만 씁니다.
 
 # %% [markdown]
+# ## 7. 실전: 디코더 전용 모델의 배치 생성과 왼쪽 패딩
+#
+# GPT 같은 디코더 전용(decoder-only) 모델로 프롬프트 여러 개를 한 배치에서 이어 쓸 때, 다음 토큰은 각 행의 **마지막 열**의 출력에서 나옵니다. 그래서 생성할 때는 패딩을 **왼쪽**에 붙입니다(left padding). 그러면 세 가지를 함께 맞춰야 합니다.
+#
+# - **마스크**: 키 패딩 + 인과. 실제 토큰이 뒤쪽 $L_b$개이므로 키 패딩 마스크는 $[\,j \ge T - L_b\,]$입니다.
+# - **위치 번호**: 실제 토큰의 위치가 0부터 시작하도록 패딩 수만큼 당깁니다: `position = cumsum(real) − 1` (패딩 자리는 0).
+# - **전부 가려진 행**: 왼쪽 패딩의 쿼리 $i$는 $j \le i$인 키만 보는데, 그 키가 모두 패딩입니다. 4절의 함정이 여기서는 저절로 생깁니다.
+#
+# 임베딩 표와 위치 임베딩 표, 인과 셀프 어텐션 한 층으로 된 작은 모형으로 확인합니다. 기준은 프롬프트 하나를 패딩 없이 혼자 처리한 결과입니다.
+
+# %% slideshow={"slide_type": "subslide"}
+seed_everything(10)
+prompts = [p.split() for p in ["어제 밤에 배가 고파서", "고양이가 앉았다", "나는 학생"]]
+vocab = {w: i for i, w in enumerate(sorted({w for p in prompts for w in p}))}
+pad_id = len(vocab)
+emb, pos_emb = torch.randn(len(vocab) + 1, d), torch.randn(8, d)  # token table ([PAD] last), position table
+lens = torch.tensor([len(p) for p in prompts])
+T_gen = int(lens.max())
+
+
+def last_column_state(ids, real, positions):  # (B, T) each -> (B, d): what predicts the next token
+    h = emb[ids] + pos_emb[positions]  # (B, T, d)
+    mask = real[:, None, :] & causal_mask(ids.shape[1])  # (B, T, T): key padding & causal
+    out, _ = scaled_dot_product_attention(h, h, h, mask)  # helpers: a row with no key gives 0, not NaN
+    return out[:, -1]
+
+
+# %% slideshow={"slide_type": "subslide"}
+alone = torch.cat([last_column_state(torch.tensor([[vocab[w] for w in p]]), torch.ones(1, len(p), dtype=torch.bool),
+                                     torch.arange(len(p))[None]) for p in prompts])
+left_ids = torch.tensor([[pad_id] * (T_gen - len(p)) + [vocab[w] for w in p] for p in prompts])
+left_real = torch.arange(T_gen)[None, :] >= (T_gen - lens)[:, None]  # (B, T): real tokens are the last L_b
+left_pos = (left_real.cumsum(-1) - 1).clamp(min=0)  # (B, T): 0, 1, ... from the first real token
+right_ids = torch.tensor([[vocab[w] for w in p] + [pad_id] * (T_gen - len(p)) for p in prompts])
+plain_pos = torch.arange(T_gen).expand(len(prompts), -1)
+cases = {"왼쪽 패딩 + 당긴 위치": last_column_state(left_ids, left_real, left_pos),
+         "왼쪽 패딩 + 위치 0..T−1": last_column_state(left_ids, left_real, plain_pos),
+         "오른쪽 패딩, 마지막 열": last_column_state(right_ids, padding_mask(lens, T_gen), plain_pos)}
+same = {name: [bool(x < 1e-6) for x in (state - alone).abs().amax(-1)] for name, state in cases.items()}
+print("위치:\n", left_pos)
+for name, flags in same.items():
+    print(f"{name:16s}: 프롬프트별로 혼자 처리한 결과와 같은가 (차이 < 1e-6) {flags}")
+assert same == {"왼쪽 패딩 + 당긴 위치": [True] * 3, "왼쪽 패딩 + 위치 0..T−1": [True, False, False],
+                "오른쪽 패딩, 마지막 열": [True, False, False]}
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 위치를 당기지 않으면 같은 프롬프트라도 패딩 수에 따라 위치 임베딩이 달라져 결과가 바뀝니다. 오른쪽 패딩에서는 짧은 프롬프트의 마지막 열이 `[PAD]` 쿼리라서, 다음 토큰을 패딩의 출력으로 예측하게 됩니다. 실제 마지막 토큰의 열을 골라 읽어도 문제가 남습니다: 새로 만든 토큰은 텐서 끝(패딩 뒤)에 붙으므로 실제 토큰 사이에 패딩이 끼고, 새 토큰의 위치 번호도 따로 고쳐야 합니다. 왼쪽 패딩이면 실제 토큰이 언제나 오른쪽 끝에 붙어 있어 새 토큰을 그냥 이어 붙이면 됩니다. Hugging Face `transformers`가 생성할 때 `padding_side="left"`를 권하는 이유입니다.
+#
+# 남은 것은 전부 가려진 행입니다. 왼쪽 패딩의 마스크에서 그런 행을 세고, 4절의 흔한 방식(`-inf` + `torch.softmax`)에 넣어 봅니다.
+
+# %% slideshow={"slide_type": "subslide"}
+left_mask = left_real[:, None, :] & causal_mask(T_gen)  # (B, T, T)
+h_left = emb[left_ids] + pos_emb[left_pos]  # (B, T, d)
+_, w_left = naive_masked_attention(h_left, h_left, h_left, left_mask)
+print("전부 가려진 행 (프롬프트별):", fully_masked_rows(left_mask).sum(-1).tolist(), "= 왼쪽 패딩 수", (T_gen - lens).tolist())
+print("-inf + torch.softmax: NaN 행", int(torch.isnan(w_left).any(-1).sum()), "개")
+assert torch.equal(fully_masked_rows(left_mask).sum(-1), T_gen - lens)
+assert int(torch.isnan(w_left).any(-1).sum()) == int((T_gen - lens).sum())
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 패딩 수만큼 NaN 행이 생깁니다. 한 층에서는 패딩 행에만 있지만, 4절에서 본 것처럼 다음 층에서 $0 \times \text{NaN}$으로 실제 토큰까지 번집니다. 그래서 배치 생성 코드는 전부 가려진 행을 0으로 처리하는 어텐션(이 과정의 `helpers`, 고정된 torch의 SDPA)을 쓰거나, 패딩 쿼리가 자기 자신은 보게 하는 식으로 마스크를 고칩니다.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: "생성은 왼쪽 패딩, 학습은 오른쪽 패딩이 흔하다"를 한 문장으로 남기세요. 확인할 세 가지는 마스크, 위치 번호, 전부 가려진 행입니다. 연습문제 09-1이 바로 이 마스크입니다.
+
+# %% [markdown]
 # ## 연습문제
 #
 # 각 문제는 `check("09-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다.
-#
-# **09-1.** 길이 텐서 `lengths`(모양 `(B,)`)와 `T`를 받아 디코더 셀프 어텐션용 마스크 `(B, T, T)`(키 패딩 + 인과, True = 볼 수 있음)를 돌려주는 `make_mask`를 `torch.arange`와 비교 연산만으로 만드세요. (`helpers`의 함수는 쓰지 마세요.)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **09-1.** 7절처럼 **왼쪽**에 패딩한 배치의 디코더 마스크 `(B, T, T)`(키 패딩 + 인과, True = 볼 수 있음)를 돌려주는 `left_padded_mask(lengths, T)`를 `torch.arange`와 비교 연산만으로 만드세요. 먼저 예측해 보세요: 길이 `[3, 1, 4]`, `T = 4`이면 전부 False인 행이 몇 개일까요?
 
 # %%
-def make_mask(lengths, T):
+def left_padded_mask(lengths, T):
     raise NotImplementedError
 
-check("09-1", make_mask)
+check("09-1", left_padded_mask)
 
 # %% jupyter={"source_hidden": true}
-def make_mask(lengths, T):
+def left_padded_mask(lengths, T):
     pos = torch.arange(T)
-    keys = pos[None, None, :] < lengths[:, None, None]      # (B, 1, T): real keys
-    past = pos[None, :, None] >= pos[None, None, :]         # (1, T, T): key j <= query i
-    return keys & past                                      # (B, T, T)
+    real = pos[None, :] >= (T - lengths)[:, None]  # (B, T): the real tokens are the last L_b
+    return real[:, None, :] & (pos[None, :] <= pos[:, None])  # (B, T, T): real key and j <= i
 
-check("09-1", make_mask)
+check("09-1", left_padded_mask)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **09-2.** 점수 `scores`(`(..., T_q, T_k)`, float64)와 불리언 마스크 `mask`를 받아 가중치를 돌려주는 `safe_softmax`를 만드세요. 가려진 칸은 정확히 0, 볼 수 있는 키가 하나도 없는 행은 **모두 0**이어야 합니다 (NaN도, 균등 분포도 아님). `torch.softmax`를 써도 좋습니다.
 
 # %%
@@ -495,7 +696,7 @@ def safe_softmax(scores, mask):
 
 check("09-2", safe_softmax)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **09-3.** 우리 약속(True = 볼 수 있음)의 `(T_q, T_k)` 마스크를 받아 `torch.nn.MultiheadAttention(..., attn_mask=...)`에 넘길 마스크로 바꾸는 `to_torch_mask`를 만드세요. 검사는 torch 모듈의 결과를 같은 가중치의 우리 `MultiHeadAttention`과 비교합니다. 불리언으로 답해도, 0/−∞ float로 답해도 됩니다.
 
 # %%
@@ -519,21 +720,22 @@ check("09-3", to_torch_mask)
 # 4. `-1e9`, `finfo.min`, `-inf` + 0 처리 중 무엇을 팀의 규칙으로 삼겠습니까? float16/bfloat16 학습, 마스크 합치기, 디버깅 편의성을 기준으로 토론해 보세요.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번은 종이에 두 층을 그려 보면 금방 풀립니다: 쿼리 행은 서로 섞이지 않고, 섞이는 곳(키)은 가려져 있습니다. 3번은 4절에서 torch 동작을 assert로 고정해 둔 이유와 연결하세요: torch를 올렸을 때 이 노트북의 테스트가 먼저 알려 줍니다.
+# 발표 노트: 1번은 종이에 두 층을 그려 보면 금방 풀립니다: 쿼리 행은 서로 섞이지 않고, 섞이는 곳(키)은 가려져 있습니다. 3번은 4절에서 torch 동작을 assert로 고정해 둔 이유와 연결하세요: torch를 올렸을 때 이 노트북의 테스트가 먼저 알려 줍니다(SDPA도 예전 버전에서는 NaN이었습니다).
 
 # %% [markdown]
 # ## 요약
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 가리지 않은 패딩은 결과를 바꾼다 | 혼자 처리한 문장과의 차이 > 0.1, 패딩 마스크로는 < 1e-6 |
-# | 패딩 마스크 = 키 열, 인과 마스크 = 하삼각, 합치면 `&` | `(B, T, T)` 마스크, 가려진 칸 가중치 정확히 0, 미래를 바꿔도 과거 출력 불변 |
-# | 전부 가려진 행: `-inf` + `torch.softmax` = NaN | 원문 방식 `(B,1,T,T)` 마스크에서 NaN 가중치 49개 (원문 바로잡기) |
-# | NaN은 다음 층, 손실, 기울기로 번진다 | 0 × NaN = NaN: 2층에서 실제 토큰 7개 NaN, 손실 NaN, 손실이 유한해도 기울기 NaN |
-# | torch: SDPA는 0, `nn.MultiheadAttention`은 `need_weights`에 따라 NaN 또는 0 | torch 2.13에서 측정해 assert |
-# | `helpers`는 전부 가려진 행에 가중치 0, 출력 0 | NaN 없음, SDPA와 같음 |
-# | `-1e9`: 균등 가중치(패딩 평균), float16에서 오류 또는 `-inf` | 가중치 1/7, `-1e9`→`-inf`, 최솟값 두 개의 합 = `-inf` |
-# | `nn.MultiheadAttention`의 불리언 마스크는 True = 가림 | 그대로 넘기면 NaN과 다른 결과, `~mask`로 일치 |
-# | 크로스 어텐션은 인코더 키 패딩만 가린다 | 패딩 쿼리를 바꿔도 손실·기울기 동일; 쿼리까지 가리면 손실 NaN |
-#
+# | 가리지 않은 패딩은 결과를 바꾼다 | 혼자 처리한 문장과 차이 > 0.1, 패딩 마스크로는 < 1e-6 |
+# | 패딩 = 키 열, 인과 = 하삼각, 합치면 `&` | 두 빌더 = `helpers.attention`, 미래를 바꿔도 과거 출력 불변 |
+# | 전부 가려진 행: `-inf` + `torch.softmax` = NaN | 원문 방식 `(B,1,T,T)` 마스크에서 NaN 49개 (원문 바로잡기) |
+# | NaN은 다음 층, 손실, 기울기로 번진다 | 0 × NaN = NaN: 실제 토큰 7개, 손실, 기울기 |
+# | SDPA는 0, `nn.MultiheadAttention`은 옵션에 따라 NaN/0 | 고정된 torch 2.13에서 assert (예전 SDPA는 NaN) |
+# | `-1e9`: 균등 가중치, float16에서 오류 또는 `-inf` | 가중치 1/7, 최솟값 두 개의 합 = `-inf` |
+# | `nn.MultiheadAttention`의 불리언 마스크는 True = 가림 | `~mask`로 일치 |
+# | 크로스 어텐션은 인코더 키 패딩만 가린다 | 패딩 쿼리를 바꿔도 손실·기울기 동일 |
+# | 배치 생성: 왼쪽 패딩 + 당긴 위치 + 인과·키 패딩 | 혼자 처리한 결과와 같음; 전부 가려진 행 = 패딩 수 |
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 마스크는 어떤 토큰을 볼지 정할 뿐, 토큰의 순서는 알려 주지 않습니다. 어텐션이 순서를 모른다는 사실(순열 등변성(permutation equivariance))과 그 해결책인 위치 인코딩(positional encoding)은 다음 주제입니다.

@@ -1,0 +1,127 @@
+"""Checkers for notebook 08 (O(N²) 비용과 FlashAttention)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from helpers.lessons.complexity_flash import GIB, linear_attention, naive_attention, peak_memory_bytes
+
+from . import Wrong, call_learner, exercise
+
+
+def _number(x, what: str) -> float:
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        raise Wrong(f"{what}은(는) 숫자 하나여야 합니다; 받은 것은 {type(x).__name__}입니다.") from None
+    if not math.isfinite(value):
+        raise Wrong(f"{what}이(가) {value}입니다. 유한한 숫자여야 합니다.")
+    return value
+
+
+@exercise("08-1")
+def _naive_peak(fn):
+    for n, d, h, b in [(256, 64, 1, 1), (512, 32, 2, 1), (128, 16, 3, 2)]:
+        call = f"naive_peak_bytes(n={n}, d={d}, heads={h}, batch={b})"
+        got = _number(call_learner(fn, n, d, h, b, what=call), call)
+        gen = torch.Generator().manual_seed(n)
+        q, k, v = (torch.randn(b, h, n, d, generator=gen) for _ in range(3))  # (B, h, N, d) float32
+        with torch.no_grad():
+            measured = peak_memory_bytes(naive_attention, q, k, v)
+        if math.isclose(got, measured, rel_tol=1e-9):
+            continue
+        square, out = 4 * b * h * n * n, 4 * b * h * n * d  # one (B, h, N, N) and one (B, h, N, d), float32
+        hints = [
+            (square + out, "N×N 행렬을 하나만 셌습니다: 소프트맥스 결과 P가 만들어질 때 점수 S도 아직 살아 있습니다"),
+            (2 * square, "출력 O = P @ V (N×d)를 빠뜨렸습니다: O가 만들어지는 순간 S와 P가 아직 살아 있습니다"),
+            (square, "점수 행렬 하나만 셌습니다: 가중치 P와 출력 O도 같은 순간에 살아 있습니다"),
+            (2 * square + 3 * out, "입력 Q, K, V는 호출 전에 이미 있던 메모리라 세지 않습니다 (호출 동안 늘어난 양)"),
+            ((2 * square + out) // (b * h), f"헤드 {h}와 배치 {b}를 곱하지 않았습니다: 헤드·배치마다 행렬이 있습니다"),
+            (2 * (2 * square + out), "float32는 값 하나가 4바이트입니다 (8바이트로 셌습니다)"),
+            ((2 * square + out) / 2**20, "바이트로 답하세요 (MiB로 나눴습니다)"),
+            ((2 * square + out) / GIB, "바이트로 답하세요 (GiB로 나눴습니다)"),
+        ]
+        for value, message in hints:
+            if math.isclose(got, value, rel_tol=1e-9):
+                raise Wrong(f"{call} = {got:,.6g}: {message}. 측정한 최대 메모리는 {measured:,}바이트입니다.")
+        raise Wrong(f"{call} = {got:,.6g}, 측정한 최대 메모리는 {measured:,}바이트입니다. "
+                    "계산 도중 어떤 텐서들이 동시에 살아 있는지 세어 보세요.")
+    return ("예측이 측정과 바이트 단위로 같습니다: 4·B·h·(2N² + Nd). S와 P, 두 N×N 행렬이 출력과 함께 살아 있는 "
+            "순간이 최대입니다. N이 2배가 되면 거의 4배입니다.")
+
+
+def _block_state(scores: torch.Tensor, values: torch.Tensor):
+    m = scores.amax(dim=-1, keepdim=True)
+    p = torch.exp(scores - m)
+    return m, p.sum(dim=-1, keepdim=True), p @ values
+
+
+@exercise("08-2")
+def _merge_states(fn):
+    gen = torch.Generator().manual_seed(8)
+    for shift_a, shift_b in ((0.0, 0.0), (3.0, -2.0), (-5.0, 4.0), (900.0, 1000.0)):
+        scores = torch.randn(4, 10, generator=gen, dtype=torch.float64)
+        scores[:, :6] += shift_a
+        scores[:, 6:] += shift_b
+        values = torch.randn(10, 3, generator=gen, dtype=torch.float64)
+        a, b = _block_state(scores[:, :6], values[:6]), _block_state(scores[:, 6:], values[6:])
+        got = call_learner(fn, a, b, what="merge(state_a, state_b)")
+        if not (isinstance(got, (tuple, list)) and len(got) == 3):
+            raise Wrong("merge는 (m, l, acc) 세 개를 튜플로 돌려줘야 합니다.")
+        m, l, acc = (torch.as_tensor(x, dtype=torch.float64) for x in got)
+        m_want = torch.maximum(a[0], b[0])
+        ca, cb = torch.exp(a[0] - m_want), torch.exp(b[0] - m_want)
+        l_want, acc_want = a[1] * ca + b[1] * cb, a[2] * ca + b[2] * cb
+        case = f"(블록 A 점수 +{shift_a:g}, 블록 B 점수 +{shift_b:g})"
+        if m.shape != m_want.shape or l.shape != l_want.shape or acc.shape != acc_want.shape:
+            raise Wrong(f"모양이 다릅니다: m {tuple(m.shape)}, l {tuple(l.shape)}, acc {tuple(acc.shape)}; "
+                        f"기대 {tuple(m_want.shape)}, {tuple(l_want.shape)}, {tuple(acc_want.shape)}.")
+        if not (torch.isfinite(m).all() and torch.isfinite(l).all() and torch.isfinite(acc).all()):
+            raise Wrong(f"{case}에서 NaN/inf가 나옵니다: exp(m_A)처럼 최댓값을 빼지 않은 지수는 넘칩니다. "
+                        "exp(m_A − m), exp(m_B − m)처럼 차이만 지수에 넣으세요.")
+        if not torch.allclose(m, m_want):
+            raise Wrong(f"{case}: 새 최댓값 m은 max(m_A, m_B)여야 합니다.")
+        if torch.allclose(l, a[1] + b[1]) and not torch.allclose(l, l_want):
+            raise Wrong(f"{case}: l_A + l_B를 그대로 더했습니다. 두 합은 서로 다른 최댓값을 빼고 구한 것이라 "
+                        "먼저 exp(m_A − m), exp(m_B − m)를 곱해 같은 기준으로 맞춰야 합니다.")
+        if torch.allclose(l, a[1] / ca + b[1] / cb) and not torch.allclose(l, l_want):
+            raise Wrong(f"{case}: 보정 계수의 부호가 반대입니다. exp(m − m_A)가 아니라 exp(m_A − m) (≤ 1)을 곱하세요.")
+        if not torch.allclose(l, l_want):
+            raise Wrong(f"{case}: l이 l_A·exp(m_A − m) + l_B·exp(m_B − m)와 다릅니다.")
+        if not torch.allclose(acc, acc_want):
+            hint = " acc에도 l과 같은 보정 계수를 곱해야 합니다." if torch.allclose(acc, a[2] + b[2]) else ""
+            raise Wrong(f"{case}: acc가 acc_A·exp(m_A − m) + acc_B·exp(m_B − m)와 다릅니다.{hint}")
+        full = torch.softmax(scores, dim=-1) @ values
+        if not torch.allclose(acc / l, full, atol=1e-10):
+            raise Wrong(f"{case}: acc / l이 softmax(점수) @ V와 다릅니다.")
+    return "두 블록의 상태를 합친 결과의 acc / l이 전체 softmax 어텐션과 일치합니다 (점수가 1000이어도)."
+
+
+@exercise("08-3")
+def _linear_without_nxn(fn):
+    gen = torch.Generator().manual_seed(83)
+    q, k, v = (torch.randn(2, 7, 5, generator=gen, dtype=torch.float64) for _ in range(3))
+    got = call_learner(fn, q, k, v, what="linear_attention_lean(q, k, v)")
+    if not isinstance(got, torch.Tensor):
+        raise Wrong(f"텐서를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
+    want = linear_attention(q, k, v)
+    if got.shape != want.shape:
+        raise Wrong(f"출력 모양이 {tuple(got.shape)}입니다. 입력 (2, 7, 5)에 대해 (2, 7, 5)여야 합니다.")
+    if not torch.allclose(got.double(), want, atol=1e-8):
+        softmax_out = F.scaled_dot_product_attention(q, k, v)
+        if torch.allclose(got.double(), softmax_out, atol=1e-8):
+            raise Wrong("소프트맥스 어텐션의 결과입니다. φ(x) = elu(x) + 1 특징 함수로 선형 어텐션을 계산하세요.")
+        raise Wrong(f"값이 φ(Q)(φ(K)ᵀV) / φ(Q)(φ(K)ᵀ1)과 다릅니다 (최대 차이 "
+                    f"{(got.double() - want).abs().max().item():.3g}). 분모의 정규화를 확인하세요.")
+    n, d = 2048, 16
+    big = [torch.randn(1, n, d, generator=gen) for _ in range(3)]
+    peak = peak_memory_bytes(fn, *big)
+    matrix = n * n * 4
+    if peak >= matrix // 2:
+        raise Wrong(f"N = {n}에서 최대 메모리가 {peak / 2**20:.1f} MiB입니다: N×N 행렬({matrix / 2**20:.0f} MiB)을 "
+                    "만들었습니다. 결합 법칙으로 괄호를 옮겨 φ(K)ᵀV (d×d_v)를 먼저 계산하세요.")
+    return (f"값이 같고, N = {n}에서 최대 메모리 {peak / 2**20:.2f} MiB (N×N 행렬이었다면 "
+            f"{matrix / 2**20:.0f} MiB)로 N×N 행렬을 만들지 않았습니다.")

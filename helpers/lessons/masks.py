@@ -1,0 +1,110 @@
+"""Generated from notebooks/src/09_masks.py by `python3 course.py build`.
+
+Do not edit: change the cells tagged "save" in the notebook source and rebuild.
+"""
+
+import matplotlib.pyplot as plt  # noqa: I001  (the build joins the import groups of saved cells)
+import numpy as np
+import torch
+from helpers.attention import causal_mask, padding_mask, softmax
+from helpers.plots import attention_heatmap
+
+
+PAD = "[PAD]"
+
+
+def pad_batch(sentences, pad=PAD):
+    """Split sentences on spaces, pad to the longest; return the token lists and the lengths (B,)."""
+    tokens = [s.split() for s in sentences]
+    t = max(len(toks) for toks in tokens)
+    return [toks + [pad] * (t - len(toks)) for toks in tokens], torch.tensor([len(toks) for toks in tokens])
+
+
+def count_nan(x):
+    """Number of NaN entries in a tensor."""
+    return int(torch.isnan(x).sum())
+
+
+def fully_masked_rows(mask):
+    """(...,) boolean: True for a query row with no key it may attend."""
+    return ~mask.any(dim=-1)
+
+
+def additive_mask(mask, dtype=torch.float32, fill=float("-inf")):
+    """Float mask to add to the scores: 0 where True (may attend), fill where False (in dtype: -1e9 -> -inf in fp16)."""
+    return torch.zeros(mask.shape, dtype=dtype).masked_fill(~mask, torch.tensor(float(fill)).to(dtype))
+
+
+def attention_mask(lengths, t, causal=False, t_q=None, mask_queries=False):
+    """(B, T_q, T_k) boolean: padded keys hidden (and the future if causal); query rows stay open."""
+    keys = padding_mask(lengths, t)  # (B, T_k)
+    t_q = t if t_q is None else t_q
+    mask = keys[:, None, :].expand(-1, t_q, -1)  # (B, T_q, T_k): every query hides the padded columns
+    if causal:
+        mask = mask & causal_mask(t_q, t)
+    if mask_queries:  # the "both sides" mask of many tutorials: padded query rows hidden too
+        mask = mask & keys[:, :, None]
+    return mask.contiguous()
+
+
+def draw_mask(mask, query_labels=None, key_labels=None, ax=None, title="마스크 (1 = 볼 수 있음)", annotate=True):
+    """Heatmap of one (T_q, T_k) boolean mask: green 1 = may attend, white 0 = hidden."""
+    return attention_heatmap(mask.double(), query_labels, key_labels, ax=ax, title=title, cmap="Greens",
+                             vmin=0.0, vmax=1.6, colorbar=False, fmt=".0f", annotate=annotate)
+
+
+def mask_view(ax_mask, ax_weights, scores, tokens, annotate=True):
+    """Build the mask (left) and weight (right) heatmaps once; return update(length, causal) that redraws them."""
+    t = len(tokens)
+    s = torch.as_tensor(scores, dtype=torch.float64)
+    im_mask = ax_mask.imshow(np.zeros((t, t)), cmap="Greens", vmin=0.0, vmax=1.6, aspect="auto")
+    im_w = ax_weights.imshow(np.zeros((t, t)), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+    texts = [[ax_weights.text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t)]
+             for i in range(t)] if annotate else []
+    for ax in (ax_mask, ax_weights):
+        ax.set_xticks(range(t))
+        ax.set_yticks(range(t))
+        ax.set_xlabel("키(key)")
+        ax.set_ylabel("쿼리(query)")
+    ax_weights.set_title("가중치 (가려진 칸 = 0)")
+
+    def update(length, causal):
+        mask = attention_mask(torch.tensor([length]), t, causal=causal)[0]  # (T, T)
+        weights = softmax(s.masked_fill(~mask, float("-inf")))  # (T, T)
+        im_mask.set_data(mask.double().numpy())
+        im_w.set_data(weights.numpy())
+        labels = list(tokens[:length]) + [PAD] * (t - length)
+        for ax in (ax_mask, ax_weights):
+            ax.set_xticklabels(labels, rotation=45, ha="right")
+            ax.set_yticklabels(labels)
+        for i, row in enumerate(texts):
+            for j, text in enumerate(row):  # hidden cells stay blank: fewer texts to draw
+                text.set_text(f"{weights[i, j]:.2f}" if mask[i, j] else "")
+                text.set_color("white" if weights[i, j] > 0.6 else "black")
+        kind = "패딩 + 인과" if causal else "패딩"
+        ax_mask.set_title(f"{kind} 마스크: 실제 {length}개, 패딩 {t - length}개")
+        return weights.numpy()
+
+    return update
+
+
+def mask_explorer(scores, tokens, length=None, causal=False):
+    """A slider for the number of real tokens and a causal checkbox over one mask_view figure."""
+    import ipywidgets as widgets
+
+    from helpers.widgets import Explorer
+
+    fig, (ax_mask, ax_weights) = plt.subplots(1, 2, figsize=(10, 4.2), dpi=72)
+    update = mask_view(ax_mask, ax_weights, scores, tokens)
+    fig.tight_layout()
+    controls = {"length": widgets.IntSlider(value=len(tokens) if length is None else length, min=1, max=len(tokens),
+                                            description="실제 토큰 수", style={"description_width": "initial"}),
+                "causal": widgets.Checkbox(value=causal, description="인과 마스크")}
+    return Explorer(fig, update, controls)
+
+
+def naive_masked_attention(q, k, v, mask, fill=float("-inf")):  # (..., T, d) each, mask (..., T_q, T_k)
+    """The common recipe: scores.masked_fill(~mask, fill), torch.softmax, weights @ v; returns (out, weights)."""
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (..., T_q, T_k)
+    weights = torch.softmax(scores.masked_fill(~mask, fill), dim=-1)  # a row with no key: 0/0 = NaN
+    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
