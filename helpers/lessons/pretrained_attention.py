@@ -85,7 +85,7 @@ def head_explorer(maps):
 
     n_tokens = {len(tokens) for tokens, _, _ in maps.values()}
     assert len(n_tokens) == 1, "the explorer draws sentences of one length"
-    fig, ax = plt.subplots(figsize=(5.0, 4.2), dpi=80)
+    fig, ax = plt.subplots(figsize=(8.0, 3.6), dpi=80)     # wide: the widget image spans the slide width
     draw = head_panel(ax, n_tokens.pop())
     fig.tight_layout()
 

@@ -41,7 +41,7 @@ setup()
 #
 # 원문의 문장 "고양이가 매트 위에 앉았다"의 네 토큰(token)에 무작위 임베딩을 주고, `MultiHeadAttention`에 원래 순서와 섞은 순서를 넣어 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(10)
 tokens = ["고양이가", "매트", "위에", "앉았다"]
 x = torch.randn(1, 4, 16)                       # (B, T, d_model)
@@ -59,7 +59,7 @@ torch.testing.assert_close(w_perm, w[:, :, perm][:, :, :, perm])   # rows and co
 # %% [markdown]
 # 투영(projection)이 없는 스케일드 닷프로덕트 어텐션(scaled dot-product attention)도 마찬가지입니다. 투영은 토큰마다 따로 곱해지므로 순서와 상관이 없습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 plain, _ = scaled_dot_product_attention(x, x, x)              # (1, 4, 16)
 plain_perm, _ = scaled_dot_product_attention(x[:, perm], x[:, perm], x[:, perm])
 torch.testing.assert_close(plain_perm, plain[:, perm])
@@ -70,7 +70,7 @@ print("'앉았다'의 출력은 어느 순서에서나 같다:", torch.allclose(
 #
 # 순열 등변성의 결과는 구체적입니다. 서브워드 토크나이저(tokenizer)처럼 조사를 따로 떼면, "고양이가 강아지를 쫓았다"와 "강아지가 고양이를 쫓았다"는 **똑같은 다섯 토큰** {고양이, 강아지, 가, 를, 쫓았다}를 다른 순서로 늘어놓은 것입니다. 뜻은 정반대입니다. 동사 "쫓았다"의 출력이 두 문장에서 다르지 않다면, 이 층 위의 어떤 모델도 누가 누구를 쫓았는지 알 수 없습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 vocab = {"고양이": 0, "강아지": 1, "가": 2, "를": 3, "쫓았다": 4}
 sent_a = ["고양이", "가", "강아지", "를", "쫓았다"]
 sent_b = ["강아지", "가", "고양이", "를", "쫓았다"]
@@ -94,17 +94,17 @@ torch.testing.assert_close(out_b, out_a[:, swap])
 torch.testing.assert_close(out_b[0, 4], out_a[0, 4])            # the verb cannot tell who chased whom
 print("'쫓았다' 출력 (두 문장):", out_a[0, 4, :4], out_b[0, 4, :4], sep="\n")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 가중치(weight) 행렬을 나란히 그리면, 오른쪽은 왼쪽의 행과 열을 같은 방식으로 바꿔 놓은 것일 뿐입니다. "쫓았다" 행(맨 아래)은 두 그림에서 같은 토큰에 같은 가중치를 줍니다. 위치만 바뀌었습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.9))
 attention_heatmap(w_a[0, 0], sent_a, sent_a, ax=axes[0], title="고양이가 강아지를 쫓았다 (헤드 1)")
 attention_heatmap(w_b[0, 0], sent_b, sent_b, ax=axes[1], title="강아지가 고양이를 쫓았다 (헤드 1)")
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 원문은 CNN과 비교하며 셀프 어텐션은 "모든 것을 한 번에" 본다고 설명합니다. 맞는 말이지만 그 대가는 적혀 있지 않습니다. 커널은 "바로 옆"이 무엇인지 구조로 알지만, 어텐션은 가깝고 먼 것을 구별하지 못합니다. 다른 원문이 트랜스포머가 입력을 "하나의 덩어리"로 받는다고 한 것도 같은 이야기입니다. 덩어리(집합)로 받는 순간 순서는 사라지고, 그래서 위치 인코딩이 필요합니다.
 #
 # > **원문 바로잡기**: 원문은 "앉았다" 행의 점수를 고양이가 0.3, 매트 0.2, 위에 0.4, 앉았다 0.5로 적고, 이어서 그 행의 가중치를 $[0.35, 0.15, 0.20, 0.30]$으로 적어 "고양이가"에 가장 큰 가중치를 줍니다. 소프트맥스는 점수의 순서를 유지하므로 세 번째로 큰 점수(0.3)가 가장 큰 가중치가 될 수 없습니다. 아래 계산처럼 이 점수의 가중치는 $[0.236, 0.214, 0.261, 0.289]$이고(√d_k로 나누면 더 평평해집니다), 가장 큰 가중치는 "앉았다" 자신입니다.
@@ -143,7 +143,7 @@ def sinusoidal_encoding(T, d, base=10000.0, dtype=torch.float32):
     return pe.flatten(-2).to(dtype)                                                 # (T, d): sin, cos, sin, ...
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 식을 반복문으로 그대로 옮긴 것과 같은지 확인합니다.
 
 # %%
@@ -161,7 +161,7 @@ print("PE(0)[:6] =", pe_small[0, :6])
 print("PE(1)[:6] =", pe_small[1, :6])
 torch.testing.assert_close(pe_small.norm(dim=-1), torch.full((T,), math.sqrt(d / 2), dtype=torch.float64))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 모든 $\mathrm{PE}(p)$의 길이는 $\sqrt{d/2}$로 같습니다(쌍마다 $\sin^2 + \cos^2 = 1$). 위치는 길이가 아니라 **방향**에 담깁니다.
 #
 # 쌍 $i$의 파장은 $2\pi / \omega_i = 2\pi \cdot 10000^{2i/d}$입니다. 첫 쌍은 약 6.3 위치마다 한 바퀴 돌고, 마지막 쌍은 수만 위치에 걸쳐 한 바퀴를 돕니다. 시계의 초침, 분침, 시침처럼 빠른 쌍은 가까운 위치를, 느린 쌍은 먼 위치를 구별합니다.
@@ -174,17 +174,14 @@ print(f"파장: 쌍 0 = {wavelength[0]:.2f}, 쌍 1 = {wavelength[1]:.2f}, 쌍 31
 assert torch.all(wavelength[1:] > wavelength[:-1])
 assert abs(wavelength[0] - 2 * math.pi) < 1e-9 and 1e4 < wavelength[-1] < 1e5   # ~6.3 and "수만" in the prose
 
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.8), width_ratios=(1.1, 1.0))
+# %% slideshow={"slide_type": "subslide"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4), width_ratios=(1.1, 1.0))
 image = ax1.imshow(pe, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-ax1.set_xlabel("차원")
-ax1.set_ylabel("위치 p")
-ax1.set_title("사인·코사인 위치 인코딩 (T=50, d=64)")
+ax1.set(xlabel="차원", ylabel="위치 p", title="사인·코사인 위치 인코딩 (T=50, d=64)")
 fig.colorbar(image, ax=ax1, fraction=0.046, pad=0.04)
 for dim in [0, 2, 10, 30]:
     ax2.plot(range(T), pe[:, dim], label=f"차원 {dim} (파장 {wavelength[dim // 2]:.0f})")
-ax2.set_xlabel("위치 p")
-ax2.set_ylabel("값")
-ax2.set_title("차원이 클수록 느리게 돈다")
+ax2.set(xlabel="위치 p", ylabel="값", title="차원이 클수록 느리게 돈다")
 ax2.legend(loc="lower left", fontsize=7)
 fig.tight_layout()
 plt.show()
@@ -212,7 +209,7 @@ def relative_similarity(offsets, d, base=10000.0):
     return torch.cos(k[..., None] * frequencies(d, base)).sum(-1)
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 pe64 = sinusoidal_encoding(60, 64, dtype=torch.float64)    # (60, 64)
 for k in [1, 3, 10, 25]:
     R = offset_rotation(k, 64)                               # (64, 64), built without any p
@@ -239,20 +236,17 @@ assert profile[0] == 32 and (profile[1:] < 32).all()
 assert (profile[1:6] < profile[:5]).all() and profile[6] > profile[5]   # falls for 5 steps, then rises
 print("k = 0..8의 내적:", profile[:9].numpy().round(2))
 
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.6), width_ratios=(1.0, 1.2))
+# %% slideshow={"slide_type": "subslide"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4), width_ratios=(1.0, 1.2))
 image = ax1.imshow(G, cmap="viridis", aspect="auto")
-ax1.set_xlabel("위치 q")
-ax1.set_ylabel("위치 p")
-ax1.set_title("PE(p)·PE(q): 대각선마다 같은 값")
+ax1.set(xlabel="위치 q", ylabel="위치 p", title="PE(p)·PE(q): 대각선마다 같은 값")
 fig.colorbar(image, ax=ax1, fraction=0.046, pad=0.04)
 ax2.plot(range(41), profile, marker=".")
-ax2.set_xlabel("거리 k = |q − p|")
-ax2.set_ylabel("내적")
-ax2.set_title("멀어지면 대체로 작아지지만 단조롭지는 않다")
+ax2.set(xlabel="거리 k = |q − p|", ylabel="내적", title="멀어지면 대체로 작아지지만 단조롭지는 않다")
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 내적은 $k = 0$에서 가장 크고($d/2 = 32$) 처음 다섯 칸 동안은 줄어들지만, 그 뒤로는 물결치며 오르내립니다. 위치 인코딩은 "거리"를 재는 자가 아니라, 모델이 투영을 거쳐 읽어 내는 **재료**입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -323,20 +317,29 @@ def offset_explorer(d=64, max_offset=40):
     return Explorer(fig, update, {"k": slider})
 
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 offset_explorer(d=64, max_offset=40)
 
 # %% [markdown]
 # 정적 버전(슬라이드·PDF용): 같은 함수로 $k = 0, 1$과 $k = 5, 20$을 그립니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 drawn = {}
-for ks in ([0, 1], [5, 20]):
-    fig, axes = plt.subplots(2, 2, figsize=(9.5, 5.2), width_ratios=(1.5, 1.0))
+
+
+def static_offsets(ks):
+    fig, axes = plt.subplots(2, 2, figsize=(9.5, 4.6), width_ratios=(1.5, 1.0))
     for k, row in zip(ks, axes):
-        drawn[k] = offset_panel(row, 64, 40)(k)
+        drawn[k] = offset_panel(row, 64, 40)(k)     # the explorer's own drawing code
     fig.tight_layout()
     plt.show()
+
+
+# %% slideshow={"slide_type": "subslide"}
+static_offsets([0, 1])
+
+# %% slideshow={"slide_type": "subslide"}
+static_offsets([5, 20])
 for k, result in drawn.items():
     assert max(abs(v - relative_similarity(k, 64).item()) for v in result["dots"]) < 1e-9   # same for every p
     assert abs(result["angles"][0] - math.degrees(k)) < 1e-9                               # pair 0 turns k radians
@@ -365,7 +368,7 @@ class LearnedPositionalEncoding(nn.Module):
         return x + self.table(torch.arange(T))                      # (B, T, d)
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(12)
 table = nn.Embedding(10, 16)                      # positions 0..9
 print("파라미터 수:", sum(p.numel() for p in table.parameters()))
@@ -382,7 +385,7 @@ try:
 except ValueError as err:
     print("LearnedPositionalEncoding:", err)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # PyTorch의 오류 메시지("index out of range in self")는 무엇이 문제인지 말해 주지 않습니다. 위의 `LearnedPositionalEncoding`은 몇 번째 위치까지 배웠는지 알려 줍니다. 반면 사인·코사인 표는 식이므로 원하는 만큼 늘일 수 있고, 길게 만든 표의 앞부분은 짧은 표와 같습니다.
 
 # %%
@@ -400,7 +403,7 @@ print("위치 4999의 처음 4개 차원:", long[4999, :4])
 #
 # 기본 초기화의 무작위 층은 가중치가 거의 균등해서 차이가 눈에 잘 띄지 않습니다. 그래서 쿼리·키 투영을 조금 크게 초기화해, 학습된 층처럼 가중치가 뚜렷한 헤드(head) 하나짜리 층을 씁니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(16)
 layer = MultiHeadAttention(16, num_heads=1).eval()
 with torch.no_grad():
@@ -420,19 +423,25 @@ print(f"'쫓았다' 출력: 위치 없음 차이 {(out_a0[0, 4] - out_b0[0, 4]).
 assert map_gap > 0.1 and verb_gap > 0.01
 assert not torch.allclose(out_b_pe, out_a_pe[:, swap], atol=1e-3)  # no longer just a reordering
 
-# %%
-for words, w_plain, w_pos in [(sent_a, w_a0, w_a_pe), (sent_b, w_b0, w_b_pe)]:
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.9))
+# %% slideshow={"slide_type": "subslide"}
+def compare_maps(words, w_plain, w_pos):
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.7))
     title = " ".join(words)
     attention_heatmap(w_plain[0, 0], words, words, ax=axes[0], vmax=1.0, title=f"위치 없음: {title}")
     attention_heatmap(w_pos[0, 0], words, words, ax=axes[1], vmax=1.0, title=f"+ 위치 인코딩: {title}")
     fig.tight_layout()
     plt.show()
 
+
+compare_maps(sent_a, w_a0, w_a_pe)
+
+# %% slideshow={"slide_type": "subslide"}
+compare_maps(sent_b, w_b0, w_b_pe)
+
 # %% [markdown]
 # 두 그림의 왼쪽(위치 없음)끼리는 행과 열의 순서를 맞추면 서로 겹칩니다. 오른쪽(위치 인코딩)끼리는 그렇지 않습니다. 예를 들어 "쫓았다" 행에서 "고양이"가 받는 가중치가 문장 첫머리에 있을 때와 셋째 자리에 있을 때 다릅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 ia, ib = sent_a.index("고양이"), sent_b.index("고양이")
 print(f"'쫓았다' → '고양이' 가중치: 위치 없음 {w_a0[0, 0, 4, ia]:.3f} / {w_b0[0, 0, 4, ib]:.3f}, "
       f"위치 있음 {w_a_pe[0, 0, 4, ia]:.3f} / {w_b_pe[0, 0, 4, ib]:.3f}")
@@ -453,7 +462,7 @@ assert (w_a_pe[0, 0, 4, ia] - w_b_pe[0, 0, 4, ib]).abs() > 0.02
 #
 # 이므로 절대 위치 $p$, $r$은 사라지고 **차이 $p - r$만** 남습니다. 복소수 곱을 실수로 풀면 쌍마다 $2\times2$ 회전입니다: $(x_{2i}, x_{2i+1}) \mapsto (x_{2i}\cos\theta - x_{2i+1}\sin\theta,\ x_{2i}\sin\theta + x_{2i+1}\cos\theta)$.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def apply_rope(x, positions=None, base=10000.0):
     """RoPE, adjacent pairs: rotate (x[2i], x[2i+1]) of the token at position p by p·ω_i. x: (..., T, d)."""
     T, d = x.shape[-2:]
@@ -477,7 +486,7 @@ by_complex = torch.view_as_real(z * torch.exp(1j * 5 * frequencies(d))).flatten(
 torch.testing.assert_close(apply_rope(q[None], [5])[0], by_complex)
 print("위치 5로 돌린 q[:4]:", apply_rope(q[None], [5])[0, :4])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 같은 $q$와 $k$를 위치 0부터 11까지 놓고 모든 쌍의 점수 $S_{pr} = \tilde q_p \cdot \tilde k_r$를 계산합니다. 점수가 $p - r$에만 의존하면 대각선마다 값이 같아야 합니다.
 
 # %%
@@ -493,25 +502,22 @@ torch.testing.assert_close(far[0] @ far[1], S[0, 3])
 torch.testing.assert_close(Q.norm(dim=-1), q.norm().expand(T))  # rotation keeps the length
 assert not torch.allclose(S, S.T)                               # before and after differ
 print(f"p − r = −3: {S[0, 3]:.4f},  p − r = +3: {S[3, 0]:.4f}")
+offsets = torch.arange(-(T - 1), T)
+scores_by_offset = torch.stack([torch.diagonal(S, offset=-int(m))[0] for m in offsets])   # S as a function of p − r
 
-# %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.8), width_ratios=(1.0, 1.2))
+# %% slideshow={"slide_type": "subslide"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4), width_ratios=(1.0, 1.2))
 attention_heatmap(S, list(range(T)), list(range(T)), ax=ax1, cmap="RdBu_r", vmin=-abs(S).max().item(),
                   vmax=abs(S).max().item(), annotate=False, title="RoPE 점수 S[p, r]: 대각선마다 같다")
-ax1.set_xlabel("키 위치 r")
-ax1.set_ylabel("쿼리 위치 p")
-offsets = torch.arange(-(T - 1), T)
-scores_by_offset = torch.stack([torch.diagonal(S, offset=-int(m))[0] for m in offsets])
+ax1.set(xlabel="키 위치 r", ylabel="쿼리 위치 p")
 ax2.plot(offsets, scores_by_offset, marker="o")
 ax2.axhline(q @ k, color="gray", ls="--", lw=1, label=f"회전 전 q·k = {q @ k:.2f}")
-ax2.set_xlabel("상대 위치 p − r")
-ax2.set_ylabel("점수")
-ax2.set_title("점수는 p − r의 함수 (좌우 대칭이 아님)")
+ax2.set(xlabel="상대 위치 p − r", ylabel="점수", title="점수는 p − r의 함수 (좌우 대칭이 아님)")
 ax2.legend(loc="lower right", fontsize=8)
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 사인·코사인 인코딩끼리의 내적은 $k$와 $-k$가 같았지만, RoPE의 점수는 $q \ne k$이면 "3칸 앞"과 "3칸 뒤"가 다릅니다. 위치 1000과 1003의 점수도 위치 0과 3의 점수와 같습니다.
 #
 # ### 두 가지 짝짓기: 인접 쌍과 rotate-half
@@ -520,7 +526,7 @@ plt.show()
 #
 # $$\mathrm{RoPE}_{\text{half}}(x) = \big[\,x_1\cos\theta - x_2\sin\theta,\ \ x_1\sin\theta + x_2\cos\theta\,\big],\qquad \theta_i = p\,\omega_i$$
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def rotate_half(x):
     """[x1, x2] -> [-x2, x1] on the two halves of the last dimension (Hugging Face / GPT-NeoX)."""
     x1, x2 = x.chunk(2, dim=-1)
@@ -540,7 +546,7 @@ def apply_rope_half(x, positions=None, base=10000.0):
 # %% [markdown]
 # 두 방식은 **차원의 순서만 다른 같은 회전**입니다. 인접 쌍 배치의 차원을 `[0, 2, 4, …, 1, 3, 5, …]` 순서로 다시 늘어놓으면 쌍 $(2i, 2i+1)$이 정확히 $(i, i + d/2)$ 자리로 갑니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(14)
 d = 8
 x = torch.randn(5, d, dtype=torch.float64)                      # (T, d)
@@ -561,7 +567,7 @@ assert not torch.allclose(apply_rope_half(x), apply_rope(x))     # but not the s
 #
 # 실제 모델에서 RoPE는 층마다, 헤드마다 적용됩니다. 입력을 $W_Q$, $W_K$, $W_V$로 투영하고 헤드로 나눈 **뒤**, 각 헤드의 쿼리와 키(크기 $d_{\text{head}}$)를 돌립니다. 밸류는 돌리지 않고, 입력 임베딩에는 아무것도 더하지 않습니다. 모든 층이 자기 쿼리·키에 같은 회전을 다시 적용합니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 import torch.nn as nn
 
 
@@ -588,7 +594,7 @@ class RoPEMultiHeadAttention(nn.Module):
         return self.out_proj(out), weights
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 층이 위치 0에서는 회전하지 않는 보통의 멀티 헤드 어텐션(`helpers.attention.MultiHeadAttention`)과 같은지, 그리고 모든 위치를 한꺼번에 100칸 옮겨도 출력이 같은지(상대 위치만 본다) 확인합니다. 1절의 두 문장도 다시 넣어 봅니다.
 
 # %%
@@ -608,7 +614,7 @@ verb_gap_rope = ((out_a_rope[0, 4] - out_b_rope[0, 4]).norm() / out_a_rope[0, 4]
 assert verb_gap_rope > 0.01 and not torch.allclose(out_b_rope, out_a_rope[:, swap], atol=1e-3)
 print(f"위치를 100칸 옮겨도 출력 차이 < 1e-5, 두 문장의 '쫓았다' 출력 상대 차이 {verb_gap_rope:.0%}")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # RoPE를 넣은 층은 위치 0에서 보통의 멀티 헤드 어텐션과 같고, 전체를 옮겨도 같은 출력을 내며(상대 위치만 보므로), 어순만 다른 두 문장을 구별합니다.
 #
 # 점수에 위치를 넣는 방법은 이 밖에도 있습니다. **ALiBi**(Press 등 2022)는 회전 대신 점수에 거리에 비례하는 벌점 $-m_h\,|p - r|$를 헤드마다 다른 기울기 $m_h$로 더하고, 임베딩에는 아무것도 더하지 않습니다. **T5의 상대 위치 편향**(Raffel 등 2020)은 상대 거리를 구간(bucket)으로 묶어 구간마다 학습되는 스칼라 하나를 헤드별로 점수에 더합니다.
@@ -629,7 +635,7 @@ def decode_position(pe_row):
 
 check("10-1", decode_position)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "subslide"}
 def decode_position(pe_row):
     d = pe_row.shape[-1]
     omega = 10000 ** (-(d - 2) / d)                          # the slowest pair: wavelength > 5000
@@ -643,7 +649,7 @@ check("10-1", decode_position)
 #
 # **10-2. 왼쪽 패딩이 있는 배치의 RoPE.** 문장마다 위치가 다른 배치에 RoPE를 적용하는 `my_rope(x, positions)`를 쓰세요. `x`는 `(B, h, T, d)`, `positions`는 `(B, T)`입니다(왼쪽 패딩이면 첫 문장의 실제 토큰이 위치 0부터 시작합니다). 인접 쌍 $(2i, 2i+1)$ 방식으로, 위치 $p$의 쌍을 각도 $p\,\omega_i$만큼 **반시계 방향**으로 돌립니다. 위의 `apply_rope`는 `positions`가 `(T,)`일 때만 맞습니다. 어느 축을 맞춰야 할지 먼저 모양을 적어 보세요.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def my_rope(x, positions):
     raise NotImplementedError
 
@@ -676,16 +682,14 @@ check("10-2", my_rope)
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 위치 정보 없는 어텐션은 순열 등변 | `MultiHeadAttention`과 SDPA에서 섞은 입력의 출력 = 출력을 섞은 것 (assert_close) |
-# | 그래서 어순만 다른 문장을 구별하지 못함 | 두 문장에서 "쫓았다"의 출력이 같음 |
-# | 소프트맥스는 점수의 순서를 유지 | 원문의 "앉았다" 가중치는 $[0.236, 0.214, 0.261, 0.289]$ (원문 바로잡기) |
-# | 사인·코사인 PE: 길이 $\sqrt{d/2}$, 파장 $2\pi$ ~ $2\pi \cdot 10000^{(d-2)/d}$ | 반복문 식과 일치, 노름 assert |
-# | $\mathrm{PE}(p+k) = R(k)\,\mathrm{PE}(p)$, $R(k)$는 $p$와 무관한 회전 | 모든 $p$와 $k = 1, 3, 10, 25$에서 assert; $R(3)R(7) = R(10)$ |
-# | $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k) = \sum_i \cos(k\omega_i)$: $k$에만, 그리고 $\pm k$ 대칭 | 내적 행렬의 대각선 assert |
-# | 학습 임베딩: $L \times d$ 파라미터, 표 밖 위치는 오류 | 위치 10 이상에서 IndexError; 사인·코사인 표는 5,000까지 늘어남 |
+# | 위치 정보 없는 어텐션은 순열 등변, 어순만 다른 문장을 구별 못 함 | 섞은 입력의 출력 = 출력을 섞은 것; 두 문장의 "쫓았다" 출력이 같음 |
+# | 소프트맥스는 점수의 순서를 유지 | 원문의 "앉았다" 가중치는 $[0.236, 0.214, 0.261, 0.289]$ |
+# | 사인·코사인 PE: 길이 $\sqrt{d/2}$, $\mathrm{PE}(p+k) = R(k)\,\mathrm{PE}(p)$ | 반복문 식과 일치; 모든 $p$에서 assert, $R(3)R(7) = R(10)$ |
+# | $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k)$는 $k$에만 의존하고 $\pm k$ 대칭 | 내적 행렬의 대각선 assert |
+# | 학습 임베딩은 표 밖 위치를 표현 못 함 | 위치 10 이상에서 오류; 사인·코사인 표는 5,000까지 늘어남 |
 # | 위치를 더하면 등변성이 깨짐 | 두 문장의 "쫓았다" 출력과 가중치가 달라짐 |
-# | RoPE: 점수가 $p - r$에만 의존, 앞뒤는 구별 | 복소수 곱과 일치, 대각선 상수, $S \ne S^\top$, 위치 1000/1003 = 0/3 |
-# | 인접 쌍 = rotate-half (차원 순열만 다름) | 순열 `[0, 2, 4, …, 1, 3, 5, …]`로 결과와 점수가 일치 |
-# | RoPE는 층·헤드마다 투영 뒤의 q, k에만 | 위치 0에서 보통 MHA와 같음, 위치 +100 이동에도 같은 출력, 두 문장 구별 |
+# | RoPE: 점수가 $p - r$에만 의존, 앞뒤는 구별 | 대각선 상수, $S \ne S^\top$, 위치 1000/1003 = 0/3 |
+# | 인접 쌍 = rotate-half (차원 순열만 다름) | 순열 `[0, 2, …, 1, 3, …]`로 결과와 점수가 일치 |
+# | RoPE는 층·헤드마다 투영 뒤의 q, k에만 | 위치 0에서 보통 MHA와 같음, +100 이동에도 같은 출력 |
 #
 # 다음 노트북(11)에서는 실제 사전 학습 모델(pretrained model)의 어텐션 맵을 들여다봅니다.

