@@ -37,7 +37,7 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
     left, right = axes
     pairs = pairs or (0, max(1, d // 20), max(2, d // 8))           # fast, middle, slow: (0, 3, 8) for d = 64
     grid = torch.arange(-max_offset, max_offset + 1)
-    left.plot(grid, relative_similarity(grid, d), color="tab:gray", lw=1.5)
+    left.plot(grid.numpy(), relative_similarity(grid, d).numpy(), color="tab:gray", lw=1.5)
     vline = left.axvline(0, color="tab:red", ls="--", lw=1)
     # Shrinking markers, so points that coincide (they should) stay visible as rings.
     dots = [left.scatter([0], [0], s=140 / (n + 1), zorder=3 + n, label=f"p = {p}") for n, p in enumerate(p_values)]
@@ -50,9 +50,9 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
     theta = torch.linspace(0, 2 * torch.pi, 200)
     hands = []
     for radius, i, color in zip((1.0, 0.72, 0.44), pairs, ("tab:blue", "tab:orange", "tab:green")):
-        right.plot(radius * theta.cos(), radius * theta.sin(), color=color, lw=0.6, alpha=0.5)
+        right.plot((radius * theta.cos()).numpy(), (radius * theta.sin()).numpy(), color=color, lw=0.6, alpha=0.5)
         # (cos, sin) on the axes so that a growing angle turns counter-clockwise.
-        right.scatter([radius * pe[p0, 2 * i + 1]], [radius * pe[p0, 2 * i]], color=color, s=20, zorder=3)
+        right.scatter([radius * float(pe[p0, 2 * i + 1])], [radius * float(pe[p0, 2 * i])], color=color, s=20, zorder=3)
         hands.append((right.plot([0, 0], [0, 0], color=color, lw=2, label=f"쌍 {i}")[0], radius, i))
     legend = right.legend(loc="lower right", fontsize=7)
     right.set_xlim(-1.15, 1.15)
@@ -70,7 +70,7 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
         left.set_title(f"k = {k}: 모든 p에서 내적 {values[0]:.2f}", fontsize=10)
         angles = (k * omega[list(pairs)]).rad2deg().tolist()
         for (hand, radius, i), text, angle in zip(hands, legend.get_texts(), angles):
-            hand.set_data([0, radius * pe[p0 + k, 2 * i + 1]], [0, radius * pe[p0 + k, 2 * i]])
+            hand.set_data([0, radius * float(pe[p0 + k, 2 * i + 1])], [0, radius * float(pe[p0 + k, 2 * i])])
             text.set_text(f"쌍 {i}: {angle % 360:.0f}°")
         return {"dots": values, "angles": angles}
 

@@ -53,7 +53,7 @@ def layer_attention(H, attn, num_heads=12):
 
 def head_panel(ax, n_tokens):
     """One (T, T) heatmap drawn once; returns draw(tokens, w, title) that changes it in place."""
-    im = ax.imshow(torch.zeros(n_tokens, n_tokens), cmap="Blues", vmin=0, vmax=1)
+    im = ax.imshow(torch.zeros(n_tokens, n_tokens).numpy(), cmap="Blues", vmin=0, vmax=1)
     texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=7) for j in range(n_tokens)]
              for i in range(n_tokens)]
     ax.set_xticks(range(n_tokens))
@@ -63,7 +63,7 @@ def head_panel(ax, n_tokens):
 
     def draw(tokens, w, title):
         w = torch.as_tensor(w)
-        im.set_data(w)
+        im.set_data(w.numpy())
         for i in range(n_tokens):
             for j in range(n_tokens):
                 texts[i][j].set_text(f"{w[i, j]:.2f}")

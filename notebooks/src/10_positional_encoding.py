@@ -97,8 +97,8 @@ print("'쫓았다' 출력 (두 문장):", out_a[0, 4, :4], out_b[0, 4, :4], sep=
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 가중치(weight) 행렬을 나란히 그리면, 오른쪽은 왼쪽의 행과 열을 같은 방식으로 바꿔 놓은 것일 뿐입니다. "쫓았다" 행(맨 아래)은 두 그림에서 같은 토큰에 같은 가중치를 줍니다. 위치만 바뀌었습니다.
 
-# %% slideshow={"slide_type": "subslide"}
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.9))
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.5))
 attention_heatmap(w_a[0, 0], sent_a, sent_a, ax=axes[0], title="고양이가 강아지를 쫓았다 (헤드 1)")
 attention_heatmap(w_b[0, 0], sent_b, sent_b, ax=axes[1], title="강아지가 고양이를 쫓았다 (헤드 1)")
 fig.tight_layout()
@@ -246,7 +246,7 @@ ax2.set(xlabel="거리 k = |q − p|", ylabel="내적", title="멀어지면 대�
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown]
 # 내적은 $k = 0$에서 가장 크고($d/2 = 32$) 처음 다섯 칸 동안은 줄어들지만, 그 뒤로는 물결치며 오르내립니다. 위치 인코딩은 "거리"를 재는 자가 아니라, 모델이 투영을 거쳐 읽어 내는 **재료**입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -263,7 +263,7 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
     left, right = axes
     pairs = pairs or (0, max(1, d // 20), max(2, d // 8))           # fast, middle, slow: (0, 3, 8) for d = 64
     grid = torch.arange(-max_offset, max_offset + 1)
-    left.plot(grid, relative_similarity(grid, d), color="tab:gray", lw=1.5)
+    left.plot(grid.numpy(), relative_similarity(grid, d).numpy(), color="tab:gray", lw=1.5)
     vline = left.axvline(0, color="tab:red", ls="--", lw=1)
     # Shrinking markers, so points that coincide (they should) stay visible as rings.
     dots = [left.scatter([0], [0], s=140 / (n + 1), zorder=3 + n, label=f"p = {p}") for n, p in enumerate(p_values)]
@@ -276,9 +276,9 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
     theta = torch.linspace(0, 2 * torch.pi, 200)
     hands = []
     for radius, i, color in zip((1.0, 0.72, 0.44), pairs, ("tab:blue", "tab:orange", "tab:green")):
-        right.plot(radius * theta.cos(), radius * theta.sin(), color=color, lw=0.6, alpha=0.5)
+        right.plot((radius * theta.cos()).numpy(), (radius * theta.sin()).numpy(), color=color, lw=0.6, alpha=0.5)
         # (cos, sin) on the axes so that a growing angle turns counter-clockwise.
-        right.scatter([radius * pe[p0, 2 * i + 1]], [radius * pe[p0, 2 * i]], color=color, s=20, zorder=3)
+        right.scatter([radius * float(pe[p0, 2 * i + 1])], [radius * float(pe[p0, 2 * i])], color=color, s=20, zorder=3)
         hands.append((right.plot([0, 0], [0, 0], color=color, lw=2, label=f"쌍 {i}")[0], radius, i))
     legend = right.legend(loc="lower right", fontsize=7)
     right.set_xlim(-1.15, 1.15)
@@ -296,7 +296,7 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
         left.set_title(f"k = {k}: 모든 p에서 내적 {values[0]:.2f}", fontsize=10)
         angles = (k * omega[list(pairs)]).rad2deg().tolist()
         for (hand, radius, i), text, angle in zip(hands, legend.get_texts(), angles):
-            hand.set_data([0, radius * pe[p0 + k, 2 * i + 1]], [0, radius * pe[p0 + k, 2 * i]])
+            hand.set_data([0, radius * float(pe[p0 + k, 2 * i + 1])], [0, radius * float(pe[p0 + k, 2 * i])])
             text.set_text(f"쌍 {i}: {angle % 360:.0f}°")
         return {"dots": values, "angles": angles}
 
@@ -560,7 +560,7 @@ torch.testing.assert_close(scores_half, scores_adjacent)         # the same atte
 assert not torch.allclose(apply_rope_half(x), apply_rope(x))     # but not the same function of x
 
 # %% [markdown]
-# 같은 $x$에 두 함수를 적용하면 결과가 다릅니다. 하지만 쿼리와 키의 차원을 같은 순열로 바꾸면 점수가 똑같습니다. 순열은 $W_Q$, $W_K$의 행 순서를 바꾸는 것과 같으므로, 학습된 모델에게 둘은 같은 방법입니다. 실제로 Meta의 LLaMA 체크포인트를 Hugging Face 형식으로 바꾸는 스크립트는 $W_Q$, $W_K$의 행을 이렇게 재배열해 `rotate_half`로 같은 점수를 얻습니다. 그래서 체크포인트와 코드의 방식이 어긋나면 오류 없이 조용히 틀린 결과가 나옵니다.
+# 같은 $x$에 두 함수를 적용하면 결과가 다릅니다. 하지만 쿼리와 키의 차원을 같은 순열로 바꾸면 점수가 똑같습니다. 순열은 $W_Q$, $W_K$의 행 순서를 바꾸는 것과 같으므로, 학습된 모델에게 둘은 같은 방법입니다. 실제로 Meta의 LLaMA 체크포인트를 Hugging Face 형식으로 바꾸는 스크립트는 헤드마다 $W_Q$, $W_K$의 행을 이렇게 재배열해 `rotate_half`로 같은 점수를 얻습니다. 그래서 체크포인트와 코드의 방식이 어긋나면 오류 없이 조용히 틀린 결과가 나옵니다.
 
 # %% [markdown]
 # ### 멀티 헤드 층 안의 RoPE
@@ -595,7 +595,7 @@ class RoPEMultiHeadAttention(nn.Module):
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 층이 위치 0에서는 회전하지 않는 보통의 멀티 헤드 어텐션(`helpers.attention.MultiHeadAttention`)과 같은지, 그리고 모든 위치를 한꺼번에 100칸 옮겨도 출력이 같은지(상대 위치만 본다) 확인합니다. 1절의 두 문장도 다시 넣어 봅니다.
+# 모든 토큰을 위치 0에 두면(회전 없음) 이 층이 보통의 멀티 헤드 어텐션(`helpers.attention.MultiHeadAttention`)과 같은지, 그리고 모든 위치를 한꺼번에 100칸 옮겨도 출력이 같은지(상대 위치만 본다) 확인합니다. 1절의 두 문장도 다시 넣어 봅니다.
 
 # %%
 seed_everything(15)
@@ -615,9 +615,9 @@ assert verb_gap_rope > 0.01 and not torch.allclose(out_b_rope, out_a_rope[:, swa
 print(f"위치를 100칸 옮겨도 출력 차이 < 1e-5, 두 문장의 '쫓았다' 출력 상대 차이 {verb_gap_rope:.0%}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# RoPE를 넣은 층은 위치 0에서 보통의 멀티 헤드 어텐션과 같고, 전체를 옮겨도 같은 출력을 내며(상대 위치만 보므로), 어순만 다른 두 문장을 구별합니다.
+# RoPE를 넣은 층은 회전이 없으면 보통의 멀티 헤드 어텐션과 같고, 전체를 옮겨도 같은 출력을 내며(상대 위치만 보므로), 어순만 다른 두 문장을 구별합니다.
 #
-# 점수에 위치를 넣는 방법은 이 밖에도 있습니다. **ALiBi**(Press 등 2022)는 회전 대신 점수에 거리에 비례하는 벌점 $-m_h\,|p - r|$를 헤드마다 다른 기울기 $m_h$로 더하고, 임베딩에는 아무것도 더하지 않습니다. **T5의 상대 위치 편향**(Raffel 등 2020)은 상대 거리를 구간(bucket)으로 묶어 구간마다 학습되는 스칼라 하나를 헤드별로 점수에 더합니다.
+# 점수에 위치를 넣는 방법은 이 밖에도 있습니다. **ALiBi**(Press 등 2022)는 회전 대신 점수에 거리에 비례하는 벌점 $-m_h\,|p - r|$를 헤드마다 다른 고정 기울기 $m_h$(학습하지 않음)로 더하고, 임베딩에는 아무것도 더하지 않습니다. **T5의 상대 위치 편향**(Raffel 등 2020)은 상대 거리를 구간(bucket)으로 묶어 구간마다 학습되는 스칼라 하나를 헤드별로 점수에 더합니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: RoPE는 "더하기 대신 회전"이라고 한 문장으로 요약하세요. 더하면 내용과 위치가 한 벡터에 섞이고, 회전하면 길이(내용의 크기)는 그대로 두고 방향만 위치에 따라 돌립니다. 그래서 점수에 절대 위치가 남지 않고, 위치 1000과 1003도 0과 3처럼 보입니다. 인접 쌍과 rotate-half의 차이는 청중 중 누군가 Hugging Face 코드를 읽다가 반드시 묻는 질문입니다.

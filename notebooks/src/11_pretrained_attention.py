@@ -249,7 +249,7 @@ assert to_arrow.mean() < 0.1 and is_top.sum() == 1
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def head_panel(ax, n_tokens):
     """One (T, T) heatmap drawn once; returns draw(tokens, w, title) that changes it in place."""
-    im = ax.imshow(torch.zeros(n_tokens, n_tokens), cmap="Blues", vmin=0, vmax=1)
+    im = ax.imshow(torch.zeros(n_tokens, n_tokens).numpy(), cmap="Blues", vmin=0, vmax=1)
     texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=7) for j in range(n_tokens)]
              for i in range(n_tokens)]
     ax.set_xticks(range(n_tokens))
@@ -259,7 +259,7 @@ def head_panel(ax, n_tokens):
 
     def draw(tokens, w, title):
         w = torch.as_tensor(w)
-        im.set_data(w)
+        im.set_data(w.numpy())
         for i in range(n_tokens):
             for j in range(n_tokens):
                 texts[i][j].set_text(f"{w[i, j]:.2f}")
@@ -310,7 +310,7 @@ head_explorer(maps)
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 정적 버전: 'Time flies like an arrow'의 72개 헤드 전체(행 = 층, 열 = 헤드), 층 0~2와 3~5 두 장.
 
-# %% slideshow={"slide_type": "subslide"}
+# %%
 tokens, weights, hidden = maps["time"]
 
 
@@ -356,13 +356,13 @@ assert best_prev == (0, 2) and prev.max() > 0.9999
 assert best_next == (1, 8) and 0.5 < nxt.max() < 0.6
 
 # %% slideshow={"slide_type": "subslide"}
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.0))
+fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.5))
 for ax, (l, h) in zip(axes, (best_prev, best_next)):
     head_panel(ax, len(tokens))(tokens, weights[l, h], f"층 {l} · 헤드 {h}")
 fig.tight_layout()
 plt.show()
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown]
 # 층 0의 헤드 2는 거의 100% 바로 앞 토큰만 봅니다. 위치 정보로 "한 칸 옮기기"를 학습한 헤드이고, 3절에서 두 문장의 차이를 flies에 실어 온 경로입니다. 다음 토큰을 보는 헤드는 그만큼 깨끗하지 않습니다(약 0.54).
 
 # %% [markdown]
@@ -477,7 +477,7 @@ assert missing == ["ᆻ"]
 # 한글이 음절이 아니라 **자모**로 쪼개집니다. 소문자 모델의 토크나이저는 악센트를 없애려고 글자를 유니코드 **NFD**(정준 분해, canonical decomposition)로 바꾼 뒤 결합 부호(é의 ´ 같은 것)를 지우는데, 한글 음절도 NFD에서 초성·중성·종성 자모로 분해되기 때문입니다. 자모는 결합 부호가 아니라 글자로 분류되어 지워지지 않고 남습니다. 그 결과 "어제"는 ᄋ, ᅥ, ᄌ, ᅦ 네 조각이 되고, WordPiece는 어휘에 있는 자모 조각으로 단어를 덮습니다. "먹었다"는 받침 ᆻ이 어휘에 없어서 한 조각도 만들지 못하고 단어 통째로 [UNK]가 됩니다.
 
 # %% slideshow={"slide_type": "subslide"}
-fig, ax = plt.subplots(figsize=(8, 4.4))
+fig, ax = plt.subplots(figsize=(8, 3.8))
 attention_heatmap(ko_weights[0, 2], ko_tokens, ko_tokens, ax=ax, annotate=False, vmax=1.0,
                   title="한국어 문장, 층 0·헤드 2 (바로 앞 토큰 헤드)")
 ax.tick_params(labelsize=6)
