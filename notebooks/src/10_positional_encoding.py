@@ -418,7 +418,7 @@ with torch.no_grad():
 torch.testing.assert_close(out_b0, out_a0[:, swap])                 # still just a reordering
 map_gap = (w_b_pe - w_a_pe[:, :, swap][:, :, :, swap]).abs().max().item()
 verb_gap = ((out_a_pe[0, 4] - out_b_pe[0, 4]).norm() / out_a_pe[0, 4].norm()).item()
-print(f"가중치 행렬: 순서를 맞춰 비교한 최대 차이 {map_gap:.3f}")
+print(f"가중치 행렬: 순서를 맞춰 비교한 최대 차이 {map_gap:.2f}")
 print(f"'쫓았다' 출력: 위치 없음 차이 {(out_a0[0, 4] - out_b0[0, 4]).norm().item():.4f}, 위치 있음 상대 차이 {verb_gap:.1%}")
 assert map_gap > 0.1 and verb_gap > 0.01
 assert not torch.allclose(out_b_pe, out_a_pe[:, swap], atol=1e-3)  # no longer just a reordering

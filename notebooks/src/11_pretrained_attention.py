@@ -215,7 +215,7 @@ with torch.no_grad():
 print("입력이 다른 위치:", [t for t, dif in zip(maps["time"][0], differs) if dif])
 for word, pos in [("flies", 2), ("like", 3)]:
     mass = w0[:, pos][:, differs].sum(-1)                            # (12,): weight on differing positions
-    print(f"{word:>5}: 앞 토큰 가중치 (헤드 2) {w0[2, pos, pos - 1]:.4f}, "
+    print(f"{word:>5}: 앞 토큰 가중치 (헤드 2) {w0[2, pos, pos - 1]:.3f}, "
           f"다른 위치로 가는 가중치 (헤드 2, 4) = ({mass[2]:.2f}, {mass[4]:.2f}), "
           f"차이에 더하는 크기 (헤드 2, 4) = ({gap_by_head[pos][2]:.1f}, {gap_by_head[pos][4]:.1f})")
 assert differs.tolist() == [False, True, False, False, True, True, False]
@@ -350,7 +350,7 @@ def offset_mass(weights, offset):
 prev, nxt = offset_mass(weights, -1), offset_mass(weights, +1)   # (L, h)
 best_prev = divmod(int(prev.argmax()), 12)
 best_next = divmod(int(nxt.argmax()), 12)
-print(f"바로 앞 토큰을 가장 많이 보는 헤드: 층 {best_prev[0]}·헤드 {best_prev[1]} (평균 {prev.max():.4f})")
+print(f"바로 앞 토큰을 가장 많이 보는 헤드: 층 {best_prev[0]}·헤드 {best_prev[1]} (평균 {prev.max():.3f}, 0.9999 이상)")
 print(f"바로 다음 토큰을 가장 많이 보는 헤드: 층 {best_next[0]}·헤드 {best_next[1]} (평균 {nxt.max():.2f})")
 assert best_prev == (0, 2) and prev.max() > 0.9999
 assert best_next == (1, 8) and 0.5 < nxt.max() < 0.6
