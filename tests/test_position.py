@@ -1,4 +1,5 @@
-"""Unit tests of helpers.position (notebook 10) against the plain formulas, complex numbers and PyTorch."""
+"""Notebook 10's saved code (helpers.lessons.positional_encoding) against plain formulas, complex numbers and
+PyTorch; the offset explorer; the 10-1 and 10-2 checkers."""
 
 import math
 
@@ -7,20 +8,23 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from helpers.attention import MultiHeadAttention  # noqa: E402
 from helpers.exercises import check  # noqa: E402
-from helpers.position import (  # noqa: E402
+from helpers.exercises.ex10 import _rope_half, reference_rope  # noqa: E402
+from helpers.lessons.positional_encoding import (  # noqa: E402
     LearnedPositionalEncoding,
+    RoPEMultiHeadAttention,
     apply_rope,
-    draw_offset,
+    apply_rope_half,
     frequencies,
     offset_explorer,
+    offset_panel,
     offset_rotation,
     relative_similarity,
+    rotate_half,
     sinusoidal_encoding,
 )
 
@@ -72,21 +76,6 @@ def test_frequencies():
     assert frequencies(64)[0] == 1.0 and torch.all(frequencies(64)[1:] < frequencies(64)[:-1])
 
 
-@pytest.mark.parametrize("args, exc", [
-    ((10, 7), ValueError), ((10, 0), ValueError), ((-1, 4), ValueError),
-    ((2.5, 4), TypeError), ((10, "8"), TypeError), ((True, 4), TypeError),
-])
-def test_sinusoidal_bad_input(args, exc):
-    with pytest.raises(exc):
-        sinusoidal_encoding(*args)
-
-
-@pytest.mark.parametrize("base, exc", [(1.0, ValueError), (0.5, ValueError), (float("inf"), ValueError), ("x", TypeError)])
-def test_bad_base(base, exc):
-    with pytest.raises(exc):
-        frequencies(8, base)
-
-
 # --------------------------------------------------------------------------- offsets
 
 
@@ -107,10 +96,6 @@ def test_offset_rotation_maps_every_position(k):
 def test_offset_rotation_composes_and_inverts():
     torch.testing.assert_close(offset_rotation(2, 8) @ offset_rotation(5, 8), offset_rotation(7, 8))
     torch.testing.assert_close(offset_rotation(-4, 8), offset_rotation(4, 8).T)
-    with pytest.raises(TypeError):
-        offset_rotation(1.5, 8)
-    with pytest.raises(ValueError):
-        offset_rotation(1, 5)
 
 
 def test_relative_similarity_is_the_dot_product_for_every_p():
@@ -157,19 +142,6 @@ def test_rope_scores_depend_only_on_offset():
     assert not torch.isclose(a[0] @ a[1], b[0] @ b[1])   # +3 and -3 differ
 
 
-@pytest.mark.parametrize("x, positions, exc", [
-    ([[1.0, 2.0]], None, TypeError),
-    (torch.ones(3, 4, dtype=torch.long), None, ValueError),
-    (torch.ones(4), None, ValueError),
-    (torch.ones(3, 5), None, ValueError),
-    (torch.ones(3, 4), [0, 1], ValueError),
-    (torch.ones(3, 4), "abc", TypeError),
-])
-def test_rope_bad_input(x, positions, exc):
-    with pytest.raises(exc):
-        apply_rope(x, positions)
-
-
 # --------------------------------------------------------------------------- learned positions
 
 
@@ -179,12 +151,8 @@ def test_learned_positional_encoding():
     assert sum(p.numel() for p in enc.parameters()) == 80
     x = torch.zeros(2, 6, 8)
     torch.testing.assert_close(enc(x), enc.table.weight[:6].expand(2, 6, 8))
-    with pytest.raises(ValueError, match="T=11 exceeds the 10 positions"):
+    with pytest.raises(ValueError, match="positions 0..9 only"):
         enc(torch.zeros(1, 11, 8))
-    with pytest.raises(ValueError):
-        enc(torch.zeros(6, 8))
-    with pytest.raises(ValueError):
-        LearnedPositionalEncoding(0, 8)
     with pytest.raises(IndexError):       # what the plain table does, for contrast
         enc.table(torch.arange(11))
 
@@ -200,143 +168,159 @@ def test_positions_break_permutation_equivariance():
         assert not torch.allclose(mha(x[:, perm] + pe)[0], mha(x + pe)[0][:, perm], atol=1e-4)
 
 
-# --------------------------------------------------------------------------- drawing
+# --------------------------------------------------------------------------- the two RoPE conventions
+
+
+def hf_rotate_half_rope(x, positions, base=10000.0):
+    """Hugging Face LLaMA's apply_rotary_pos_emb, re-typed: emb = cat(freqs, freqs); x*cos + rotate_half(x)*sin."""
+    d = x.shape[-1]
+    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+    freqs = torch.as_tensor(positions, dtype=torch.float64)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return x * emb.cos() + torch.cat((-x2, x1), dim=-1) * emb.sin()
+
+
+def test_rope_half_matches_the_hugging_face_formula_and_the_checker_reference():
+    x = torch.randn(2, 3, 6, 8, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    pos = torch.tensor([0, 1, 2, 5, 9, 40])
+    torch.testing.assert_close(apply_rope_half(x, pos), hf_rotate_half_rope(x, pos))
+    torch.testing.assert_close(_rope_half(x[:1], pos[None])[0], hf_rotate_half_rope(x[0], pos))
+    torch.testing.assert_close(rotate_half(torch.tensor([1.0, 2.0, 3.0, 4.0])), torch.tensor([-3.0, -4.0, 1.0, 2.0]))
+
+
+@pytest.mark.parametrize("d", [2, 8, 64])
+def test_conventions_are_equal_up_to_a_permutation(d):
+    x = torch.randn(7, d, generator=torch.Generator().manual_seed(d), dtype=torch.float64)
+    perm = torch.cat((torch.arange(0, d, 2), torch.arange(1, d, 2)))
+    pos = torch.tensor([0, 3, 1, 8, 100, 2, 2])
+    torch.testing.assert_close(apply_rope_half(x[:, perm], pos), apply_rope(x, pos)[:, perm])
+
+
+def test_rope_layer_is_plain_mha_at_position_zero_and_shift_invariant():
+    torch.manual_seed(0)
+    rope, plain = RoPEMultiHeadAttention(16, 4).eval(), MultiHeadAttention(16, 4).eval()
+    plain.load_state_dict(rope.state_dict())
+    x = torch.randn(2, 6, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(rope(x, torch.zeros(6))[0], plain(x)[0])
+        out, w = rope(x)
+        torch.testing.assert_close(rope(x, torch.arange(6) + 50)[0], out, atol=1e-5, rtol=0)
+        assert w.shape == (2, 4, 6, 6)
+        # Values are not rotated: with a single token the output is out_proj(v) at any position.
+        one = x[:, :1]
+        torch.testing.assert_close(rope(one, [37])[0], plain.out_proj(plain.v_proj(one)))
+
+
+# --------------------------------------------------------------------------- the offset explorer
 
 
 @pytest.mark.parametrize("k", [0, 1, 7, 40])
-def test_draw_offset_returns_dot_products_and_angles(k):
-    result = draw_offset(k, 32, max_offset=40, p_values=(0, 3, 11), pairs=(0, 2, 5))
+def test_offset_panel_returns_dot_products_and_angles(k):
+    fig, axes = plt.subplots(1, 2)
+    result = offset_panel(axes, 32, 40, p_values=(0, 3, 11), pairs=(0, 2, 5))(k)
     pe = loop_encoding(11 + k + 1, 32)
     want = [float(pe[p] @ pe[p + k]) for p in (0, 3, 11)]
-    np.testing.assert_allclose(result["dots"], want, atol=1e-9)
-    np.testing.assert_allclose(result["dots"], relative_similarity(k, 32).item(), atol=1e-9)
+    torch.testing.assert_close(torch.tensor(result["dots"], dtype=torch.float64), torch.tensor(want, dtype=torch.float64))
     omega = frequencies(32)
-    np.testing.assert_allclose(result["angles"], np.degrees([k * omega[i].item() for i in (0, 2, 5)]))
-    fig = plt.gcf()
-    assert len(fig.axes) == 2 and "k = " in fig.axes[0].get_title()
+    torch.testing.assert_close(torch.tensor(result["angles"], dtype=torch.float64),
+                               torch.tensor([math.degrees(k * omega[i].item()) for i in (0, 2, 5)], dtype=torch.float64))
+    assert f"k = {k}" in axes[0].get_title()
 
 
-def test_draw_offset_on_given_axes_and_bad_input():
-    fig, axes = plt.subplots(1, 2)
-    draw_offset(3, 16, axes=axes)
-    assert axes[0].get_xlabel() and axes[1].get_xlabel()
-    for kwargs, exc in [(dict(k=1.5), TypeError), (dict(k=1, d=15), ValueError),
-                        (dict(k=1, pairs=(0, 99)), ValueError), (dict(k=-5, p_values=(0, 2)), ValueError)]:
-        with pytest.raises(exc):
-            draw_offset(**kwargs)
-
-
-def test_offset_explorer_builds_a_slider():
-    box = offset_explorer(d=16, max_k=10, k=2)
-    slider = box.children[0]
-    assert slider.value == 2 and slider.max == 10
+def test_offset_explorer_updates_in_place():
+    ex = offset_explorer(d=16, max_offset=10)
+    left, right = ex.figure.axes
+    n_artists = len(left.get_children()) + len(right.get_children())
+    first = ex.png
+    ex.set(k=5)
+    assert ex.renders == 2 and ex.png != first
+    assert left.get_title().startswith("k = 5") and abs(ex.last["angles"][0] - math.degrees(5)) < 1e-9
+    assert list(left.lines[1].get_xdata()) == [5, 5]                 # the red marker moved
+    assert len(left.get_children()) + len(right.get_children()) == n_artists   # nothing re-created
+    assert max(abs(v - relative_similarity(5, 16).item()) for v in ex.last["dots"]) < 1e-9
 
 
 # --------------------------------------------------------------------------- exercises
 
 
-def _sinusoidal_ok(T, d):
-    return sinusoidal_encoding(T, d, dtype=torch.float64)
+def decode_ok(row):
+    d = row.shape[-1]
+    return round(math.atan2(row[-2].item(), row[-1].item()) / 10000 ** (-(d - 2) / d))
 
 
-def _sin_cos_swapped(T, d):
-    return sinusoidal_encoding(T, d).view(T, d // 2, 2).flip(-1).flatten(-2)
+def decode_pair0(row):
+    return math.atan2(row[0].item(), row[1].item()) % (2 * math.pi)
 
 
-def _halves(T, d):
-    pe = sinusoidal_encoding(T, d)
-    return torch.cat((pe[:, 0::2], pe[:, 1::2]), dim=-1)
+def decode_swapped(row):
+    d = row.shape[-1]
+    return math.atan2(row[-1].item(), row[-2].item()) / 10000 ** (-(d - 2) / d)
 
 
-def _per_dim_exponent(T, d):
-    p, j = torch.arange(T)[:, None].double(), torch.arange(d).double()
-    return torch.where(j % 2 == 0, torch.sin(p / 10000 ** (j / d)), torch.cos(p / 10000 ** (j / d)))
+def decode_middle_pair(row):
+    i = 3
+    d = row.shape[-1]
+    return math.atan2(row[2 * i].item(), row[2 * i + 1].item()) / 10000 ** (-2 * i / d)
 
 
-def _multiplied(T, d):
-    p, j = torch.arange(T)[:, None].double(), torch.arange(d).double()
-    angle = p * 10000 ** (j // 2 * 2 / d)
-    return torch.where(j % 2 == 0, angle.sin(), angle.cos())
+def decode_wrong_exponent(row):
+    d = row.shape[-1]
+    return math.atan2(row[-2].item(), row[-1].item()) / 10000 ** (-(d - 2) / 2 / d)
 
 
 @pytest.mark.parametrize("fn, fragment", [
-    (_sin_cos_swapped, "sin과 cos의 자리가 바뀌었습니다"),
-    (_halves, "앞 절반에 sin"),
-    (_per_dim_exponent, "지수에 차원 번호 j"),
-    (_multiplied, "나누지 않고 곱했습니다"),
-    (lambda T, d: sinusoidal_encoding(T, d).T, "행과 열이 바뀌었습니다"),
-    (lambda T, d: torch.zeros(T, d + 2), "모양이"),
-    (lambda T, d: sinusoidal_encoding(T, d) * 1.1, "값이 다릅니다"),
-    (lambda T, d: 1 / 0, "ZeroDivisionError"),
+    (decode_pair0, "쌍 0의 각도만"),
+    (decode_swapped, "인자 순서"),
+    (decode_middle_pair, "쌍 3의 각도"),
+    (decode_wrong_exponent, "배입니다"),
+    (lambda row: torch.zeros(2), "숫자 하나"),
+    (lambda row: 17, "기대값"),
 ])
 def test_exercise_10_1_wrong_answers(fn, fragment):
     result = check("10-1", fn)
-    assert not result.passed and fragment in result.message, result.message
+    assert not result and fragment in result.message, result.message
 
 
 def test_exercise_10_1_right_answer():
-    assert check("10-1", _sinusoidal_ok).passed
+    assert check("10-1", decode_ok).passed
 
 
-def _rotation_transposed(k, d):
-    return offset_rotation(k, d).T
-
-
-def _rotation_one_angle(k, d):
-    return torch.block_diag(*[offset_rotation(k, 2)] * (d // 2))
-
-
-def _rotation_leaky(k, d):
-    r = offset_rotation(k, d)
-    r[0, 3] = 0.5
-    return r
+def rope_ok(x, positions):
+    return reference_rope(x, positions)
 
 
 @pytest.mark.parametrize("fn, fragment", [
-    (_rotation_transposed, "회전 방향이 반대"),
-    (_rotation_one_angle, "같은 각도"),
-    (_rotation_leaky, "2×2 블록 밖"),
-    (lambda k, d: torch.eye(d + 1), "모양이"),
-    (lambda k, d: torch.eye(d), "PE(p + 1)와 다릅니다"),
+    (lambda x, p: reference_rope(x, -p), "방향이 반대"),
+    (lambda x, p: _rope_half(x, p), "rotate_half"),
+    (lambda x, p: reference_rope(x, torch.arange(x.shape[2]).expand(x.shape[0], -1)), "왼쪽 패딩"),
+    (lambda x, p: reference_rope(x, p[:1].expand(x.shape[0], -1)), "첫 문장의 위치"),
+    (lambda x, p: reference_rope(x, p) * 1.1, "길이가 변했"),
+    (lambda x, p: x[0], "모양"),
+    (lambda x, p: apply_rope(x, p), "오류"),
 ])
 def test_exercise_10_2_wrong_answers(fn, fragment):
     result = check("10-2", fn)
-    assert not result.passed and fragment in result.message, result.message
+    assert not result and fragment in result.message, result.message
 
 
-def test_exercise_10_2_right_answer():
-    assert check("10-2", offset_rotation).passed
+def test_exercise_10_2_rotate_half_hint_fires_for_a_neox_style_answer():
+    """A learner who copies the Hugging Face / GPT-NeoX code gets the convention hint, not a generic 'values differ'."""
+    def neox(x, positions):
+        d = x.shape[-1]
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+        freqs = positions.double()[..., None] * inv_freq                    # (B, T, d/2)
+        emb = torch.cat((freqs, freqs), dim=-1)[:, None]                    # (B, 1, T, d)
+        return x * emb.cos() + rotate_half(x) * emb.sin()
+    result = check("10-2", neox)
+    assert not result and "앞 절반과 뒤 절반" in result.message
 
 
-def _rope_backwards(x, positions):
-    return apply_rope(x, -positions)
-
-
-def _rope_neox(x, positions):
-    half = torch.cat((x[:, 0::2], x[:, 1::2]), dim=-1)
-    out = apply_rope(half, positions)
-    return torch.cat((out[:, 0::2], out[:, 1::2]), dim=-1)
-
-
-def _rope_one_frequency(x, positions):
-    angle = positions.double()[:, None].expand(-1, x.shape[-1] // 2)
-    c, s = angle.cos(), angle.sin()
-    return torch.stack((x[:, 0::2] * c - x[:, 1::2] * s, x[:, 0::2] * s + x[:, 1::2] * c), -1).flatten(-2)
-
-
-@pytest.mark.parametrize("fn, fragment", [
-    (_rope_backwards, "회전 방향이 반대"),
-    (_rope_neox, "GPT-NeoX"),
-    (_rope_one_frequency, "같은 각도 p로"),
-    (lambda x, positions: x + sinusoidal_encoding(len(positions), x.shape[-1], dtype=x.dtype), "길이가 변했습니다"),
-    (lambda x, positions: x[:, :4], "모양이"),
-    (lambda x, positions: apply_rope(x, positions).flip(-1), "값이 다릅니다"),
-])
-def test_exercise_10_3_wrong_answers(fn, fragment):
-    result = check("10-3", fn)
-    assert not result.passed and fragment in result.message, result.message
-
-
-def test_exercise_10_3_right_answer():
-    assert check("10-3", apply_rope).passed
-    assert check("10-3", lambda x, positions: complex_rope(x, positions)).passed
+def test_exercise_10_2_one_frequency_and_right_answer():
+    def one_freq(x, positions):
+        a = positions.double()[:, None, :, None]
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.stack((x1 * a.cos() - x2 * a.sin(), x1 * a.sin() + x2 * a.cos()), -1).flatten(-2)
+    result = check("10-2", one_freq)
+    assert not result and "같은 각도 p" in result.message
+    assert check("10-2", rope_ok).passed

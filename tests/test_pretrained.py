@@ -1,4 +1,6 @@
-"""helpers.pretrained: MiniLM-L6 loads offline and our attention equals the model's own."""
+"""Notebook 11: MiniLM-L6 loads offline, the saved layer code equals the model, the 11-1 checker and the explorer."""
+
+import math
 
 import matplotlib
 
@@ -9,22 +11,28 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from helpers.exercises import check  # noqa: E402
-from helpers.pretrained import (  # noqa: E402
-    attention_maps,
-    contribution_share,
-    draw_all_heads,
-    draw_head,
+from helpers.exercises.ex11 import MISTAKES, reference_layer  # noqa: E402
+from helpers.lessons.pretrained_attention import (  # noqa: E402
+    encode,
+    head_explorer,
+    head_panel,
+    layer_attention,
+    load_minilm,
     offset_mass,
-    recompute_attention,
 )
 
 
 @pytest.fixture(scope="module")
 def arrow():
-    return attention_maps("Time flies like an arrow")
+    return encode("Time flies like an arrow")
 
 
-def test_model_is_offline_and_shaped(arrow, monkeypatch):
+@pytest.fixture(scope="module")
+def model():
+    return load_minilm()[1]
+
+
+def test_model_is_offline_and_shaped(arrow):
     import os
 
     tokens, weights, hidden = arrow
@@ -35,22 +43,21 @@ def test_model_is_offline_and_shaped(arrow, monkeypatch):
 
 
 @pytest.mark.parametrize("sentence", ["Time flies like an arrow", "The quick brown fox jumps over the lazy dog."])
-def test_recomputed_attention_equals_the_model(sentence):
-    _, weights, hidden = attention_maps(sentence)
-    for layer in range(6):
-        ours, values = recompute_attention(hidden[layer], layer)
-        torch.testing.assert_close(ours, weights[layer], atol=1e-5, rtol=1e-5)
-        assert values.shape == (12, hidden.shape[1], 32)
+def test_layer_attention_equals_the_model(sentence, model):
+    _, weights, hidden = encode(sentence)
+    with torch.no_grad():
+        for layer in range(6):
+            ours, values = layer_attention(hidden[layer], model.encoder.layer[layer].attention.self)
+            torch.testing.assert_close(ours, weights[layer], atol=1e-5, rtol=0)
+            assert values.shape == (12, hidden.shape[1], 32)
 
 
-def test_recompute_bad_input(arrow):
-    _, _, hidden = arrow
-    with pytest.raises(ValueError, match=r"layer must be in 0..5"):
-        recompute_attention(hidden[0], 6)
-    with pytest.raises(ValueError, match=r"shape \(T, 384\)"):
-        recompute_attention(hidden[0, :, :10], 0)
-    with pytest.raises(ValueError, match="non-empty string"):
-        attention_maps("  ")
+def test_reference_layer_equals_the_model(model):
+    _, _, hidden = encode("Fruit flies like a banana")
+    with torch.no_grad():
+        for layer in range(6):
+            out = reference_layer(hidden[layer], model.encoder.layer[layer])
+            assert (out - hidden[layer + 1]).abs().max() < 1e-4
 
 
 def test_offset_mass_against_a_loop():
@@ -62,61 +69,97 @@ def test_offset_mass_against_a_loop():
         for i in rows:
             want += w[..., i, i + offset]
         torch.testing.assert_close(offset_mass(w, offset), want / len(rows))
-    with pytest.raises(ValueError, match="offset must be in"):
-        offset_mass(w, 5)
 
 
-def test_contribution_share_against_a_loop():
-    gen = torch.Generator().manual_seed(1)
-    w = torch.softmax(torch.randn(2, 4, 4, generator=gen), -1)
-    v = torch.randn(2, 4, 3, generator=gen)
-    want = torch.zeros(2)
-    for h in range(2):
-        for i in range(4):
-            c = [w[h, i, j] * v[h, j].norm() for j in range(4)]
-            want[h] += c[1] / sum(c)
-    torch.testing.assert_close(contribution_share(w, v, 1), want / 4)
-    with pytest.raises(ValueError, match="disagree"):
-        contribution_share(w, v[:, :3], 0)
+def test_regression_pins(arrow):
+    """Numbers the notebook's prose quotes (kept here, not on the slides)."""
+    tokens, weights, hidden = arrow
+    _, _, h_fruit = encode("Fruit flies like a banana")
+    cos = torch.nn.functional.cosine_similarity
+    flies = [round(cos(hidden[l, 2], h_fruit[l, 2], dim=0).item(), 3) for l in range(7)]
+    like = [round(cos(hidden[l, 3], h_fruit[l, 3], dim=0).item(), 3) for l in range(7)]
+    assert flies[1] == 0.917 and like[1] == 0.994 and round(flies[3], 2) == 0.87 and round(like[3], 2) == 0.96
+    prev = offset_mass(weights, -1)
+    assert divmod(int(prev.argmax()), 12) == (0, 2) and prev.max() > 0.9999
+    assert round(offset_mass(weights, 1).max().item(), 2) == 0.54
+    to_arrow = weights[:, :, 2, 5]
+    assert round(to_arrow.mean().item(), 2) == 0.05 and round(to_arrow.max().item(), 2) == 0.58
+    assert (weights[:, :, 2].argmax(-1) == 5).nonzero().tolist() == [[5, 11]]
+    cls = weights[..., 0].mean(dim=(-1, -2))
+    assert (round(cls[1:5].min().item(), 2), round(cls[1:5].max().item(), 2)) == (0.63, 0.71)
 
 
-def test_cls_absorbs_weight_but_brings_little(arrow):
-    _, weights, hidden = arrow
-    w2, v2 = recompute_attention(hidden[2], 2)
-    assert weights[2, :, :, 0].mean() > 0.6
-    assert contribution_share(w2, v2, 0).mean() < 0.3
+def my_layer(H, block, num_heads=12):
+    T, d = H.shape
+    a = block.attention.self
+
+    def heads(lin):
+        return (H @ lin.weight.T + lin.bias).view(T, num_heads, d // num_heads).transpose(0, 1)
+
+    w = torch.softmax(heads(a.query) @ heads(a.key).transpose(-1, -2) / math.sqrt(d // num_heads), -1)
+    ctx = (w @ heads(a.value)).transpose(0, 1).reshape(T, d)
+    o, ln1, ln2 = block.attention.output.dense, block.attention.output.LayerNorm, block.output.LayerNorm
+    X = torch.nn.functional.layer_norm(H + ctx @ o.weight.T + o.bias, (d,), ln1.weight, ln1.bias, ln1.eps)
+    f = torch.nn.functional.gelu(block.intermediate.dense(X))
+    return torch.nn.functional.layer_norm(X + block.output.dense(f), (d,), ln2.weight, ln2.bias, ln2.eps)
 
 
-def test_drawing(arrow):
-    tokens, weights, _ = arrow
-    m = draw_head(tokens, weights, 0, 2)
-    torch.testing.assert_close(m, weights[0, 2])
-    with pytest.raises(ValueError, match="head in 0..11"):
-        draw_head(tokens, weights, 0, 12)
-    fig = draw_all_heads(tokens, weights, title="제목")
-    assert len(fig.axes) == 72
+def test_exercise_11_1_right_answer():
+    result = check("11-1", my_layer)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize("index", range(len(MISTAKES)))
+def test_exercise_11_1_diagnoses_each_mistake(index):
+    switches, message = MISTAKES[index]
+    result = check("11-1", lambda H, block: reference_layer(H, block, **switches))
+    assert not result and message in result.message
+
+
+@pytest.mark.parametrize("fn, fragment", [
+    (lambda H, block: H, "그대로 돌려줍니다"),
+    (lambda H, block: H[:, :10], "모양"),
+    (lambda H, block: 1 / 0, "ZeroDivisionError"),
+    (lambda H, block: reference_layer(H, block) * 1.01, "순서를 확인"),
+])
+def test_exercise_11_1_other_answers(fn, fragment):
+    result = check("11-1", fn)
+    assert not result and fragment in result.message
+
+
+def test_a_missing_key_bias_changes_nothing(model):
+    """q·b_K is the same for every key of a row, so softmax cancels it: the notebook says so."""
+    _, _, hidden = encode("Time flies like an arrow")
+    with torch.no_grad():
+        gap = (reference_layer(hidden[3], model.encoder.layer[3], bias=("q", "v", "o")) - hidden[4]).abs().max()
+    assert gap < 1e-4
+
+
+def test_the_four_named_mistakes_are_diagnosed():
+    by_name = {"편향": dict(bias=()), "√d_head": dict(scale="none"), "view(T, d_head, h)": dict(split="wrong"),
+               "H @ W.T": dict(transpose=False)}
+    for fragment, switches in by_name.items():
+        result = check("11-1", lambda H, block, s=switches: reference_layer(H, block, **s))
+        assert not result and fragment in result.message, result.message
+
+
+def test_head_panel_and_explorer(arrow):
+    tokens, weights, hidden = arrow
+    fig, ax = plt.subplots()
+    w = head_panel(ax, 7)(tokens, weights[0, 2], "제목")
+    assert ax.get_title() == "제목" and w.shape == (7, 7)
+    maps = {"time": arrow, "fruit": encode("Fruit flies like a banana")}
+    ex = head_explorer(maps)
+    first = ex.png
+    ex.set(layer=1, head=8)
+    assert ex.figure.axes[0].get_title() == "층 1 · 헤드 8"
+    torch.testing.assert_close(torch.as_tensor(ex.last), weights[1, 8])
+    assert ex.png != first and ex.renders == 3
+    heights = [bar.get_height() for bar in ex.figure.axes[1].patches]   # [CLS], previous, self, next, [SEP]
+    assert abs(heights[3] - offset_mass(weights[1, 8], 1).item()) < 1e-6
+    assert abs(heights[0] - weights[1, 8, :, 0].mean().item()) < 1e-6
+    ex.set(sentence="fruit")
+    assert [t.get_text() for t in ex.figure.axes[0].get_xticklabels()][1] == "fruit"
+    image = ex.figure.axes[0].images[0].get_array()
+    torch.testing.assert_close(torch.as_tensor(image.data), maps["fruit"][1][1, 8])
     plt.close("all")
-
-
-def test_exercise_11_1(arrow):
-    assert check("11-1", (0, 2)).passed
-    wrong = check("11-1", (1, 8))
-    assert not wrong and "층 1·헤드 8" in wrong.message and "더 큰 헤드" in wrong.message
-    assert "두 정수" in check("11-1", "abc").message
-    assert "사이여야" in check("11-1", (9, 0)).message
-    assert "순서가 바뀌었" in check("11-1", (2, 0)).message
-    assert "1부터" in check("11-1", (1, 3)).message
-
-
-def test_exercise_11_2():
-    assert check("11-2", lambda t, w: w[..., 0].mean(dim=(-1, -2))).passed
-    sep = check("11-2", lambda t, w: w[..., -1].mean(dim=(-1, -2)))
-    assert not sep and "[SEP]" in sep.message
-    row = check("11-2", lambda t, w: w[..., 0, :].mean(dim=(-1, -2)))
-    assert not row and "행 0" in row.message
-    summed = check("11-2", lambda t, w: w[..., 0].mean(dim=1).sum(-1))
-    assert not summed and "쿼리 축" in summed.message
-    heads = check("11-2", lambda t, w: w[..., 0].mean(dim=-1).sum(-1))
-    assert not heads and "헤드 축" in heads.message
-    shape = check("11-2", lambda t, w: w[..., 0].mean())
-    assert not shape and "6개" in shape.message

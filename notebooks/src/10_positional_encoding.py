@@ -1,22 +1,22 @@
 # %% [markdown]
 # # 10. 위치 정보
 #
-# 셀프 어텐션(self-attention)은 토큰의 **순서를 보지 못합니다**. 위치 인코딩(positional encoding)은 그 빈자리에 "몇 번째 토큰인지"를 더하거나(사인·코사인, 학습 임베딩) 곱해서(RoPE) 넣어 줍니다.
+# 셀프 어텐션(self-attention)은 토큰의 **순서를 보지 못합니다**. 위치 인코딩(positional encoding)은 그 빈자리에 "몇 번째 토큰인지"를 더하거나(사인·코사인, 학습 임베딩) 쿼리·키를 회전시켜(RoPE) 넣어 줍니다.
 #
 # **학습 목표**
 # - 위치 정보가 없는 셀프 어텐션이 순열 등변성(permutation equivariance)을 갖는다는 것을 계산으로 보이고, 그 결과 어순이 다른 두 문장을 구별하지 못한다는 것을 설명한다.
 # - 사인·코사인 위치 인코딩을 식으로 쓰고 구현하며, 오프셋 $k$만큼의 이동이 $p$와 무관한 회전 행렬 $R(k)$라는 것을 확인한다.
 # - 학습되는 위치 임베딩의 파라미터 수와 한계(표 밖의 위치)를 사인·코사인 방식과 비교한다.
-# - RoPE가 쿼리(query)와 키(key)를 회전시켜 점수가 상대 위치 $p - r$에만 의존하게 만든다는 것을 확인한다.
+# - RoPE를 구현해 점수가 상대 위치 $p - r$에만 의존한다는 것을 확인하고, 인접 쌍 방식과 rotate-half 방식이 차원 순서만 다른 같은 방법임을 보이며, 멀티 헤드 층 안에 넣는다.
 #
 # **선수 지식**: 03번(쿼리·키·밸류), 07번(멀티 헤드 어텐션). 복소수 곱이 회전이라는 사실을 알면 6절이 쉽습니다.
 #
-# **예상 시간**: 혼자 공부 50분 / 스터디 발표 25분
+# **예상 시간**: 혼자 공부 60분 / 스터디 발표 30분
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "고양이가 강아지를 쫓았다"와 "강아지가 고양이를 쫓았다"를 먼저 칠판에 쓰고, 어텐션만으로 두 문장을 구별할 수 있는지 청중에게 물어보세요. 1절이 답(구별 못 한다)을 숫자로 보여 주고, 나머지 절은 그 해결책 세 가지(더하기: 사인·코사인, 학습 임베딩 / 회전: RoPE)입니다. 슬라이더는 3절에 있습니다.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 import math
 
 import matplotlib.pyplot as plt
@@ -27,16 +27,6 @@ from helpers import seed_everything, setup
 from helpers.attention import MultiHeadAttention, scaled_dot_product_attention, softmax
 from helpers.exercises import check
 from helpers.plots import attention_heatmap
-from helpers.position import (
-    LearnedPositionalEncoding,
-    apply_rope,
-    draw_offset,
-    frequencies,
-    offset_explorer,
-    offset_rotation,
-    relative_similarity,
-    sinusoidal_encoding,
-)
 
 setup()
 
@@ -51,7 +41,7 @@ setup()
 #
 # 원문의 문장 "고양이가 매트 위에 앉았다"의 네 토큰(token)에 무작위 임베딩을 주고, `MultiHeadAttention`에 원래 순서와 섞은 순서를 넣어 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(10)
 tokens = ["고양이가", "매트", "위에", "앉았다"]
 x = torch.randn(1, 4, 16)                       # (B, T, d_model)
@@ -69,7 +59,7 @@ torch.testing.assert_close(w_perm, w[:, :, perm][:, :, :, perm])   # rows and co
 # %% [markdown]
 # 투영(projection)이 없는 스케일드 닷프로덕트 어텐션(scaled dot-product attention)도 마찬가지입니다. 투영은 토큰마다 따로 곱해지므로 순서와 상관이 없습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 plain, _ = scaled_dot_product_attention(x, x, x)              # (1, 4, 16)
 plain_perm, _ = scaled_dot_product_attention(x[:, perm], x[:, perm], x[:, perm])
 torch.testing.assert_close(plain_perm, plain[:, perm])
@@ -80,7 +70,7 @@ print("'앉았다'의 출력은 어느 순서에서나 같다:", torch.allclose(
 #
 # 순열 등변성의 결과는 구체적입니다. 서브워드 토크나이저(tokenizer)처럼 조사를 따로 떼면, "고양이가 강아지를 쫓았다"와 "강아지가 고양이를 쫓았다"는 **똑같은 다섯 토큰** {고양이, 강아지, 가, 를, 쫓았다}를 다른 순서로 늘어놓은 것입니다. 뜻은 정반대입니다. 동사 "쫓았다"의 출력이 두 문장에서 다르지 않다면, 이 층 위의 어떤 모델도 누가 누구를 쫓았는지 알 수 없습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 vocab = {"고양이": 0, "강아지": 1, "가": 2, "를": 3, "쫓았다": 4}
 sent_a = ["고양이", "가", "강아지", "를", "쫓았다"]
 sent_b = ["강아지", "가", "고양이", "를", "쫓았다"]
@@ -104,17 +94,17 @@ torch.testing.assert_close(out_b, out_a[:, swap])
 torch.testing.assert_close(out_b[0, 4], out_a[0, 4])            # the verb cannot tell who chased whom
 print("'쫓았다' 출력 (두 문장):", out_a[0, 4, :4], out_b[0, 4, :4], sep="\n")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 가중치(weight) 행렬을 나란히 그리면, 오른쪽은 왼쪽의 행과 열을 같은 방식으로 바꿔 놓은 것일 뿐입니다. "쫓았다" 행(맨 아래)은 두 그림에서 같은 토큰에 같은 가중치를 줍니다. 위치만 바뀌었습니다.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.5))
 attention_heatmap(w_a[0, 0], sent_a, sent_a, ax=axes[0], title="고양이가 강아지를 쫓았다 (헤드 1)")
 attention_heatmap(w_b[0, 0], sent_b, sent_b, ax=axes[1], title="강아지가 고양이를 쫓았다 (헤드 1)")
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 원문은 CNN과 비교하며 셀프 어텐션은 "모든 것을 한 번에" 본다고 설명합니다. 맞는 말이지만 그 대가는 적혀 있지 않습니다. 커널은 "바로 옆"이 무엇인지 구조로 알지만, 어텐션은 가깝고 먼 것을 구별하지 못합니다. 다른 원문이 트랜스포머가 입력을 "하나의 덩어리"로 받는다고 한 것도 같은 이야기입니다. 덩어리(집합)로 받는 순간 순서는 사라지고, 그래서 위치 인코딩이 필요합니다.
 #
 # > **원문 바로잡기**: 원문은 "앉았다" 행의 점수를 고양이가 0.3, 매트 0.2, 위에 0.4, 앉았다 0.5로 적고, 이어서 그 행의 가중치를 $[0.35, 0.15, 0.20, 0.30]$으로 적어 "고양이가"에 가장 큰 가중치를 줍니다. 소프트맥스는 점수의 순서를 유지하므로 세 번째로 큰 점수(0.3)가 가장 큰 가중치가 될 수 없습니다. 아래 계산처럼 이 점수의 가중치는 $[0.236, 0.214, 0.261, 0.289]$이고(√d_k로 나누면 더 평평해집니다), 가장 큰 가중치는 "앉았다" 자신입니다.
@@ -136,8 +126,25 @@ assert torch.allclose(softmax(seed_row), torch.tensor([0.2363, 0.2138, 0.2612, 0
 # Vaswani 등(2017)의 해결책은 위치 $p$마다 정해진 벡터 $\mathrm{PE}(p) \in \mathbb{R}^{d}$를 임베딩에 **더하는** 것입니다. 차원을 두 개씩 짝지어, 쌍 $i$는 각진동수 $\omega_i$로 도는 사인과 코사인을 씁니다.
 #
 # $$\mathrm{PE}(p)_{2i} = \sin(p\,\omega_i), \qquad \mathrm{PE}(p)_{2i+1} = \cos(p\,\omega_i), \qquad \omega_i = \frac{1}{10000^{2i/d}}, \quad i = 0, \dots, \tfrac{d}{2}-1.$$
-#
-# 먼저 `sinusoidal_encoding`이 이 식을 반복문으로 그대로 옮긴 것과 같은지 확인합니다.
+
+# %% tags=["save"]
+import torch
+
+
+def frequencies(d, base=10000.0):
+    """Angular frequencies ω_i = base^(-2i/d) of the d/2 pairs, float64 (d/2,)."""
+    return base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+
+
+def sinusoidal_encoding(T, d, base=10000.0, dtype=torch.float32):
+    """(T, d) table: PE[p, 2i] = sin(p·ω_i), PE[p, 2i+1] = cos(p·ω_i)."""
+    angles = torch.arange(T, dtype=torch.float64)[:, None] * frequencies(d, base)   # (T, d/2)
+    pe = torch.stack((angles.sin(), angles.cos()), dim=-1)                         # (T, d/2, 2)
+    return pe.flatten(-2).to(dtype)                                                 # (T, d): sin, cos, sin, ...
+
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 식을 반복문으로 그대로 옮긴 것과 같은지 확인합니다.
 
 # %%
 T, d = 10, 16
@@ -154,7 +161,7 @@ print("PE(0)[:6] =", pe_small[0, :6])
 print("PE(1)[:6] =", pe_small[1, :6])
 torch.testing.assert_close(pe_small.norm(dim=-1), torch.full((T,), math.sqrt(d / 2), dtype=torch.float64))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 모든 $\mathrm{PE}(p)$의 길이는 $\sqrt{d/2}$로 같습니다(쌍마다 $\sin^2 + \cos^2 = 1$). 위치는 길이가 아니라 **방향**에 담깁니다.
 #
 # 쌍 $i$의 파장은 $2\pi / \omega_i = 2\pi \cdot 10000^{2i/d}$입니다. 첫 쌍은 약 6.3 위치마다 한 바퀴 돌고, 마지막 쌍은 수만 위치에 걸쳐 한 바퀴를 돕니다. 시계의 초침, 분침, 시침처럼 빠른 쌍은 가까운 위치를, 느린 쌍은 먼 위치를 구별합니다.
@@ -167,19 +174,15 @@ print(f"파장: 쌍 0 = {wavelength[0]:.2f}, 쌍 1 = {wavelength[1]:.2f}, 쌍 31
 assert torch.all(wavelength[1:] > wavelength[:-1])
 assert abs(wavelength[0] - 2 * math.pi) < 1e-9 and 1e4 < wavelength[-1] < 1e5   # ~6.3 and "수만" in the prose
 
-# %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.2), width_ratios=(1.2, 1.0))
+# %% slideshow={"slide_type": "subslide"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4), width_ratios=(1.1, 1.0))
 image = ax1.imshow(pe, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-ax1.set_xlabel("차원")
-ax1.set_ylabel("위치 p")
-ax1.set_title("사인·코사인 위치 인코딩 (T=50, d=64)")
+ax1.set(xlabel="차원", ylabel="위치 p", title="사인·코사인 위치 인코딩 (T=50, d=64)")
 fig.colorbar(image, ax=ax1, fraction=0.046, pad=0.04)
 for dim in [0, 2, 10, 30]:
     ax2.plot(range(T), pe[:, dim], label=f"차원 {dim} (파장 {wavelength[dim // 2]:.0f})")
-ax2.set_xlabel("위치 p")
-ax2.set_ylabel("값")
-ax2.set_title("몇 개 차원의 곡선: 차원이 클수록 느리게 돈다")
-ax2.legend(loc="lower left", fontsize=8)
+ax2.set(xlabel="위치 p", ylabel="값", title="차원이 클수록 느리게 돈다")
+ax2.legend(loc="lower left", fontsize=7)
 fig.tight_layout()
 plt.show()
 
@@ -192,7 +195,21 @@ plt.show()
 #
 # 오른쪽 행렬에는 $p$가 없습니다. 이 $2\times2$ 블록 $d/2$개를 대각선에 늘어놓은 $R(k)$는 **모든** 위치 $p$에서 $\mathrm{PE}(p+k) = R(k)\,\mathrm{PE}(p)$를 만족합니다. "$k$칸 뒤"라는 상대 위치가 하나의 선형 변환이므로, 학습되는 투영이 그것을 쉽게 표현할 수 있습니다.
 
-# %%
+# %% tags=["save"]
+def offset_rotation(k, d, base=10000.0):
+    """Block-diagonal (d, d) R(k) with R(k) @ PE(p) = PE(p + k) for every p, float64."""
+    phi = k * frequencies(d, base)                                  # (d/2,): angle of each pair
+    blocks = [torch.tensor([[c, s], [-s, c]]) for c, s in zip(phi.cos().tolist(), phi.sin().tolist())]
+    return torch.block_diag(*blocks).to(torch.float64)              # (d, d)
+
+
+def relative_similarity(offsets, d, base=10000.0):
+    """PE(p)·PE(p + k) = Σ_i cos(k·ω_i) for each offset k (no p in it), float64."""
+    k = torch.as_tensor(offsets, dtype=torch.float64)
+    return torch.cos(k[..., None] * frequencies(d, base)).sum(-1)
+
+
+# %% slideshow={"slide_type": "subslide"}
 pe64 = sinusoidal_encoding(60, 64, dtype=torch.float64)    # (60, 64)
 for k in [1, 3, 10, 25]:
     R = offset_rotation(k, 64)                               # (64, 64), built without any p
@@ -219,17 +236,13 @@ assert profile[0] == 32 and (profile[1:] < 32).all()
 assert (profile[1:6] < profile[:5]).all() and profile[6] > profile[5]   # falls for 5 steps, then rises
 print("k = 0..8의 내적:", profile[:9].numpy().round(2))
 
-# %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), width_ratios=(1.0, 1.2))
+# %% slideshow={"slide_type": "subslide"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4), width_ratios=(1.0, 1.2))
 image = ax1.imshow(G, cmap="viridis", aspect="auto")
-ax1.set_xlabel("위치 q")
-ax1.set_ylabel("위치 p")
-ax1.set_title("PE(p)·PE(q): 대각선마다 같은 값")
+ax1.set(xlabel="위치 q", ylabel="위치 p", title="PE(p)·PE(q): 대각선마다 같은 값")
 fig.colorbar(image, ax=ax1, fraction=0.046, pad=0.04)
 ax2.plot(range(41), profile, marker=".")
-ax2.set_xlabel("거리 k = |q − p|")
-ax2.set_ylabel("내적")
-ax2.set_title("멀어지면 대체로 작아지지만 단조롭지는 않다")
+ax2.set(xlabel="거리 k = |q − p|", ylabel="내적", title="멀어지면 대체로 작아지지만 단조롭지는 않다")
 fig.tight_layout()
 plt.show()
 
@@ -242,33 +255,120 @@ plt.show()
 # %% [markdown]
 # ## 3. 슬라이더: 오프셋 k
 #
-# 오프셋 $k$를 움직여 보세요. 왼쪽 그림의 점들은 서로 다른 시작 위치 $p = 0, 7, 20$에서 잰 $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k)$인데, 언제나 한 점에 겹칩니다. 오른쪽 그림은 세 주파수 쌍이 $p$에서 $p+k$로 가며 도는 각도입니다. 쌍 0은 $k$ 라디안(1칸에 약 57°)씩, 느린 쌍은 훨씬 조금씩 돕니다.
+# 오프셋 $k$를 움직여 보세요. 왼쪽 그림의 점들은 서로 다른 시작 위치 $p = 0, 7, 20$에서 구한 $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k)$인데, 언제나 한 점에 겹칩니다. 오른쪽 그림은 세 주파수 쌍이 $p$에서 $p+k$로 가며 도는 각도입니다. 쌍 0은 $k$ 라디안(1칸에 약 57°)씩, 느린 쌍은 훨씬 조금씩 돕니다.
 
-# %% tags=["nbval-ignore-output"]
-offset_explorer(d=64, max_k=40)
+# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
+    """Draw PE(p)·PE(p+k) (left) and three pairs turning by k·ω_i (right) once; returns update(k)."""
+    left, right = axes
+    pairs = pairs or (0, max(1, d // 20), max(2, d // 8))           # fast, middle, slow: (0, 3, 8) for d = 64
+    grid = torch.arange(-max_offset, max_offset + 1)
+    left.plot(grid.numpy(), relative_similarity(grid, d).numpy(), color="tab:gray", lw=1.5)
+    vline = left.axvline(0, color="tab:red", ls="--", lw=1)
+    # Shrinking markers, so points that coincide (they should) stay visible as rings.
+    dots = [left.scatter([0], [0], s=140 / (n + 1), zorder=3 + n, label=f"p = {p}") for n, p in enumerate(p_values)]
+    left.set_xlabel("오프셋 k")
+    left.set_ylabel("PE(p)·PE(p+k)")
+    left.set_ylim(-0.3 * d / 2, 1.08 * d / 2)
+    left.legend(loc="lower left", fontsize=7)
+    pe = sinusoidal_encoding(max(p_values) + max_offset + 1, d, dtype=torch.float64)
+    omega, p0 = frequencies(d), p_values[0]
+    theta = torch.linspace(0, 2 * torch.pi, 200)
+    hands = []
+    for radius, i, color in zip((1.0, 0.72, 0.44), pairs, ("tab:blue", "tab:orange", "tab:green")):
+        right.plot((radius * theta.cos()).numpy(), (radius * theta.sin()).numpy(), color=color, lw=0.6, alpha=0.5)
+        # (cos, sin) on the axes so that a growing angle turns counter-clockwise.
+        right.scatter([radius * float(pe[p0, 2 * i + 1])], [radius * float(pe[p0, 2 * i])], color=color, s=20, zorder=3)
+        hands.append((right.plot([0, 0], [0, 0], color=color, lw=2, label=f"쌍 {i}")[0], radius, i))
+    legend = right.legend(loc="lower right", fontsize=7)
+    right.set_xlim(-1.15, 1.15)
+    right.set_ylim(-1.15, 1.15)
+    right.set_aspect("equal")
+    right.set_xlabel("cos 성분")
+    right.set_ylabel("sin 성분")
+    right.set_title(f"p = {p0} → p + k: 쌍마다 k·ω_i만큼 회전", fontsize=10)
+
+    def update(k):
+        vline.set_xdata([k, k])
+        values = [float(pe[p] @ pe[p + k]) for p in p_values]        # the same number for every p
+        for dot, value in zip(dots, values):
+            dot.set_offsets([[k, value]])
+        left.set_title(f"k = {k}: 모든 p에서 내적 {values[0]:.2f}", fontsize=10)
+        angles = (k * omega[list(pairs)]).rad2deg().tolist()
+        for (hand, radius, i), text, angle in zip(hands, legend.get_texts(), angles):
+            hand.set_data([0, radius * float(pe[p0 + k, 2 * i + 1])], [0, radius * float(pe[p0 + k, 2 * i])])
+            text.set_text(f"쌍 {i}: {angle % 360:.0f}°")
+        return {"dots": values, "angles": angles}
+
+    return update
+
+
+def offset_explorer(d=64, max_offset=40):
+    """An offset slider k over offset_panel (the figure is built once and changed in place)."""
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    from helpers.widgets import Explorer
+
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.8), width_ratios=(1.5, 1.0), dpi=80)
+    update = offset_panel(axes, d, max_offset)
+    fig.tight_layout()
+    slider = widgets.IntSlider(value=1, min=0, max=max_offset, step=1, description="오프셋 k")
+    return Explorer(fig, update, {"k": slider})
+
+
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
+offset_explorer(d=64, max_offset=40)
 
 # %% [markdown]
-# 정적 버전(슬라이드·PDF용): 같은 함수로 $k = 0, 1, 5, 20$을 그립니다.
+# 정적 버전(슬라이드·PDF용): 같은 함수로 $k = 0, 1$과 $k = 5, 20$을 그립니다.
 
-# %%
-ks = [0, 1, 5, 20]
-fig, axes = plt.subplots(len(ks), 2, figsize=(11, 14), width_ratios=(1.6, 1.0))
-drawn = {k: draw_offset(k, 64, max_offset=40, axes=row) for k, row in zip(ks, axes)}
-fig.tight_layout()
-plt.show()
+# %% slideshow={"slide_type": "subslide"}
+drawn = {}
 
-# %%
+
+def static_offsets(ks):
+    fig, axes = plt.subplots(2, 2, figsize=(9.5, 4.6), width_ratios=(1.5, 1.0))
+    for k, row in zip(ks, axes):
+        drawn[k] = offset_panel(row, 64, 40)(k)     # the explorer's own drawing code
+    fig.tight_layout()
+    plt.show()
+
+
+# %% slideshow={"slide_type": "subslide"}
+static_offsets([0, 1])
+
+# %% slideshow={"slide_type": "subslide"}
+static_offsets([5, 20])
 for k, result in drawn.items():
-    assert abs(result["dots"] - relative_similarity(k, 64).item()).max() < 1e-9   # same for every p
-    assert abs(result["angles"][0] - math.degrees(k)) < 1e-9                       # pair 0 turns k radians
-print({k: round(float(r["dots"][0]), 2) for k, r in drawn.items()})
+    assert max(abs(v - relative_similarity(k, 64).item()) for v in result["dots"]) < 1e-9   # same for every p
+    assert abs(result["angles"][0] - math.degrees(k)) < 1e-9                               # pair 0 turns k radians
 
 # %% [markdown]
 # ## 4. 학습되는 위치 임베딩
 #
 # 다른 방법은 위치도 단어처럼 다루는 것입니다. 위치 $0, 1, \dots, L-1$마다 벡터 하나를 두는 `nn.Embedding(L, d)` 표를 만들고, 다른 파라미터와 함께 학습합니다(BERT, GPT-2). 식이 필요 없고 데이터에 맞는 모양을 스스로 찾지만, 두 가지 비용이 있습니다. 파라미터가 $L \times d$개 늘어나고, **표에 없는 위치는 아예 표현할 수 없습니다.**
 
-# %%
+# %% tags=["save"]
+import torch.nn as nn
+
+
+class LearnedPositionalEncoding(nn.Module):
+    """Adds a learned vector per position (an nn.Embedding of max_len rows) to (B, T, d) inputs."""
+
+    def __init__(self, max_len, d_model):
+        super().__init__()
+        self.max_len = max_len
+        self.table = nn.Embedding(max_len, d_model)                 # max_len × d parameters
+
+    def forward(self, x):                                           # x: (B, T, d)
+        T = x.shape[1]
+        if T > self.max_len:                                        # say what went wrong, unlike IndexError
+            raise ValueError(f"T={T}: this table has learned positions 0..{self.max_len - 1} only")
+        return x + self.table(torch.arange(T))                      # (B, T, d)
+
+
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(12)
 table = nn.Embedding(10, 16)                      # positions 0..9
 print("파라미터 수:", sum(p.numel() for p in table.parameters()))
@@ -283,10 +383,10 @@ except IndexError as err:
 try:
     LearnedPositionalEncoding(10, 16)(torch.zeros(1, 12, 16))
 except ValueError as err:
-    print("helpers:", err)
+    print("LearnedPositionalEncoding:", err)
 
-# %% [markdown]
-# PyTorch의 오류 메시지("index out of range in self")는 무엇이 문제인지 말해 주지 않습니다. `helpers`의 `LearnedPositionalEncoding`은 몇 번째 위치까지 배웠는지 알려 줍니다. 반면 사인·코사인 표는 식이므로 원하는 만큼 늘일 수 있고, 길게 만든 표의 앞부분은 짧은 표와 같습니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# PyTorch의 오류 메시지("index out of range in self")는 무엇이 문제인지 말해 주지 않습니다. 위의 `LearnedPositionalEncoding`은 몇 번째 위치까지 배웠는지 알려 줍니다. 반면 사인·코사인 표는 식이므로 원하는 만큼 늘일 수 있고, 길게 만든 표의 앞부분은 짧은 표와 같습니다.
 
 # %%
 long = sinusoidal_encoding(5000, 64)              # (5000, 64): no parameters, any length
@@ -303,7 +403,7 @@ print("위치 4999의 처음 4개 차원:", long[4999, :4])
 #
 # 기본 초기화의 무작위 층은 가중치가 거의 균등해서 차이가 눈에 잘 띄지 않습니다. 그래서 쿼리·키 투영을 조금 크게 초기화해, 학습된 층처럼 가중치가 뚜렷한 헤드(head) 하나짜리 층을 씁니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(16)
 layer = MultiHeadAttention(16, num_heads=1).eval()
 with torch.no_grad():
@@ -318,24 +418,30 @@ with torch.no_grad():
 torch.testing.assert_close(out_b0, out_a0[:, swap])                 # still just a reordering
 map_gap = (w_b_pe - w_a_pe[:, :, swap][:, :, :, swap]).abs().max().item()
 verb_gap = ((out_a_pe[0, 4] - out_b_pe[0, 4]).norm() / out_a_pe[0, 4].norm()).item()
-print(f"가중치 행렬: 순서를 맞춰 비교한 최대 차이 {map_gap:.3f}")
+print(f"가중치 행렬: 순서를 맞춰 비교한 최대 차이 {map_gap:.2f}")
 print(f"'쫓았다' 출력: 위치 없음 차이 {(out_a0[0, 4] - out_b0[0, 4]).norm().item():.4f}, 위치 있음 상대 차이 {verb_gap:.1%}")
 assert map_gap > 0.1 and verb_gap > 0.01
 assert not torch.allclose(out_b_pe, out_a_pe[:, swap], atol=1e-3)  # no longer just a reordering
 
-# %%
-fig, axes = plt.subplots(2, 2, figsize=(11, 8.4))
-for row, (words, w_plain, w_pos) in enumerate([(sent_a, w_a0, w_a_pe), (sent_b, w_b0, w_b_pe)]):
+# %% slideshow={"slide_type": "subslide"}
+def compare_maps(words, w_plain, w_pos):
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.7))
     title = " ".join(words)
-    attention_heatmap(w_plain[0, 0], words, words, ax=axes[row, 0], vmax=1.0, title=f"위치 없음: {title}")
-    attention_heatmap(w_pos[0, 0], words, words, ax=axes[row, 1], vmax=1.0, title=f"+ 위치 인코딩: {title}")
-fig.tight_layout()
-plt.show()
+    attention_heatmap(w_plain[0, 0], words, words, ax=axes[0], vmax=1.0, title=f"위치 없음: {title}")
+    attention_heatmap(w_pos[0, 0], words, words, ax=axes[1], vmax=1.0, title=f"+ 위치 인코딩: {title}")
+    fig.tight_layout()
+    plt.show()
+
+
+compare_maps(sent_a, w_a0, w_a_pe)
+
+# %% slideshow={"slide_type": "subslide"}
+compare_maps(sent_b, w_b0, w_b_pe)
 
 # %% [markdown]
-# 왼쪽 열의 두 그림은 행과 열의 순서를 맞추면 서로 겹칩니다. 오른쪽 열은 그렇지 않습니다. 예를 들어 "쫓았다" 행에서 "고양이"가 받는 가중치가 문장 첫머리에 있을 때와 셋째 자리에 있을 때 다릅니다.
+# 두 그림의 왼쪽(위치 없음)끼리는 행과 열의 순서를 맞추면 서로 겹칩니다. 오른쪽(위치 인코딩)끼리는 그렇지 않습니다. 예를 들어 "쫓았다" 행에서 "고양이"가 받는 가중치가 문장 첫머리에 있을 때와 셋째 자리에 있을 때 다릅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 ia, ib = sent_a.index("고양이"), sent_b.index("고양이")
 print(f"'쫓았다' → '고양이' 가중치: 위치 없음 {w_a0[0, 0, 4, ia]:.3f} / {w_b0[0, 0, 4, ib]:.3f}, "
       f"위치 있음 {w_a_pe[0, 0, 4, ia]:.3f} / {w_b_pe[0, 0, 4, ib]:.3f}")
@@ -354,7 +460,22 @@ assert (w_a_pe[0, 0, 4, ia] - w_b_pe[0, 0, 4, ib]).abs() > 0.02
 #
 # $$\mathrm{Re}\!\left[q_i e^{\mathrm{i}p\omega_i}\,\overline{k_i e^{\mathrm{i}r\omega_i}}\right] = \mathrm{Re}\!\left[q_i\,\overline{k_i}\,e^{\mathrm{i}(p-r)\omega_i}\right]$$
 #
-# 이므로 절대 위치 $p$, $r$은 사라지고 **차이 $p - r$만** 남습니다. 먼저 `apply_rope`가 이 복소수 곱과 같은지 봅니다.
+# 이므로 절대 위치 $p$, $r$은 사라지고 **차이 $p - r$만** 남습니다. 복소수 곱을 실수로 풀면 쌍마다 $2\times2$ 회전입니다: $(x_{2i}, x_{2i+1}) \mapsto (x_{2i}\cos\theta - x_{2i+1}\sin\theta,\ x_{2i}\sin\theta + x_{2i+1}\cos\theta)$.
+
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
+def apply_rope(x, positions=None, base=10000.0):
+    """RoPE, adjacent pairs: rotate (x[2i], x[2i+1]) of the token at position p by p·ω_i. x: (..., T, d)."""
+    T, d = x.shape[-2:]
+    positions = torch.arange(T) if positions is None else torch.as_tensor(positions)
+    angles = positions.to(torch.float64)[:, None] * frequencies(d, base)     # (T, d/2), float64 for large p
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    x1, x2 = x[..., 0::2], x[..., 1::2]                                       # (..., T, d/2): pair (2i, 2i+1)
+    rotated = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (..., T, d/2, 2)
+    return rotated.flatten(-2)                                                # (..., T, d)
+
+
+# %% [markdown]
+# 먼저 이 코드가 복소수 곱과 같은지 봅니다.
 
 # %%
 seed_everything(13)
@@ -365,7 +486,7 @@ by_complex = torch.view_as_real(z * torch.exp(1j * 5 * frequencies(d))).flatten(
 torch.testing.assert_close(apply_rope(q[None], [5])[0], by_complex)
 print("위치 5로 돌린 q[:4]:", apply_rope(q[None], [5])[0, :4])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 같은 $q$와 $k$를 위치 0부터 11까지 놓고 모든 쌍의 점수 $S_{pr} = \tilde q_p \cdot \tilde k_r$를 계산합니다. 점수가 $p - r$에만 의존하면 대각선마다 값이 같아야 합니다.
 
 # %%
@@ -381,117 +502,194 @@ torch.testing.assert_close(far[0] @ far[1], S[0, 3])
 torch.testing.assert_close(Q.norm(dim=-1), q.norm().expand(T))  # rotation keeps the length
 assert not torch.allclose(S, S.T)                               # before and after differ
 print(f"p − r = −3: {S[0, 3]:.4f},  p − r = +3: {S[3, 0]:.4f}")
+offsets = torch.arange(-(T - 1), T)
+scores_by_offset = torch.stack([torch.diagonal(S, offset=-int(m))[0] for m in offsets])   # S as a function of p − r
 
-# %% [markdown]
-# 사인·코사인 인코딩끼리의 내적은 $k$와 $-k$가 같았지만, RoPE의 점수는 $q \ne k$이면 "3칸 앞"과 "3칸 뒤"가 다릅니다. 위치 1000과 1003의 점수도 위치 0과 3의 점수와 같습니다.
-
-# %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), width_ratios=(1.0, 1.2))
+# %% slideshow={"slide_type": "subslide"}
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4), width_ratios=(1.0, 1.2))
 attention_heatmap(S, list(range(T)), list(range(T)), ax=ax1, cmap="RdBu_r", vmin=-abs(S).max().item(),
                   vmax=abs(S).max().item(), annotate=False, title="RoPE 점수 S[p, r]: 대각선마다 같다")
-ax1.set_xlabel("키 위치 r")
-ax1.set_ylabel("쿼리 위치 p")
-offsets = torch.arange(-(T - 1), T)
-scores_by_offset = torch.stack([torch.diagonal(S, offset=-int(m))[0] for m in offsets])
+ax1.set(xlabel="키 위치 r", ylabel="쿼리 위치 p")
 ax2.plot(offsets, scores_by_offset, marker="o")
 ax2.axhline(q @ k, color="gray", ls="--", lw=1, label=f"회전 전 q·k = {q @ k:.2f}")
-ax2.set_xlabel("상대 위치 p − r")
-ax2.set_ylabel("점수")
-ax2.set_title("점수는 p − r의 함수 (좌우 대칭이 아님)")
-ax2.legend(loc="lower right")
+ax2.set(xlabel="상대 위치 p − r", ylabel="점수", title="점수는 p − r의 함수 (좌우 대칭이 아님)")
+ax2.legend(loc="lower right", fontsize=8)
 fig.tight_layout()
 plt.show()
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 사인·코사인 인코딩끼리의 내적은 $k$와 $-k$가 같았지만, RoPE의 점수는 $q \ne k$이면 "3칸 앞"과 "3칸 뒤"가 다릅니다. 위치 1000과 1003의 점수도 위치 0과 3의 점수와 같습니다.
+#
+# ### 두 가지 짝짓기: 인접 쌍과 rotate-half
+#
+# 위 코드는 **인접한** 차원 $(2i, 2i+1)$을 한 쌍으로 돌립니다. RoFormer 논문과 Meta가 공개한 LLaMA 원본 코드(복소수로 바꿔 곱하는 방식)가 이 방식입니다. 그런데 많이 읽히는 Hugging Face의 LLaMA 구현과 GPT-NeoX는 `rotate_half`를 씁니다. 앞 절반 $x_1 = x_{:d/2}$와 뒤 절반 $x_2 = x_{d/2:}$에서 **$i$번 차원과 $i + d/2$번 차원**을 한 쌍으로 돕니다.
+#
+# $$\mathrm{RoPE}_{\text{half}}(x) = \big[\,x_1\cos\theta - x_2\sin\theta,\ \ x_1\sin\theta + x_2\cos\theta\,\big],\qquad \theta_i = p\,\omega_i$$
+
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
+def rotate_half(x):
+    """[x1, x2] -> [-x2, x1] on the two halves of the last dimension (Hugging Face / GPT-NeoX)."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rope_half(x, positions=None, base=10000.0):
+    """RoPE, half pairs: dimension i turns with dimension i + d/2 by p·ω_i. x: (..., T, d)."""
+    T, d = x.shape[-2:]
+    positions = torch.arange(T) if positions is None else torch.as_tensor(positions)
+    angles = positions.to(torch.float64)[:, None] * frequencies(d, base)     # (T, d/2)
+    cos = torch.cat((angles.cos(), angles.cos()), dim=-1).to(x.dtype)        # (T, d): both halves
+    sin = torch.cat((angles.sin(), angles.sin()), dim=-1).to(x.dtype)
+    return x * cos + rotate_half(x) * sin                                     # (..., T, d)
+
+
+# %% [markdown]
+# 두 방식은 **차원의 순서만 다른 같은 회전**입니다. 인접 쌍 배치의 차원을 `[0, 2, 4, …, 1, 3, 5, …]` 순서로 다시 늘어놓으면 쌍 $(2i, 2i+1)$이 정확히 $(i, i + d/2)$ 자리로 갑니다.
+
+# %% slideshow={"slide_type": "subslide"}
+seed_everything(14)
+d = 8
+x = torch.randn(5, d, dtype=torch.float64)                      # (T, d)
+perm = torch.cat((torch.arange(0, d, 2), torch.arange(1, d, 2)))   # [0, 2, 4, 6, 1, 3, 5, 7]
+print("순열:", perm.tolist())
+torch.testing.assert_close(apply_rope_half(x[:, perm]), apply_rope(x)[:, perm])
+q2, k2 = torch.randn(2, 5, d, dtype=torch.float64)
+scores_adjacent = apply_rope(q2) @ apply_rope(k2).T
+scores_half = apply_rope_half(q2[:, perm]) @ apply_rope_half(k2[:, perm]).T
+torch.testing.assert_close(scores_half, scores_adjacent)         # the same attention scores
+assert not torch.allclose(apply_rope_half(x), apply_rope(x))     # but not the same function of x
+
+# %% [markdown]
+# 같은 $x$에 두 함수를 적용하면 결과가 다릅니다. 하지만 쿼리와 키의 차원을 같은 순열로 바꾸면 점수가 똑같습니다. 순열은 $W_Q$, $W_K$의 행 순서를 바꾸는 것과 같으므로, 학습된 모델에게 둘은 같은 방법입니다. 실제로 Meta의 LLaMA 체크포인트를 Hugging Face 형식으로 바꾸는 스크립트는 헤드마다 $W_Q$, $W_K$의 행을 이렇게 재배열해 `rotate_half`로 같은 점수를 얻습니다. 그래서 체크포인트와 코드의 방식이 어긋나면 오류 없이 조용히 틀린 결과가 나옵니다.
+
+# %% [markdown]
+# ### 멀티 헤드 층 안의 RoPE
+#
+# 실제 모델에서 RoPE는 층마다, 헤드마다 적용됩니다. 입력을 $W_Q$, $W_K$, $W_V$로 투영하고 헤드로 나눈 **뒤**, 각 헤드의 쿼리와 키(크기 $d_{\text{head}}$)를 돌립니다. 밸류는 돌리지 않고, 입력 임베딩에는 아무것도 더하지 않습니다. 모든 층이 자기 쿼리·키에 같은 회전을 다시 적용합니다.
+
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
+import torch.nn as nn
+
+
+class RoPEMultiHeadAttention(nn.Module):
+    """Multi-head self-attention with RoPE on each head's queries and keys (after projection)."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.h, self.d_head = num_heads, d_model // num_heads
+        self.q_proj, self.k_proj = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.v_proj, self.out_proj = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def forward(self, x, positions=None):                           # x: (B, T, d_model)
+        B, T, d_model = x.shape
+
+        def heads(y):                                               # (B, T, d_model) -> (B, h, T, d_head)
+            return y.view(B, T, self.h, self.d_head).transpose(1, 2)
+
+        q = apply_rope(heads(self.q_proj(x)), positions)            # rotate per head: d_head dims
+        k = apply_rope(heads(self.k_proj(x)), positions)
+        v = heads(self.v_proj(x))                                   # values are not rotated
+        weights = torch.softmax(q @ k.transpose(-1, -2) / self.d_head**0.5, dim=-1)   # (B, h, T, T)
+        out = (weights @ v).transpose(1, 2).reshape(B, T, d_model)  # merge heads
+        return self.out_proj(out), weights
+
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 모든 토큰을 위치 0에 두면(회전 없음) 이 층이 보통의 멀티 헤드 어텐션(`helpers.attention.MultiHeadAttention`)과 같은지, 그리고 모든 위치를 한꺼번에 100칸 옮겨도 출력이 같은지(상대 위치만 본다) 확인합니다. 1절의 두 문장도 다시 넣어 봅니다.
+
+# %%
+seed_everything(15)
+rope_layer = RoPEMultiHeadAttention(16, num_heads=2).eval()
+plain_layer = MultiHeadAttention(16, num_heads=2).eval()
+plain_layer.load_state_dict(rope_layer.state_dict())            # the same four projections
+x5 = embed_sentence(sent_a).detach()                            # (1, 5, 16): "고양이 가 강아지 를 쫓았다"
+with torch.no_grad():
+    torch.testing.assert_close(rope_layer(x5, torch.zeros(5))[0], plain_layer(x5)[0])   # no rotation = plain
+    out_0, w_0 = rope_layer(x5, torch.arange(5))
+    out_100, w_100 = rope_layer(x5, torch.arange(5) + 100)        # every position shifted by 100
+    out_a_rope, _ = rope_layer(xa)
+    out_b_rope, _ = rope_layer(xb)
+torch.testing.assert_close(out_100, out_0, atol=1e-5, rtol=0)
+verb_gap_rope = ((out_a_rope[0, 4] - out_b_rope[0, 4]).norm() / out_a_rope[0, 4].norm()).item()
+assert verb_gap_rope > 0.01 and not torch.allclose(out_b_rope, out_a_rope[:, swap], atol=1e-3)
+print(f"위치를 100칸 옮겨도 출력 차이 < 1e-5, 두 문장의 '쫓았다' 출력 상대 차이 {verb_gap_rope:.0%}")
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# RoPE를 넣은 층은 회전이 없으면 보통의 멀티 헤드 어텐션과 같고, 전체를 옮겨도 같은 출력을 내며(상대 위치만 보므로), 어순만 다른 두 문장을 구별합니다.
+#
+# 점수에 위치를 넣는 방법은 이 밖에도 있습니다. **ALiBi**(Press 등 2022)는 회전 대신 점수에 거리에 비례하는 벌점 $-m_h\,|p - r|$를 헤드마다 다른 고정 기울기 $m_h$(학습하지 않음)로 더하고, 임베딩에는 아무것도 더하지 않습니다. **T5의 상대 위치 편향**(Raffel 등 2020)은 상대 거리를 구간(bucket)으로 묶어 구간마다 학습되는 스칼라 하나를 헤드별로 점수에 더합니다.
+
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: RoPE는 "더하기 대신 곱하기"라고 한 문장으로 요약하세요. 더하면 내용과 위치가 한 벡터에 섞이고, 회전하면 길이(내용의 크기)는 그대로 두고 방향만 위치에 따라 돌립니다. 그래서 점수에 절대 위치가 남지 않고, 위치 1000과 1003도 0과 3처럼 보입니다. LLaMA 계열 모델이 이 방식을 씁니다.
+# 발표 노트: RoPE는 "더하기 대신 회전"이라고 한 문장으로 요약하세요. 더하면 내용과 위치가 한 벡터에 섞이고, 회전하면 길이(내용의 크기)는 그대로 두고 방향만 위치에 따라 돌립니다. 그래서 점수에 절대 위치가 남지 않고, 위치 1000과 1003도 0과 3처럼 보입니다. 인접 쌍과 rotate-half의 차이는 청중 중 누군가 Hugging Face 코드를 읽다가 반드시 묻는 질문입니다.
 
 # %% [markdown]
 # ## 연습문제
 #
 # 각 문제는 `check("10-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **10-1.** 정수 `T`, `d`(짝수)를 받아 `(T, d)` 사인·코사인 위치 인코딩 표를 돌려주는 `my_sinusoidal`을 반복문 없이 텐서 연산으로 구현하세요. 짝수 차원 $2i$는 $\sin(p\,\omega_i)$, 홀수 차원 $2i+1$은 $\cos(p\,\omega_i)$입니다.
+# **10-1. 위치 읽어 내기.** `PE(p)` 한 줄(길이 `d`, float64)만 보고 위치 $p$(0 ≤ p ≤ 5000의 정수)를 돌려주는 `decode_position(pe_row)`를 쓰세요. 먼저 **예측**하세요. 쌍 0의 각도 `atan2(sin, cos)`만으로 충분할까요? 어느 쌍을 써야 5000까지 한 번에 구별되나요? (힌트: 2절의 파장)
 
 # %%
-def my_sinusoidal(T, d):
+def decode_position(pe_row):
     raise NotImplementedError
 
-check("10-1", my_sinusoidal)
+check("10-1", decode_position)
 
-# %% jupyter={"source_hidden": true}
-def my_sinusoidal(T, d):
-    p = torch.arange(T, dtype=torch.float64)[:, None]                   # (T, 1)
-    omega = 10000 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
-    table = torch.zeros(T, d, dtype=torch.float64)
-    table[:, 0::2] = torch.sin(p * omega)
-    table[:, 1::2] = torch.cos(p * omega)
-    return table
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "subslide"}
+def decode_position(pe_row):
+    d = pe_row.shape[-1]
+    omega = 10000 ** (-(d - 2) / d)                          # the slowest pair: wavelength > 5000
+    angle = math.atan2(pe_row[-2].item(), pe_row[-1].item())  # (sin, cos) -> angle in (-π, π]
+    return round(angle / omega)
 
-check("10-1", my_sinusoidal)
+check("10-1", decode_position)
 
 # %% [markdown]
-# **10-2.** 오프셋 `k`와 차원 `d`를 받아 모든 위치 $p$에서 $R(k)\,\mathrm{PE}(p) = \mathrm{PE}(p+k)$인 `(d, d)` 행렬을 돌려주는 `rotation_for_offset`을 만드세요. `offset_rotation`은 쓰지 말고 2절의 $2\times2$ 블록 식으로 직접 채우세요.
+# 풀이 노트: 쌍 0은 약 6.3 위치마다 한 바퀴 돌아 $p$와 $p + 2\pi$를 구별하지 못합니다(시계의 초침). 가장 느린 쌍(시침)은 $d = 64$에서 파장이 약 47,000이라 5000까지 한 바퀴도 돌지 않습니다. 실제 모델은 모든 쌍을 함께 읽어 가까운 위치는 빠른 쌍으로, 먼 위치는 느린 쌍으로 구별합니다.
+#
+# **10-2. 왼쪽 패딩이 있는 배치의 RoPE.** 문장마다 위치가 다른 배치에 RoPE를 적용하는 `my_rope(x, positions)`를 쓰세요. `x`는 `(B, h, T, d)`, `positions`는 `(B, T)`입니다(왼쪽 패딩이면 첫 문장의 실제 토큰이 위치 0부터 시작합니다). 인접 쌍 $(2i, 2i+1)$ 방식으로, 위치 $p$의 쌍을 각도 $p\,\omega_i$만큼 **반시계 방향**으로 돌립니다. 위의 `apply_rope`는 `positions`가 `(T,)`일 때만 맞습니다. 어느 축을 맞춰야 할지 먼저 모양을 적어 보세요.
 
-# %%
-def rotation_for_offset(k, d):
-    raise NotImplementedError
-
-check("10-2", rotation_for_offset)
-
-# %% jupyter={"source_hidden": true}
-def rotation_for_offset(k, d):
-    R = torch.zeros(d, d, dtype=torch.float64)
-    for i in range(d // 2):
-        phi = k / 10000 ** (2 * i / d)
-        R[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor(
-            [[math.cos(phi), math.sin(phi)], [-math.sin(phi), math.cos(phi)]])
-    return R
-
-check("10-2", rotation_for_offset)
-
-# %% [markdown]
-# **10-3.** `(T, d)` 텐서 `x`와 위치 `positions`(길이 `T`)를 받아 RoPE를 적용하는 `my_rope`를 구현하세요. 위치 $p$의 토큰에서 쌍 $(x_{2i}, x_{2i+1})$을 각도 $p\,\omega_i$만큼 **반시계 방향**으로 돌립니다. 복소수를 써도, 실수 식으로 써도 됩니다.
-
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def my_rope(x, positions):
     raise NotImplementedError
 
-check("10-3", my_rope)
+check("10-2", my_rope)
 
 # %% jupyter={"source_hidden": true}
 def my_rope(x, positions):
     d = x.shape[-1]
-    omega = 10000 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)   # (d/2,)
-    angle = positions.to(torch.float64)[:, None] * omega                  # (T, d/2)
-    z = torch.view_as_complex(x.reshape(x.shape[0], d // 2, 2).contiguous())   # (T, d/2)
-    return torch.view_as_real(z * torch.exp(1j * angle)).reshape(x.shape)
+    omega = 10000 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)        # (d/2,)
+    angle = positions.to(torch.float64)[:, None, :, None] * omega             # (B, 1, T, d/2): one per head
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    x1, x2 = x[..., 0::2], x[..., 1::2]                                        # (B, h, T, d/2)
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
 
-check("10-3", my_rope)
+check("10-2", my_rope)
 
 # %% [markdown]
 # ## 스터디 토론 질문
 #
 # 1. "고양이가 강아지를 쫓았다"와 "강아지를 고양이가 쫓았다"는 뜻이 같습니다. 한국어처럼 조사가 역할을 표시하는 언어에서, 토큰을 어절 단위로 자를 때와 조사를 떼어 낼 때 위치 정보의 중요성은 어떻게 달라질까요?
 # 2. 사인·코사인 인코딩끼리의 내적은 $k$와 $-k$에서 같았습니다. 그렇다면 모델은 어떻게 "앞 단어"와 "뒤 단어"를 구별할 수 있을까요? $W_Q W_K^\top$가 할 수 있는 일을 생각해 보세요.
-# 3. 학습 길이가 512인 모델에 2,000 토큰을 넣어야 합니다. 학습 임베딩, 사인·코사인, RoPE 각각에서 무엇이 문제가 되고, 어떤 우회로가 있을까요?
-# 4. ViT는 이미지를 패치(patch)로 잘라 토큰으로 씁니다. 위치 인코딩을 빼면 모델이 무엇을 볼 수 없게 될까요? 이미지가 패치의 "집합"처럼 보여도 괜찮은 과제가 있을까요?
+# 3. 학습 길이가 512인 모델에 2,000 토큰을 넣어야 합니다. 학습 임베딩, 사인·코사인, RoPE, ALiBi 각각에서 무엇이 문제가 되고, 어떤 우회로가 있을까요?
+# 4. 인접 쌍 RoPE로 학습된 체크포인트를 rotate-half 코드로 불러오면 무슨 일이 생길까요? 오류가 날까요, 조용히 틀릴까요? 어떻게 알아챌 수 있을까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번은 한국어 스터디에서만 할 수 있는 좋은 질문입니다. 청중에게 "순서를 모르는 모델에게 한국어가 영어보다 쉬울까?"라고 바꿔 물어보세요. 2번의 답은 $R(k)$와 $R(-k)$가 다른 행렬이라는 것, 그리고 투영이 사인과 코사인 성분을 서로 다른 무게로 섞을 수 있다는 것입니다.
+# 발표 노트: 1번은 한국어 스터디에서만 할 수 있는 좋은 질문입니다. 청중에게 "순서를 모르는 모델에게 한국어가 영어보다 쉬울까?"라고 바꿔 물어보세요. 2번의 답은 $R(k)$와 $R(-k)$가 다른 행렬이라는 것, 그리고 투영이 사인과 코사인 성분을 서로 다른 무게로 섞을 수 있다는 것입니다. 4번은 조용히 틀립니다. 모양이 같기 때문입니다. 알려진 문장의 다음 토큰 확률이나 퍼플렉서티(perplexity)로 확인합니다.
 
 # %% [markdown]
 # ## 요약
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 위치 정보 없는 어텐션은 순열 등변 | `MultiHeadAttention`과 SDPA에서 섞은 입력의 출력 = 출력을 섞은 것 (assert_close) |
-# | 그래서 어순만 다른 문장을 구별하지 못함 | 두 문장에서 "쫓았다"의 출력이 같음 |
-# | 소프트맥스는 점수의 순서를 유지 | 원문의 "앉았다" 가중치는 $[0.236, 0.214, 0.261, 0.289]$ (원문 바로잡기) |
-# | 사인·코사인 PE: 길이 $\sqrt{d/2}$, 파장 $2\pi$ ~ $2\pi \cdot 10000^{(d-2)/d}$ | 반복문 식과 일치, 노름 assert |
-# | $\mathrm{PE}(p+k) = R(k)\,\mathrm{PE}(p)$, $R(k)$는 $p$와 무관한 회전 | 모든 $p$와 $k = 1, 3, 10, 25$에서 assert; $R(3)R(7) = R(10)$ |
-# | $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k) = \sum_i \cos(k\omega_i)$: $k$에만, 그리고 $\pm k$ 대칭 | 내적 행렬의 대각선 assert |
-# | 학습 임베딩: $L \times d$ 파라미터, 표 밖 위치는 오류 | 위치 10 이상에서 IndexError; 사인·코사인 표는 5,000까지 늘어남 |
+# | 위치 정보 없는 어텐션은 순열 등변, 어순만 다른 문장을 구별 못 함 | 섞은 입력의 출력 = 출력을 섞은 것; 두 문장의 "쫓았다" 출력이 같음 |
+# | 소프트맥스는 점수의 순서를 유지 | 원문의 "앉았다" 가중치는 $[0.236, 0.214, 0.261, 0.289]$ |
+# | 사인·코사인 PE: 길이 $\sqrt{d/2}$, $\mathrm{PE}(p+k) = R(k)\,\mathrm{PE}(p)$ | 반복문 식과 일치; 모든 $p$에서 assert, $R(3)R(7) = R(10)$ |
+# | $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k)$는 $k$에만 의존하고 $\pm k$ 대칭 | 내적 행렬의 대각선 assert |
+# | 학습 임베딩은 표 밖 위치를 표현 못 함 | 위치 10 이상에서 오류; 사인·코사인 표는 5,000까지 늘어남 |
 # | 위치를 더하면 등변성이 깨짐 | 두 문장의 "쫓았다" 출력과 가중치가 달라짐 |
-# | RoPE: 점수가 $p - r$에만 의존, 앞뒤는 구별 | 복소수 곱과 일치, 대각선 상수, $S \ne S^\top$, 위치 1000/1003 = 0/3 |
+# | RoPE: 점수가 $p - r$에만 의존, 앞뒤는 구별 | 대각선 상수, $S \ne S^\top$, 위치 1000/1003 = 0/3 |
+# | 인접 쌍 = rotate-half (차원 순열만 다름) | 순열 `[0, 2, …, 1, 3, …]`로 결과와 점수가 일치 |
+# | RoPE는 층·헤드마다 투영 뒤의 q, k에만 | 위치 0에서 보통 MHA와 같음, +100 이동에도 같은 출력 |
 #
 # 다음 노트북(11)에서는 실제 사전 학습 모델(pretrained model)의 어텐션 맵을 들여다봅니다.
