@@ -100,8 +100,8 @@ def _load(exercise_id: str) -> None:
                 importlib.import_module(f"helpers.{_LEGACY[number]}")
 
 
-_LEGACY = {"02": "seq2seq", "03": "qkv", "04": "scaling", "05": "temperature", "06": "dropout",
-           "07": "multihead", "08": "complexity", "09": "masks", "10": "position", "11": "pretrained",
+_LEGACY = {"03": "qkv", "04": "scaling", "06": "dropout",
+           "07": "multihead", 
            "12": "dynamics", "13": "vision"}
 
 
