@@ -101,7 +101,7 @@ def _load(exercise_id: str) -> None:
 
 
 _LEGACY = {"03": "qkv", "04": "scaling", "06": "dropout",
-           "07": "multihead", 
+           "07": "multihead",
            "12": "dynamics", "13": "vision"}
 
 
