@@ -156,7 +156,7 @@ class SelfAttention(nn.Module):
 # - 원문에 있는 것: $x_{\text{I}} = [1,1,1,1]$, 세 행렬, 그 결과 $Q_{\text{I}}, K_{\text{I}}, V_{\text{I}}$, 점수 $3/\sqrt4 = 1.5$.
 # - 원문에 없는 것: "am", "a", "student"의 임베딩. 4×4 어텐션 행렬을 만들려면 이것이 필요하므로 이 노트북이 **임의로 골랐습니다** (`data/seed001_i_am_a_student.json`의 `assumed_tokens`). 이 세 토큰이 관련된 숫자는 모두 이 가정에 달려 있습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 ias = load_json("seed001_i_am_a_student.json")
 ias_tokens, stated = ias["tokens"], ias["stated"]
 X_ias = torch.tensor([ias["embeddings"][t] for t in ias_tokens], dtype=torch.float64)   # (4, 4): row 0 stated
@@ -180,10 +180,13 @@ assert d_k == 4 and q_i @ k_i == stated["claimed_key_dim"]   # the seed's "3" is
 #
 # > **원문 바로잡기 (점수와 가중치)**: 원문은 1.5를 "I에 대한 self-attention"이라고 부르지만 1.5는 소프트맥스(softmax)에 넣기 전의 **점수**입니다. "I"가 자기 자신에게 주는 **가중치**는 같은 행의 다른 점수들에 따라 정해지므로 1.5만으로는 알 수 없습니다.
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 네 토큰 전체의 점수와 가중치입니다. 가정한 임베딩으로는 "I"가 자기 자신에게 주는 가중치가 0.149입니다.
+
 # %%
 ias_out, ias_w = attention(X_ias @ W_Q1, X_ias @ W_K1, X_ias @ W_V1)
 ias_scores = (X_ias @ W_Q1) @ (X_ias @ W_K1).T / 2                        # (4, 4) = QKᵀ/√4
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 2.7))
 sns.heatmap(ias_scores.numpy(), annot=True, fmt=".2f", cmap="Oranges", xticklabels=ias_tokens,
             yticklabels=ias_tokens, ax=ax1, cbar=False)
 sns.heatmap(ias_w.numpy(), annot=True, fmt=".3f", cmap="Blues", vmin=0, vmax=1, xticklabels=ias_tokens,
@@ -329,7 +332,7 @@ assert 0.03 < scores.min() and scores.max() < 0.17
 #
 # 그래서 출력의 모든 행이 거의 같습니다(균등한 가중치의 가중합은 $V$의 평균). 원문의 $W$는 손으로 적은 숫자일 뿐 학습된 것이 아니므로, 이 예제는 **계산 순서**를 보여 줄 뿐 "배"의 뜻에 대해서는 아무것도 보여 주지 않습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 panels = {"Q": (Q, "쿼리 Q = X·W_Q"), "K": (K, "키 K = X·W_K"), "V": (V, "밸류 V = X·W_V"),
           "O": (output, "출력 = 가중치·V")}
 fig, axes = plt.subplots(1, 4, figsize=(9.5, 3.2), sharey=True)
@@ -345,7 +348,7 @@ plt.show()
 # 점수와 가중치입니다. 가중치 그림의 색 범위를 0~1로 두면 전체가 한 가지 연한 색입니다.
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 4.0))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.5))
 sns.heatmap(scores.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Oranges", cbar=False,
             xticklabels=tokens, yticklabels=tokens, ax=ax1)
 sns.heatmap(weights.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
@@ -366,6 +369,9 @@ plt.show()
 # - 배율을 키우면 분포가 한쪽으로 쏠리지만, 1위는 어느 쿼리에서나 "배"다.
 #
 # 그림을 그리는 코드는 접어 둔 셀(`query_explorer_figure`)에 있습니다. 그림을 한 번 만들고, 슬라이더가 움직이면 막대의 높이와 제목만 바꿉니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### 쿼리 탐색기
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def query_explorer_figure(scores, tokens, n_panels=1, figsize=(8.0, 3.0)):
@@ -412,10 +418,16 @@ query_explorer
 # %%
 queries = [BAE, GOPASEO, tokens.index("먹었다")]
 grid = {}
-for scale in (1.0, 50.0):
-    fig, update = query_explorer_figure(scores, tokens, n_panels=3, figsize=(9.5, 2.6))
-    grid[scale] = torch.stack([update(query, scale, panel=i) for i, query in enumerate(queries)])   # (3, 8)
-    plt.show()
+fig, update = query_explorer_figure(scores, tokens, n_panels=3, figsize=(9.5, 2.6))
+grid[1.0] = torch.stack([update(query, 1.0, panel=i) for i, query in enumerate(queries)])     # (3, 8)
+plt.show()
+
+# %% slideshow={"slide_type": "subslide"}
+fig, update = query_explorer_figure(scores, tokens, n_panels=3, figsize=(9.5, 2.6))
+grid[50.0] = torch.stack([update(query, 50.0, panel=i) for i, query in enumerate(queries)])   # (3, 8)
+plt.show()
+
+# %% slideshow={"slide_type": "skip"}
 print("배율 1, 각 쿼리의 최대 가중치:", grid[1.0].max(-1).values.numpy().round(3))
 print("배율 50, 각 쿼리의 최대 가중치:", grid[50.0].max(-1).values.numpy().round(3),
       "→ 1위:", [tokens[j] for j in grid[50.0].argmax(-1)])
@@ -436,7 +448,7 @@ assert (grid[50.0].argmax(-1) == BAE).all() and grid[50.0].max() > 0.5
 #
 # 세기 $c$는 두 행렬에 곱하는 수이고, 점수는 $c^2/\sqrt{d_k}$가 됩니다($d_k = 2$).
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 CHICKEN_TOKENS = ["어제", "밤에", "배", "가", "고파서", "치킨을", "시켜서", "먹었다"]
 CHICKEN_FEATURES = ["시간", "주어", "목적어", "자동사", "타동사"]
 
@@ -468,6 +480,7 @@ print(f"가중치: 먹었다→치킨을 {ch_w[EAT, CHICKEN]:.3f},  치킨을→
 print(f"고파서→배 {ch_w[HUNGRY, CHICKEN_TOKENS.index('배')]:.3f}")
 print("'먹었다'의 출력 (특징별):", dict(zip(CHICKEN_FEATURES, ch_out[EAT].numpy().round(2).tolist())))
 
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 sns.heatmap(ch_w.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
             xticklabels=CHICKEN_TOKENS, yticklabels=CHICKEN_TOKENS, ax=ax)
@@ -495,7 +508,7 @@ assert ch_out[EAT, 2] > 0.98                        # the verb's output now carr
 #
 # 원문 002는 "가장 일반적인 방식"이라며 셀프 어텐션 모듈을 보여 줍니다. 그 코드의 핵심 세 줄은 (1) 키를 `transpose(0, 1)`로 전치하고, (2) 점수를 `softmax(..., dim=1)`로 정규화하고, (3) $\sqrt{d_k}$로 나누지 않습니다. 입력이 배치 없는 `(T, E)` 하나일 때는 세 줄 모두 문제가 드러나지 않습니다. 실제 모델처럼 `(B, T, E)` 배치를 넣어 하나씩 확인합니다. 아래 함수는 그 세 줄을 그대로 흉내 낸 것입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def seed_style_attention(q, k, v):                 # the seed's three lines, reproduced to test them
     energy = q @ k.transpose(0, 1)                 # swaps axes 0 and 1, whatever they are
     return torch.softmax(energy, dim=1) @ v        # dim=1, no division by √d_k
@@ -573,7 +586,7 @@ assert torch.equal(y[0], y_changed[0]) and torch.allclose(w.sum(-1), torch.ones(
 #
 # 꼭 필요한 조건은 **키 하나에 밸류 하나**가 같은 위치들에서 짝지어 있는 것입니다. $j$번째 키로 매긴 가중치를 $j$번째 밸류에 곱하기 때문입니다. 그래서 키와 밸류의 개수 $T_k$가 같아야 하고, 보통은 같은 시퀀스에서 나오지만 같은 위치에 대응하기만 하면 서로 다른 표현에서 만들어도 됩니다. 쿼리의 개수 $T_q$는 자유롭습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(6)
 src, tgt = ["I", "am", "a", "student"], ["나는", "학생", "이다"]
 h_enc = torch.randn(len(src), 4)           # (T_k=4, d_model=4) encoder states
@@ -601,6 +614,7 @@ inside = (other_out >= v_enc.min(0).values - 1e-6) & (other_out <= v_enc.max(0).
 print("다른 디코더 상태에서도 출력이 인코더 밸류의 범위 안:", bool(inside.all()))
 assert inside.all() and not torch.allclose(other_w, cross_w)
 
+# %% slideshow={"slide_type": "subslide"}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
 sns.heatmap(cross_w.numpy(), annot=True, fmt=".2f", cmap="Blues", vmin=0, vmax=1, cbar=False,
             xticklabels=src, yticklabels=tgt, ax=ax1)

@@ -117,7 +117,7 @@ for r in stats:
 # 로그 축에서 보면 표본 분산이 이론선 $\mathrm{Var} = d_k$ 위에 놓이고, $\sqrt{d_k}$로 나눈 분산은 1에 머뭅니다.
 
 # %%
-fig, ax = plt.subplots(figsize=(6.4, 3.6))
+fig, ax = plt.subplots(figsize=(6.4, 2.6))
 ax.plot(DKS, DKS, color="tab:gray", linestyle="--", label="이론: 분산 = d_k")
 ax.plot(DKS, [r["var"] for r in stats], "o", color="tab:gray", label="표본 분산(q·k)")
 ax.plot(DKS, [r["var_scaled"] for r in stats], "o-", color="tab:blue", label="표본 분산(q·k/√d_k)")
@@ -206,8 +206,10 @@ assert softmax_jacobian(softmax(s * 100)).norm() < 1e-60
 # - 최대 가중치 (0.99를 넘으면 "포화된 행"으로 셉니다)
 # - 야코비안의 프로베니우스 노름(Frobenius norm) $\|J\|_F$
 # - 자동 미분으로 구한 쿼리에 대한 기울기 $\|\partial L/\partial q\|$. 손실은 $L = g\cdot(\text{어텐션 출력})$, $g$는 무작위 벡터입니다.
+#
+# 두 기울기는 평균 대신 중앙값("전형적인 행")으로 요약합니다. 1등과 2등이 우연히 비슷한 소수의 행이 평균을 혼자 끌어올리기 때문입니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 SCALES = {"none": lambda d: 1.0, "sqrt": lambda d: d**0.5, "linear": lambda d: float(d)}
 
 
@@ -234,36 +236,45 @@ def saturation_summary(d_k, scale="sqrt", **kw):
             "saturated": (r["max_weight"] > 0.99).double().mean().item(),
             "jacobian": r["jacobian"].median().item(), "grad_q": r["grad_q"].median().item()}
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# 평균 대신 중앙값을 쓰는 이유: 1등과 2등이 우연히 비슷한 소수의 행은 포화되지 않아 큰 기울기를 가지고, 평균을 혼자 끌어올립니다. 중앙값은 "전형적인 행"을 보여 줍니다. 표의 각 칸은 "나누지 않음 / $\sqrt{d_k}$로 나눔"입니다.
-
-# %%
+# %% slideshow={"slide_type": "skip"}
 raw = {d: saturation_summary(d, "none") for d in DKS}
 scaled = {d: saturation_summary(d, "sqrt") for d in DKS}
-print(" d_k | 엔트로피      | 최대 가중치 | 포화 비율   | ‖J‖ 중앙값       | ‖∂L/∂q‖ 중앙값")
+
+# %% slideshow={"slide_type": "subslide"}
+print(" d_k | 각 칸: 나누지 않음 / √d_k로 나눔")
+print("     | 엔트로피      | 최대 가중치 | 포화 비율   | ‖J‖ 중앙값       | ‖∂L/∂q‖ 중앙값")
 for d in DKS:
     a, b = raw[d], scaled[d]
     print(f"{d:>4} | {a['entropy']:.2f} / {b['entropy']:.2f}  | {a['max_weight']:.2f} / {b['max_weight']:.2f}"
           f" | {a['saturated']:.2f} / {b['saturated']:.2f} | {a['jacobian']:<7.2g} / {b['jacobian']:.2f}"
           f" | {a['grad_q']:<6.2g} / {b['grad_q']:.2f}")
 
+# %% slideshow={"slide_type": "skip"}
+def sweep_panels(panels, title):
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 2.9))
+    for ax, (key, label, log_y) in zip(axes, panels):
+        ax.plot(DKS, [raw[d][key] for d in DKS], "o-", color="tab:gray", markersize=4, label="나누지 않음")
+        ax.plot(DKS, [scaled[d][key] for d in DKS], "o-", color="tab:blue", markersize=4, label="√d_k로 나눔")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(DKS, [str(d) for d in DKS], fontsize=8)
+        ax.minorticks_off()
+        ax.set_yscale("log" if log_y else "linear")
+        ax.set(xlabel="키 차원 d_k", title=label)
+    axes[0].legend(loc="lower left", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return axes
+
+
 # %% slideshow={"slide_type": "subslide"}
-fig, axes = plt.subplots(2, 2, figsize=(9.5, 5.4))
-fig.subplots_adjust(left=0.08, right=0.98, bottom=0.1, top=0.9, wspace=0.25, hspace=0.55)
-panels = [("entropy", "평균 엔트로피", False), ("max_weight", "평균 최대 가중치", False),
-          ("jacobian", "‖J‖ 중앙값 (로그 축)", True), ("grad_q", "‖∂L/∂q‖ 중앙값 (로그 축)", True)]
-for ax, (key, label, log_y) in zip(axes.flat, panels):
-    ax.plot(DKS, [raw[d][key] for d in DKS], "o-", color="tab:gray", markersize=4, label="나누지 않음")
-    ax.plot(DKS, [scaled[d][key] for d in DKS], "o-", color="tab:blue", markersize=4, label="√d_k로 나눔")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(DKS, [str(d) for d in DKS], fontsize=8)
-    ax.minorticks_off()
-    if log_y:
-        ax.set_yscale("log")
-    ax.set(xlabel="키 차원 d_k", title=label)
-axes[0, 0].axhline(math.log(16), color="black", linestyle=":", linewidth=1, label="균등 분포 log 16")
-axes[0, 0].legend(loc="lower left", fontsize=8)
-fig.suptitle("나누지 않으면 포화되고 기울기가 사라진다 (키 16개, 쿼리 512개)")
+axes = sweep_panels([("entropy", "평균 엔트로피", False), ("max_weight", "평균 최대 가중치", False)],
+                    "나누지 않으면 가중치가 한 키로 쏠린다 (키 16개, 쿼리 512개)")
+axes[0].axhline(math.log(16), color="black", linestyle=":", linewidth=1)
+plt.show()
+
+# %% slideshow={"slide_type": "subslide"}
+sweep_panels([("jacobian", "‖J‖ 중앙값 (로그 축)", True), ("grad_q", "‖∂L/∂q‖ 중앙값 (로그 축)", True)],
+             "나누지 않으면 소프트맥스의 기울기가 사라진다")
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -300,7 +311,7 @@ print(f"√d_k로 나눔: ‖∂L/∂q‖ 중앙값 {min(col(scaled, 'grad_q')):
 #
 # 트랜스포머 원 논문의 헤드 크기가 $d_k = 64$입니다. 위 표에서 이 행을 보면 나누지 않은 쪽의 $\|\partial L/\partial q\|$ **중앙값은 오히려 더 큽니다**. "전형적인 행의 기울기가 사라진다"는 64에서는 사실이 아닙니다. 문제는 **분포**에 있습니다. 512개 행 각각의 기울기 크기를 로그 축 히스토그램으로 그려 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 rows64 = {name: saturation_rows(64, scale) for name, scale in (("나누지 않음", "none"), ("√d_k로 나눔", "sqrt"))}
 fig, ax = plt.subplots(figsize=(8.0, 3.4))
 for (name, r), color in zip(rows64.items(), ("tab:gray", "tab:blue")):
@@ -364,6 +375,9 @@ assert w_after.max() > 0.95 and w_before.max() > 0.9999
 #
 # 빠르게 따라오도록 $d_k$마다 필요한 숫자를 미리 계산해 두고, 슬라이더가 움직이면 그림의 막대 높이와 글자만 바꿉니다(접어 둔 셀).
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### $d_k$ 탐색기
+
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def dk_panel_data(d_k, n_samples=4000, n_keys=8, n_bins=40):
     """What the d_k explorer draws for one d_k: histograms of q·k and q·k/√d_k, one softmax row."""
@@ -380,7 +394,7 @@ def dk_panel_data(d_k, n_samples=4000, n_keys=8, n_bins=40):
             "w_raw": torch.softmax(k @ q, -1), "w_scaled": torch.softmax(k @ q / root, -1)}
 
 
-def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 5.0), dpi=72):
+def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 4.3), dpi=72):
     """The d_k explorer's figure, built once; returns (figure, update(d_k)) that redraws in place."""
     import math
 
@@ -436,10 +450,14 @@ dk_explorer
 
 # %%
 shown = {}
-for d_k in (4, 1024):
-    fig, update = dk_explorer_figure(*jac_curves, figsize=(9.5, 4.4), dpi=100)
-    shown[d_k] = update(d_k)
-    plt.show()
+fig, update = dk_explorer_figure(*jac_curves, figsize=(9.5, 4.4), dpi=100)
+shown[4] = update(4)
+plt.show()
+
+# %% slideshow={"slide_type": "subslide"}
+fig, update = dk_explorer_figure(*jac_curves, figsize=(9.5, 4.4), dpi=100)
+shown[1024] = update(1024)
+plt.show()
 
 # %% slideshow={"slide_type": "skip"}
 for d_k, p in shown.items():
