@@ -193,6 +193,8 @@ sns.heatmap(ias_w.numpy(), annot=True, fmt=".3f", cmap="Blues", vmin=0, vmax=1, 
             yticklabels=ias_tokens, ax=ax2)
 ax1.set(title="점수 QKᵀ/√d_k", xlabel="키", ylabel="쿼리")
 ax2.set(title="가중치 (행의 합 1)", xlabel="키", ylabel="")
+for a in fig.axes:
+    a.tick_params(axis="y", rotation=0)
 fig.tight_layout()
 plt.show()
 
@@ -341,6 +343,8 @@ for ax, (name, (m, title)) in zip(axes, panels.items()):
                 cbar=False, xticklabels=[f"{name}{j}" for j in range(4)], yticklabels=tokens, ax=ax)
     ax.set(title=title, xlabel="차원")
 axes[0].set_ylabel("토큰")
+for a in fig.axes:
+    a.tick_params(axis="y", rotation=0)
 fig.tight_layout()
 plt.show()
 
@@ -355,6 +359,8 @@ sns.heatmap(weights.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap=
             xticklabels=tokens, yticklabels=tokens, ax=ax2)
 ax1.set(title="점수 QKᵀ/2", xlabel="키", ylabel="쿼리")
 ax2.set(title="가중치 (색 범위 0~1)", xlabel="키")
+for a in fig.axes:
+    a.tick_params(axis="y", rotation=0)
 fig.tight_layout()
 plt.show()
 
@@ -485,6 +491,8 @@ fig, ax = plt.subplots(figsize=(6.4, 4.2))
 sns.heatmap(ch_w.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
             xticklabels=CHICKEN_TOKENS, yticklabels=CHICKEN_TOKENS, ax=ax)
 ax.set(title="설계한 투영의 가중치 (c = 3)", xlabel="키", ylabel="쿼리")
+for a in fig.axes:
+    a.tick_params(axis="y", rotation=0)
 fig.tight_layout()
 plt.show()
 
@@ -622,6 +630,8 @@ sns.heatmap(self_w.numpy(), annot=True, fmt=".2f", cmap="Blues", vmin=0, vmax=1,
             xticklabels=src, yticklabels=src, ax=ax2)
 ax1.set(title="크로스 어텐션 (3 × 4)", xlabel="인코더 키", ylabel="디코더 쿼리")
 ax2.set(title="인코더 셀프 어텐션 (4 × 4)", xlabel="키", ylabel="쿼리")
+for a in fig.axes:
+    a.tick_params(axis="y", rotation=0)
 fig.tight_layout()
 plt.show()
 
@@ -691,7 +701,7 @@ check("03-3", c)
 # %% [markdown]
 # ## 스터디 토론 질문
 #
-# 1. $W^Q = W^K$로 묶으면 파라미터가 줄어듭니다. 점수 행렬은 어떤 성질을 갖게 되고(1절, 6절), 그것이 "먹었다 → 치킨을" 같은 관계를 배우는 데 왜 불리할까요?
+# 1. $W^Q = W^K$로 묶으면 학습할 행렬이 하나 줄어듭니다. 점수 행렬은 어떤 성질을 갖게 되고(1절, 6절), 그것이 "먹었다 → 치킨을" 같은 관계를 배우는 데 왜 불리할까요?
 # 2. 배 예제에서 모든 쿼리가 "배"를 1위로 골랐습니다. $X$와 $W$의 성분이 모두 양수라서 생긴 일이라면, 학습된 모델에서는 어떻게 다를까요? 학습된 모델이 특정 토큰(예: 문장 첫 토큰)에 가중치를 몰아주는 현상과 비교해 보세요.
 # 3. 원문의 결론("배 = 사람의 배")처럼, 학습되지 않은 손 계산 예제에서 의미를 읽고 싶어지는 이유는 무엇일까요? 어떤 실험을 해야 그런 결론을 말할 수 있을까요?
 # 4. 원문 002의 코드는 배치 없는 입력에서는 맞게 동작했습니다. 어텐션 코드를 테스트할 때 어떤 입력 모양을 골라야 이런 버그가 드러날까요?

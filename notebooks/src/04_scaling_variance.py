@@ -406,18 +406,19 @@ def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 4.3), dpi=72
     first = data[64]
     step_raw = h_raw.stairs(first["hist_raw"].numpy(), first["raw_edges"].numpy(), fill=True, color="tab:gray", alpha=0.7)
     step_sc = h_sc.stairs(first["hist_scaled"].numpy(), first["scaled_edges"].numpy(), fill=True, color="tab:blue", alpha=0.7)
-    h_raw.set(xlim=(-100, 100), ylim=(0, 0.21), xticks=[-100, -50, 0, 50, 100], yticks=[0, 0.1, 0.2], ylabel="밀도")
-    h_sc.set(xlim=(-4, 4), ylim=(0, 0.5), xticks=[-4, -2, 0, 2, 4], yticks=[0, 0.25, 0.5])
+    h_raw.set(xlim=(-100, 100), ylim=(0, 0.21), xticks=[-100, 0, 100], yticks=[])   # few labels: text is
+    h_sc.set(xlim=(-4, 4), ylim=(0, 0.62), xticks=[-4, 0, 4], yticks=[])            # most of a redraw
     bars_raw = row_ax.bar([i - 0.2 for i in range(8)], first["w_raw"].tolist(), width=0.4, color="tab:gray")
     bars_sc = row_ax.bar([i + 0.2 for i in range(8)], first["w_scaled"].tolist(), width=0.4, color="tab:blue")
-    row_ax.set(ylim=(0, 1.05), yticks=[0, 0.5, 1], xticks=[], xlabel="키 8개 (회색: 나누지 않음, 파랑: √d_k로 나눔)",
+    row_ax.set(ylim=(0, 1.05), yticks=[0, 1], xticks=[], xlabel="키 8개 (회색: 나누지 않음, 파랑: √d_k로 나눔)",
                ylabel="가중치")
     log_d = torch.log2(torch.tensor(DKS, dtype=torch.float64))                    # plain axes: no log-scale ticks
     jac_ax.plot(log_d.tolist(), torch.log10(torch.tensor(jacobian_raw)).tolist(), "o-", color="tab:gray", markersize=3)
     jac_ax.plot(log_d.tolist(), torch.log10(torch.tensor(jacobian_scaled)).tolist(), "o-", color="tab:blue", markersize=3)
     (marker,) = jac_ax.plot([6, 6], [0, 0], "o", color="tab:red", markersize=7)
     jac_ax.set(xticks=[2, 6, 10], xticklabels=["4", "64", "1024"], xlabel="d_k (로그 축)",
-               ylim=(-6, 0.2), yticks=[-6, -3, 0], yticklabels=["10⁻⁶", "10⁻³", "1"], title="‖J‖ 중앙값 (로그 축)")
+               ylim=(-6, 0.2), yticks=[-6, 0], yticklabels=["10⁻⁶", "1"])
+    jac_ax.set_title("‖J‖ 중앙값 (로그 축)", fontsize=10)
     for ax in (h_raw, h_sc, row_ax, jac_ax):
         ax.tick_params(labelfontfamily="DejaVu Sans", labelsize=8)   # no Hangul in ticks: skip the font fallback
     jac_at = {d: (math.log10(a), math.log10(b)) for d, a, b in zip(DKS, jacobian_raw, jacobian_scaled)}
@@ -441,9 +442,15 @@ def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 4.3), dpi=72
 
 # %% tags=["nbval-ignore-output"]
 jac_curves = (col(raw, "jacobian"), col(scaled, "jacobian"))
-fig, update = dk_explorer_figure(*jac_curves)
-dk_explorer = Explorer(fig, update, {"d_k": widgets.SelectionSlider(options=list(DKS), value=64, description="d_k")})
-dk_explorer
+
+
+def dk_explorer(value=64):
+    fig, update = dk_explorer_figure(*jac_curves)                     # built once, redrawn in place
+    slider = widgets.SelectionSlider(options=list(DKS), value=value, description="d_k")
+    return Explorer(fig, update, {"d_k": slider})
+
+
+dk_explorer(value=64)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 정적 버전(슬라이드·PDF용): 같은 그림 코드로 $d_k$ = 4와 1024를 그립니다.
