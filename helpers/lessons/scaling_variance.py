@@ -74,7 +74,7 @@ def dk_panel_data(d_k, n_samples=4000, n_keys=8, n_bins=40):
             "w_raw": torch.softmax(k @ q, -1), "w_scaled": torch.softmax(k @ q / root, -1)}
 
 
-def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 4.3), dpi=72):
+def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 3.8), dpi=72):
     """The d_k explorer's figure, built once; returns (figure, update(d_k)) that redraws in place."""
     import math
 

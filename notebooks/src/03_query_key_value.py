@@ -186,15 +186,14 @@ assert d_k == 4 and q_i @ k_i == stated["claimed_key_dim"]   # the seed's "3" is
 # %%
 ias_out, ias_w = attention(X_ias @ W_Q1, X_ias @ W_K1, X_ias @ W_V1)
 ias_scores = (X_ias @ W_Q1) @ (X_ias @ W_K1).T / 2                        # (4, 4) = QKᵀ/√4
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 2.7))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 2.5))
 sns.heatmap(ias_scores.numpy(), annot=True, fmt=".2f", cmap="Oranges", xticklabels=ias_tokens,
             yticklabels=ias_tokens, ax=ax1, cbar=False)
 sns.heatmap(ias_w.numpy(), annot=True, fmt=".3f", cmap="Blues", vmin=0, vmax=1, xticklabels=ias_tokens,
             yticklabels=ias_tokens, ax=ax2)
 ax1.set(title="점수 QKᵀ/√d_k", xlabel="키", ylabel="쿼리")
 ax2.set(title="가중치 (행의 합 1)", xlabel="키", ylabel="")
-for a in fig.axes:
-    a.tick_params(axis="y", rotation=0)
+plt.setp([a.get_yticklabels() for a in fig.axes], rotation=0)      # seaborn turns crowded labels
 fig.tight_layout()
 plt.show()
 
@@ -343,8 +342,7 @@ for ax, (name, (m, title)) in zip(axes, panels.items()):
                 cbar=False, xticklabels=[f"{name}{j}" for j in range(4)], yticklabels=tokens, ax=ax)
     ax.set(title=title, xlabel="차원")
 axes[0].set_ylabel("토큰")
-for a in fig.axes:
-    a.tick_params(axis="y", rotation=0)
+plt.setp([a.get_yticklabels() for a in fig.axes], rotation=0)      # seaborn turns crowded labels
 fig.tight_layout()
 plt.show()
 
@@ -352,15 +350,14 @@ plt.show()
 # 점수와 가중치입니다. 가중치 그림의 색 범위를 0~1로 두면 전체가 한 가지 연한 색입니다.
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.5))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.3))
 sns.heatmap(scores.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Oranges", cbar=False,
             xticklabels=tokens, yticklabels=tokens, ax=ax1)
 sns.heatmap(weights.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
             xticklabels=tokens, yticklabels=tokens, ax=ax2)
 ax1.set(title="점수 QKᵀ/2", xlabel="키", ylabel="쿼리")
 ax2.set(title="가중치 (색 범위 0~1)", xlabel="키")
-for a in fig.axes:
-    a.tick_params(axis="y", rotation=0)
+plt.setp([a.get_yticklabels() for a in fig.axes], rotation=0)      # seaborn turns crowded labels
 fig.tight_layout()
 plt.show()
 
@@ -491,8 +488,7 @@ fig, ax = plt.subplots(figsize=(6.4, 4.2))
 sns.heatmap(ch_w.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
             xticklabels=CHICKEN_TOKENS, yticklabels=CHICKEN_TOKENS, ax=ax)
 ax.set(title="설계한 투영의 가중치 (c = 3)", xlabel="키", ylabel="쿼리")
-for a in fig.axes:
-    a.tick_params(axis="y", rotation=0)
+plt.setp([a.get_yticklabels() for a in fig.axes], rotation=0)      # seaborn turns crowded labels
 fig.tight_layout()
 plt.show()
 
@@ -630,8 +626,7 @@ sns.heatmap(self_w.numpy(), annot=True, fmt=".2f", cmap="Blues", vmin=0, vmax=1,
             xticklabels=src, yticklabels=src, ax=ax2)
 ax1.set(title="크로스 어텐션 (3 × 4)", xlabel="인코더 키", ylabel="디코더 쿼리")
 ax2.set(title="인코더 셀프 어텐션 (4 × 4)", xlabel="키", ylabel="쿼리")
-for a in fig.axes:
-    a.tick_params(axis="y", rotation=0)
+plt.setp([a.get_yticklabels() for a in fig.axes], rotation=0)      # seaborn turns crowded labels
 fig.tight_layout()
 plt.show()
 

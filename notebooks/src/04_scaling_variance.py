@@ -305,6 +305,7 @@ assert all(raw[d]["grad_q"] < scaled[d]["grad_q"] for d in big)
 assert raw[1024]["grad_q"] < scaled[1024]["grad_q"] / 100
 assert 0.9 < min(col(scaled, "grad_q")) and max(col(scaled, "grad_q")) < 1.15
 print(f"√d_k로 나눔: ‖∂L/∂q‖ 중앙값 {min(col(scaled, 'grad_q')):.1f} ~ {max(col(scaled, 'grad_q')):.1f}")
+jac_curves = (col(raw, "jacobian"), col(scaled, "jacobian"))          # drawn again in the d_k explorer (6절)
 
 # %% [markdown]
 # ## 5. 트랜스포머의 $d_k = 64$에서는 무엇이 문제인가
@@ -394,7 +395,7 @@ def dk_panel_data(d_k, n_samples=4000, n_keys=8, n_bins=40):
             "w_raw": torch.softmax(k @ q, -1), "w_scaled": torch.softmax(k @ q / root, -1)}
 
 
-def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 4.3), dpi=72):
+def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 3.8), dpi=72):
     """The d_k explorer's figure, built once; returns (figure, update(d_k)) that redraws in place."""
     import math
 
@@ -441,14 +442,9 @@ def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 4.3), dpi=72
     return fig, update
 
 # %% tags=["nbval-ignore-output"]
-jac_curves = (col(raw, "jacobian"), col(scaled, "jacobian"))
-
-
-def dk_explorer(value=64):
-    fig, update = dk_explorer_figure(*jac_curves)                     # built once, redrawn in place
-    slider = widgets.SelectionSlider(options=list(DKS), value=value, description="d_k")
-    return Explorer(fig, update, {"d_k": slider})
-
+def dk_explorer(value=64):                            # the figure is built once, then redrawn in place
+    fig, update = dk_explorer_figure(*jac_curves)
+    return Explorer(fig, update, {"d_k": widgets.SelectionSlider(options=list(DKS), value=value, description="d_k")})
 
 dk_explorer(value=64)
 
