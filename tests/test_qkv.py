@@ -1,4 +1,4 @@
-"""Unit tests for helpers.qkv (notebook 03): projections, seed data, query picker, exercise checkers."""
+"""Notebook 03: the saved lesson code (helpers.lessons.query_key_value), its explorer and the 03 checkers."""
 
 import math
 import re
@@ -7,24 +7,24 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import ipywidgets as widgets  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+from helpers.attention import scaled_dot_product_attention as core_attention  # noqa: E402
 from helpers.exercises import check  # noqa: E402
-from helpers.plots import use_korean_font  # noqa: E402
-from helpers.qkv import (  # noqa: E402
-    bae_top_weight,
-    draw_query_grid,
-    draw_query_weights,
-    load_bae,
-    load_i_am_a_student,
-    max_abs_diff,
-    project,
-    qkv_attention,
-    query_explorer,
+from helpers.exercises.ex03 import chicken_weight  # noqa: E402
+from helpers.lessons.query_key_value import (  # noqa: E402
+    CHICKEN_TOKENS,
+    SelfAttention,
+    attention,
+    chicken_example,
+    query_explorer_figure,
 )
+from helpers.plots import use_korean_font  # noqa: E402
+from helpers.widgets import Explorer  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -34,154 +34,91 @@ def _close_figures():
     plt.close("all")
 
 
-def _random(seed, *shapes):
+def _random(seed, *shapes, dtype=torch.float64):
     g = torch.Generator().manual_seed(seed)
-    return [torch.randn(*s, generator=g, dtype=torch.float64) for s in shapes]
+    return [torch.randn(*s, generator=g, dtype=dtype) for s in shapes]
 
 
-# --------------------------------------------------------------------------- computations
+# --------------------------------------------------------------------------- attention()
 
 
-def test_project_matches_bias_free_linear():
-    x, w_q, w_k, w_v = _random(0, (5, 4), (4, 6), (4, 6), (4, 3))
-    q, k, v = project(x, w_q, w_k, w_v)
-    for got, w in ((q, w_q), (k, w_k), (v, w_v)):
-        lin = torch.nn.Linear(4, w.shape[1], bias=False, dtype=torch.float64)
-        with torch.no_grad():
-            lin.weight.copy_(w.T)
-        torch.testing.assert_close(got, lin(x))
-    assert v.shape == (5, 3)
+@pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
+def test_attention_matches_torch_and_core_with_masks(dtype, tol):
+    q, k, v = _random(0, (2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 4), dtype=dtype)
+    padding = (torch.arange(7) < torch.tensor([7, 4])[:, None])[:, None, None, :]   # (B, 1, 1, T_k)
+    causal = torch.ones(5, 7, dtype=torch.bool).tril()
+    for mask in (None, padding, causal, padding & causal):
+        out, w = attention(q, k, v, mask)
+        assert out.shape == (2, 3, 5, 4) and w.shape == (2, 3, 5, 7)
+        assert (out - F.scaled_dot_product_attention(q, k, v, attn_mask=mask)).abs().max() < tol
+        core_out, core_w = core_attention(q, k, v, mask)
+        assert (w - core_w).abs().max() < tol and (out - core_out).abs().max() < tol
+    _, w = attention(q, k, v, padding)
+    assert torch.all(w[1, ..., 4:] == 0)
 
 
-@pytest.mark.parametrize("args, error, text", [
-    (([[1.0]], torch.eye(1), torch.eye(1), torch.eye(1)), TypeError, "x must be a torch.Tensor"),
-    ((torch.ones(4), torch.eye(4), torch.eye(4), torch.eye(4)), ValueError, "2-D"),
-    ((torch.ones(3, 4, dtype=torch.long), torch.eye(4), torch.eye(4), torch.eye(4)), ValueError, "floating-point"),
-    ((torch.ones(3, 4), torch.ones(5, 4), torch.eye(4), torch.eye(4)), ValueError, "w_q must have 4 rows"),
-    ((torch.ones(3, 4), torch.ones(4, 2), torch.ones(4, 3), torch.eye(4)), ValueError, "same d_k"),
-])
-def test_project_bad_input(args, error, text):
-    with pytest.raises(error, match=text):
-        project(*args)
+def test_attention_unbatched_and_cross_shapes():
+    q, k, v = _random(1, (3, 6), (5, 6), (5, 2))
+    out, w = attention(q, k, v)
+    torch.testing.assert_close(w, torch.softmax(q @ k.T / math.sqrt(6), -1))
+    assert out.shape == (3, 2)
 
 
-def test_qkv_attention_self_and_cross_match_torch():
-    x_q, x_kv, w_q, w_k, w_v = _random(1, (3, 4), (5, 4), (4, 6), (4, 6), (4, 2))
-    for xq in (x_q, x_kv):  # cross (T_q=3, T_k=5), then self (5, 5)
-        r = qkv_attention(xq, x_kv, w_q, w_k, w_v)
-        q, k, v = xq @ w_q, x_kv @ w_k, x_kv @ w_v
-        torch.testing.assert_close(r["scores"], q @ k.T / math.sqrt(6))
-        torch.testing.assert_close(r["weights"], torch.softmax(q @ k.T / math.sqrt(6), dim=-1))
-        torch.testing.assert_close(r["output"], F.scaled_dot_product_attention(q, k, v))
-        assert r["weights"].shape == (xq.shape[0], 5) and r["output"].shape == (xq.shape[0], 2)
+def test_self_attention_module_keeps_batch_items_apart():
+    torch.manual_seed(0)
+    module = SelfAttention(d_model=4, d_k=4)
+    x = torch.randn(4, 4, 4)
+    x2 = x.clone()
+    x2[1] += 1.0
+    with torch.no_grad():
+        (y, _), (y2, _) = module(x), module(x2)
+        want, _ = attention(module.w_q(x), module.w_k(x), module.w_v(x))
+    assert torch.equal(y[0], y2[0]) and not torch.equal(y[1], y2[1])
+    torch.testing.assert_close(y, want)
+    assert SelfAttention(8, 4, 3)(torch.randn(2, 5, 8))[0].shape == (2, 5, 3)
 
 
-def test_qkv_attention_rejects_mismatched_d_model():
-    x_q, x_kv, w = _random(2, (3, 4), (5, 3), (4, 4))
-    with pytest.raises(ValueError, match="share d_model"):
-        qkv_attention(x_q, x_kv, w, w, w)
+# --------------------------------------------------------------------------- the designed example
 
 
-def test_max_abs_diff_value_and_index():
-    a = torch.zeros(2, 3)
-    b = torch.zeros(2, 3)
-    b[1, 2] = -0.5
-    b[0, 0] = 0.1
-    assert max_abs_diff(a, b) == (0.5, (1, 2))
-    with pytest.raises(ValueError, match="shapes differ"):
-        max_abs_diff(torch.zeros(2), torch.zeros(3))
+def test_chicken_example_is_asymmetric_and_has_the_closed_form():
+    X, W_Q, W_K, W_V = chicken_example(3.0)
+    _, w = attention(X @ W_Q, X @ W_K, X @ W_V)
+    eat, chicken = CHICKEN_TOKENS.index("먹었다"), CHICKEN_TOKENS.index("치킨을")
+    assert w[eat, chicken] > 0.98 and w[chicken, eat] == 1 / 8
+    for c in (0.5, 1.0, 2.4, 3.0):
+        s = c * c / math.sqrt(2)
+        assert math.isclose(chicken_weight(c), math.exp(s) / (math.exp(s) + 7), rel_tol=1e-12)
 
 
-# --------------------------------------------------------------------------- seed data
+# --------------------------------------------------------------------------- the query explorer
 
 
-def test_bae_inputs_are_the_seeds():
-    bae = load_bae()
-    assert bae["tokens"] == ["어제", "밤에", "배", "가", "고파서", "치킨을", "시켜서", "먹었다"]
-    assert bae["X"].shape == (8, 4) and all(bae[k].shape == (4, 4) for k in ("W_Q", "W_K", "W_V"))
-    assert bae["X"][2].tolist() == [0.5, 0.3, 0.2, 0.1]
-    assert bae["W_Q"][2].tolist() == [0.1, 0.5, 0.3, 0.1]
-    assert bae["W_K"][1].tolist() == [0.1, 0.3, 0.2, 0.5]
-    assert bae["W_V"][0].tolist() == [0.3, 0.1, 0.2, 0.4]
-    assert bae["claims"]["weights"].shape == (8, 8) and bae["claims"]["strongest_key_for_bae"] == "고파서"
-
-
-def test_bae_weights_nearly_uniform_and_led_by_bae():
-    bae = load_bae()
-    r = qkv_attention(bae["X"], bae["X"], bae["W_Q"], bae["W_K"], bae["W_V"])
-    assert (r["weights"] - 1 / 8).abs().max() < 0.007
-    assert (r["weights"].argmax(-1) == 2).all()
-    # The seed's Q is not X W_Q (first row: 0.19 computed vs 0.17 printed).
-    assert abs(r["Q"][0, 0] - 0.19) < 1e-12 and max_abs_diff(r["Q"], bae["claims"]["Q"])[0] > 0.1
-
-
-def test_i_am_a_student_reproduces_stated_numbers():
-    s = load_i_am_a_student()
-    x_i = s["X"][0]
-    assert x_i.tolist() == [1.0, 1.0, 1.0, 1.0]
-    assert torch.equal(x_i @ s["W_Q"], s["Q_I"]) and torch.equal(x_i @ s["W_K"], s["K_I"])
-    assert torch.equal(x_i @ s["W_V"], s["V_I"])
-    r = qkv_attention(s["X"], s["X"], s["W_Q"], s["W_K"], s["W_V"])
-    assert r["scores"][0, 0] == s["score_I_I"] == 1.5
-    assert s["tokens"][int(r["weights"][0].argmax())] == "am"   # not "I" itself
-
-
-def test_bae_top_weight_grows_with_scale_and_keeps_winner():
-    w1, tok1 = bae_top_weight(1.0)
-    w50, tok50 = bae_top_weight(50.0)
-    assert tok1 == tok50 == "배" and abs(w1 - 0.1311) < 1e-4 and w50 > 0.5
-    with pytest.raises(ValueError, match="> 0"):
-        bae_top_weight(0.0)
-
-
-# --------------------------------------------------------------------------- query picker
-
-
-def test_draw_query_weights_returns_the_softmax_row():
-    scores = torch.tensor([[0.0, 1.0, 2.0], [3.0, 0.0, -1.0]])
-    fig, ax = plt.subplots()
-    w = draw_query_weights(scores, ["a", "b", "c"], 1, scale=2.0, query_tokens=["p", "b"], ax=ax)
-    torch.testing.assert_close(torch.as_tensor(w), torch.softmax(scores[1].double() * 2.0, -1))
-    heights = [p.get_height() for p in ax.patches]
-    assert heights == pytest.approx(w.tolist())
+def test_query_explorer_updates_bars_in_place():
+    scores = torch.tensor([[0.0, 1.0, 2.0], [3.0, 0.0, -1.0]], dtype=torch.float64)
+    fig, update = query_explorer_figure(scores, ["a", "b", "c"])
+    ax = fig.axes[0]
+    bars_before = list(ax.patches)
+    explorer = Explorer(fig, update, {
+        "query": widgets.SelectionSlider(options=[("a", 0), ("b", 1)], value=0),
+        "scale": widgets.FloatLogSlider(value=1.0, base=10, min=0, max=2),
+    })
+    torch.testing.assert_close(explorer.last, torch.softmax(scores[0], -1))
+    png = explorer.png
+    explorer.set(query=1, scale=2.0)
+    torch.testing.assert_close(explorer.last, torch.softmax(scores[1] * 2.0, -1))
+    assert [p.get_height() for p in ax.patches] == pytest.approx(explorer.last.tolist())
+    assert list(ax.patches) == bars_before          # same artists, new heights
     assert "'b'" in ax.get_title() and "'a'" in ax.get_title()   # query b, winner a
+    assert explorer.png != png and explorer.renders == 3
 
 
-@pytest.mark.parametrize("kwargs, error, text", [
-    (dict(query=3), ValueError, r"query must be an integer row index in \[0, 3\)"),
-    (dict(query=True), ValueError, "query must be an integer"),
-    (dict(query=0, scale=0.0), ValueError, "scale must be a finite number > 0"),
-    (dict(query=0, scale="2"), TypeError, "scale must be a real number"),
-])
-def test_draw_query_weights_bad_input(kwargs, error, text):
-    with pytest.raises(error, match=text):
-        draw_query_weights(torch.zeros(3, 3), ["a", "b", "c"], **kwargs)
-
-
-def test_draw_query_weights_wrong_label_count():
-    with pytest.raises(ValueError, match="T_k=2"):
-        draw_query_weights(torch.zeros(2, 3), ["a", "b"], 0)
-    with pytest.raises(ValueError, match="one query label per row"):
-        draw_query_weights(torch.zeros(2, 3), ["a", "b", "c"], 0)   # 3 labels for 2 query rows
-    ax = plt.subplots()[1]
-    draw_query_weights(torch.zeros(2, 3), ["a", "b", "c"], 1, query_tokens=["p", "q"], ax=ax)
-    assert "'q'" in ax.get_title()
-
-
-def test_draw_query_grid_shape_and_values():
-    scores = torch.tensor([[0.0, 1.0], [1.0, 0.0], [0.5, 0.5]])
-    rows = draw_query_grid(scores, ["x", "y"], [0, 2], scales=(1.0, 10.0), query_tokens=["p", "q", "r"])
-    assert rows.shape == (2, 2, 2)
-    torch.testing.assert_close(torch.as_tensor(rows[1, 0]), torch.softmax(scores[0].double() * 10, -1))
-    assert rows[0, 1].tolist() == pytest.approx([0.5, 0.5])
-    with pytest.raises(ValueError, match="at least one query"):
-        draw_query_grid(scores, ["x", "y"], [])
-
-
-def test_query_explorer_builds_two_sliders():
-    box = query_explorer(torch.zeros(3, 3), ["a", "b", "c"])
-    pick, scale = box.children[:2]
-    assert pick.value == 2 and scale.value == 1.0 and len(box.children) == 3
+def test_query_panels_for_the_static_grid():
+    scores = torch.zeros(2, 4)
+    fig, update = query_explorer_figure(scores, list("wxyz"), n_panels=2)
+    assert len(fig.axes) == 2
+    assert update(1, 5.0, panel=1).tolist() == pytest.approx([0.25] * 4)
+    assert "'x'" in fig.axes[1].get_title()
 
 
 # --------------------------------------------------------------------------- exercise 03-1
@@ -269,20 +206,26 @@ def test_03_2_rejects_typical_mistakes(fn, text):
 # --------------------------------------------------------------------------- exercise 03-3
 
 
-@pytest.mark.parametrize("c", [43, 50.0, 100, torch.tensor(60.0)])
-def test_03_3_accepts_large_enough_scale(c):
-    result = check("03-3", c)
-    assert result.passed and "'배' 자신" in result.message
+def test_03_3_accepts_the_exact_strength():
+    c = math.sqrt(math.sqrt(2) * math.log(63))
+    for answer in (c, -c, torch.tensor(c, dtype=torch.float64), round(c, 3)):
+        result = check("03-3", answer)
+        assert result.passed and "ln 63" in result.message, result.message
 
 
 @pytest.mark.parametrize("c, text", [
-    (10, "아직 0.5보다 작습니다"),
-    (0.5, "1보다 크게"),
-    (-100, "≤ 0"),
-    ("50", "숫자 하나"),
-    (float("nan"), "유한한 수가 아닙니다"),
+    (10**9, "크게 할수록 통과하는 문제가 아닙니다"),
+    (5.0, "0.9보다 큽니다"),
+    (1.0, "0.9보다 작습니다"),
+    (math.sqrt(math.log(63)), "√d_k로 나누는 것을 빠뜨렸습니다"),
+    (math.sqrt(math.sqrt(2) * math.log(9)), "다른 키 7개를 빠뜨렸습니다"),
+    (math.sqrt(2) * math.log(63), "c²/√2"),
+    (math.sqrt(math.sqrt(2) * math.log10(63)), "자연로그"),
+    (0, "1/8"),
+    ("2.4", "숫자 하나"),
+    (float("inf"), "유한한 수가 아닙니다"),
     (..., "답이 비어 있습니다"),
 ])
-def test_03_3_rejects(c, text):
+def test_03_3_diagnoses(c, text):
     result = check("03-3", c)
     assert not result.passed and text in result.message, result.message

@@ -4,9 +4,9 @@
 # 쿼리(query)와 키(key)의 내적(dot product)은 벡터가 길어질수록 넓게 퍼지고, 넓게 퍼진 점수(score)는 소프트맥스(softmax)를 포화시켜 기울기(gradient)를 없앱니다. $\sqrt{d_k}$로 나누면 이 퍼짐이 $d_k$와 상관없이 일정해집니다.
 #
 # **학습 목표**
-# - 성분이 독립이고 평균 0, 분산 1이면 $\mathrm{Var}(q\cdot k) = d_k$임을 단계별로 유도하고, 표본으로 확인한다.
+# - 성분이 독립이고 평균 0, 분산 1이면 $\mathrm{Var}(q\cdot k) = d_k$임을 단계별로 유도하고, 직접 쓴 표본 추출 코드로 확인한다.
 # - 점수가 넓게 퍼지면 소프트맥스가 포화(saturation)되어 엔트로피(entropy)와 기울기가 함께 줄어든다는 것을 $d_k$ = 4…1024에서 측정한다.
-# - $\sqrt{d_k}$로 나누면 엔트로피·최대 가중치(weight)·기울기가 $d_k$와 상관없이 거의 일정하다는 것을 보인다.
+# - $\sqrt{d_k}$로 나누면 엔트로피·최대 가중치(weight)·기울기가 $d_k$와 상관없이 거의 일정하다는 것을 보이고, $d_k = 64$에서 실제로 무엇이 문제인지 분포로 말할 수 있다.
 # - $1/\sqrt{d_k}$를 고정된 온도(temperature) $\tau = \sqrt{d_k}$로 해석한다 (05번 노트북 예고).
 #
 # **선수 지식**: 01번(소프트맥스), 03번(쿼리·키·밸류와 투영), 분산의 정의
@@ -14,29 +14,20 @@
 # **예상 시간**: 혼자 공부 45분 / 스터디 발표 25분
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 시작하며 "공식 $\mathrm{softmax}(QK^\top/\sqrt{d_k})V$에서 $\sqrt{d_k}$를 빼면 무슨 일이 생길까?"를 물어보세요. 답은 두 단계입니다. ① 점수의 표준편차가 $\sqrt{d_k}$로 자란다(2–3절), ② 넓은 점수는 소프트맥스를 원-핫으로 만들고 기울기를 없앤다(4절). 슬라이더 데모는 5절입니다.
+# 발표 노트: 시작하며 "공식 $\mathrm{softmax}(QK^\top/\sqrt{d_k})V$에서 $\sqrt{d_k}$를 빼면 무슨 일이 생길까?"를 물어보세요. 답은 두 단계입니다. ① 점수의 표준편차가 $\sqrt{d_k}$로 자란다(2–3절), ② 넓은 점수는 소프트맥스를 원-핫에 가깝게 만들고 기울기를 없앤다(4절). 슬라이더 데모는 6절입니다.
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 import math
 
+import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import seaborn as sns
 import torch
 
 from helpers import seed_everything, setup
 from helpers.attention import scaled_dot_product_attention, softmax
 from helpers.exercises import check
-from helpers.scaling import (
-    DKS,
-    dk_axis,
-    dk_explorer,
-    dot_product_variance,
-    draw_dk,
-    entropy,
-    jacobian_norm,
-    saturation_stats,
-    saturation_sweep,
-    softmax_jacobian,
-)
+from helpers.widgets import Explorer
 
 setup()
 
@@ -49,10 +40,10 @@ setup()
 # %%
 for d_k in (16, 1024):
     seed_everything(1)
-    q = torch.randn(d_k)        # (d_k,)
-    k = torch.randn(8, d_k)     # (T_k=8, d_k)
-    s = k @ q                   # (8,) raw scores q·k
-    print(f"d_k={d_k:>4}: 점수 {s.numpy().round(1)}  최대 가중치 {softmax(s).max():.4f}")
+    q = torch.randn(d_k, dtype=torch.float64)        # (d_k,)
+    k = torch.randn(8, d_k, dtype=torch.float64)     # (T_k=8, d_k)
+    s = k @ q                                        # (8,) raw scores q·k
+    print(f"d_k={d_k:>4}: 점수 {s.numpy().round(1)}  최대 가중치 {softmax(s).max():.3f}")
 
 # %% [markdown]
 # $d_k = 1024$의 점수는 수십 단위로 흩어져 있고, 소프트맥스는 가장 큰 점수 하나에 가중치를 거의 전부 줍니다. 왜 흩어지는지(2–3절), 그게 왜 학습에 나쁜지(4절)를 차례로 봅니다.
@@ -63,11 +54,12 @@ for d_k in (16, 1024):
 # **가정**: 성분 $q_1,\dots,q_{d_k},k_1,\dots,k_{d_k}$가 모두 서로 독립이고, 각각 평균 0, 분산(variance) 1. (정규분포일 필요는 없습니다.)
 #
 # **① 한 항의 평균.** 독립이면 곱의 기댓값은 기댓값의 곱이므로
-# $$\mathbb{E}[q_j k_j] = \mathbb{E}[q_j]\,\mathbb{E}[k_j] = 0 \cdot 0 = 0 \quad\Rightarrow\quad \mathbb{E}[q\cdot k] = 0.$$
+# $$\mathbb{E}[q_j k_j] = \mathbb{E}[q_j]\,\mathbb{E}[k_j] = 0 \quad\Rightarrow\quad \mathbb{E}[q\cdot k] = 0.$$
 #
 # **② 한 항의 분산.** 평균이 0이므로 분산은 제곱의 기댓값이고, $q_j^2$와 $k_j^2$도 독립입니다.
-# $$\mathrm{Var}(q_j k_j) = \mathbb{E}[q_j^2 k_j^2] - \big(\mathbb{E}[q_j k_j]\big)^2 = \mathbb{E}[q_j^2]\,\mathbb{E}[k_j^2] - 0 = 1 \cdot 1 = 1.$$
-#
+# $$\mathrm{Var}(q_j k_j) = \mathbb{E}[q_j^2 k_j^2] - \big(\mathbb{E}[q_j k_j]\big)^2 = \mathbb{E}[q_j^2]\,\mathbb{E}[k_j^2] - 0 = 1.$$
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **③ 합의 분산.** 항 $q_j k_j$들은 서로 독립이므로 분산이 그대로 더해집니다.
 # $$\mathrm{Var}(q\cdot k) = \sum_{j=1}^{d_k} \mathrm{Var}(q_j k_j) = d_k.$$
 #
@@ -82,35 +74,62 @@ for d_k in (16, 1024):
 # %% [markdown]
 # ## 3. 표본으로 확인하기
 #
-# $d_k$ = 4부터 1024까지 2의 거듭제곱마다 $q$, $k$를 10,000쌍씩 뽑아 내적의 표본 평균과 표본 분산을 잽니다. 표본 분산의 상대 표준오차는 점수가 정규분포라면 $\sqrt{2/n} \approx 1.4\%$이고, 내적은 꼬리가 조금 더 두꺼워서 $\sqrt{(2 + 6/d_k)/n}$, 곧 $d_k = 4$에서 약 1.9%입니다. 허용 오차는 그 세 배가 넘는 **6%** 로 둡니다.
+# 유도를 코드로 옮깁니다. 쿼리와 키를 $n$쌍 뽑아 내적을 구하고, 그 표본 평균과 표본 분산을 잽니다. 시드를 $d_k$마다 정해 두어 누가 실행해도 같은 표본이 나옵니다.
 
-# %%
-stats = dot_product_variance(DKS, n=10_000, seed=0)
-print(" d_k | 평균(q·k) | 분산(q·k) | 분산/d_k | 분산(q·k/√d_k)")
-for d_k, m, v, vs in zip(stats["d_k"], stats["mean"], stats["var"], stats["var_scaled"]):
-    print(f"{d_k:>4} | {m:>9.2f} | {v:>9.1f} | {v / d_k:>8.3f} | {vs:>8.3f}")
+# %% tags=["save"]
+import torch
+
+
+def sample_dot_products(d_k, n, seed=0):
+    """n dot products q·k of independent standard-normal q, k of length d_k: shape (n,), float64."""
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(n, d_k, generator=gen, dtype=torch.float64)    # (n, d_k)
+    k = torch.randn(n, d_k, generator=gen, dtype=torch.float64)    # (n, d_k)
+    return (q * k).sum(dim=-1)                                      # (n,)
+
+
+DKS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def dot_product_variance(d_ks=DKS, n=10_000):
+    """Sample mean and variance of q·k and of q·k/√d_k for each d_k (seed = d_k)."""
+    rows = []
+    for d_k in d_ks:
+        dots = sample_dot_products(d_k, n, seed=d_k)                # (n,)
+        rows.append({"d_k": d_k, "mean": dots.mean().item(), "var": dots.var().item(),
+                     "var_scaled": (dots / d_k**0.5).var().item()})
+    return rows
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# $d_k$ = 4부터 1024까지 2의 거듭제곱마다 10,000쌍을 뽑습니다. 표본 분산의 상대 표준오차는 점수가 정규분포라면 $\sqrt{2/n} \approx 1.4\%$이고, 내적은 꼬리가 조금 더 두꺼워서 $\sqrt{(2 + 6/d_k)/n}$, 곧 $d_k = 4$에서 약 1.9%입니다. 허용 오차는 그 세 배가 넘는 **6%** 로 둡니다.
 
 # %%
 n = 10_000
-for d_k, m, v, vs in zip(stats["d_k"], stats["mean"], stats["var"], stats["var_scaled"]):
-    assert abs(v / d_k - 1) < 0.06, (d_k, v)           # Var(q·k) ≈ d_k
-    assert abs(vs - 1) < 0.06, (d_k, vs)               # Var(q·k/√d_k) ≈ 1
-    assert abs(m) < 4 * math.sqrt(d_k / n), (d_k, m)   # mean within 4 standard errors of 0
-print("모든 d_k에서 분산/d_k와 나눈 뒤 분산이 1 ± 0.06 안에 있습니다.")
+stats = dot_product_variance(DKS, n)
+print(" d_k | 평균(q·k) | 분산(q·k) | 분산/d_k | 분산(q·k/√d_k)")
+for r in stats:
+    print(f"{r['d_k']:>4} | {r['mean']:>9.2f} | {r['var']:>9.1f} | {r['var'] / r['d_k']:>8.2f} | {r['var_scaled']:>8.2f}")
+for r in stats:
+    assert abs(r["var"] / r["d_k"] - 1) < 0.06 and abs(r["var_scaled"] - 1) < 0.06     # Var(q·k) ≈ d_k
+    assert abs(r["mean"]) < 4 * math.sqrt(r["d_k"] / n)                               # mean within 4 SE of 0
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 로그 축에서 보면 표본 분산이 이론선 $\mathrm{Var} = d_k$ 위에 놓이고, $\sqrt{d_k}$로 나눈 분산은 1에 머뭅니다.
 
 # %%
-fig, ax = plt.subplots(figsize=(6.4, 4.0))
-ax.plot(stats["d_k"], stats["d_k"], color="tab:gray", linestyle="--", label="이론: 분산 = d_k")
-ax.plot(stats["d_k"], stats["var"], "o", color="tab:gray", label="표본 분산(q·k)")
-ax.plot(stats["d_k"], stats["var_scaled"], "o-", color="tab:blue", label="표본 분산(q·k/√d_k)")
-dk_axis(ax)
+fig, ax = plt.subplots(figsize=(6.4, 2.6))
+ax.plot(DKS, DKS, color="tab:gray", linestyle="--", label="이론: 분산 = d_k")
+ax.plot(DKS, [r["var"] for r in stats], "o", color="tab:gray", label="표본 분산(q·k)")
+ax.plot(DKS, [r["var_scaled"] for r in stats], "o-", color="tab:blue", label="표본 분산(q·k/√d_k)")
+ax.set_xscale("log", base=2)
 ax.set_yscale("log")
-ax.set_ylabel("분산 (로그 축)")
-ax.set_title("내적의 분산은 d_k에 비례하고, √d_k로 나누면 1")
+ax.set_xticks(DKS, [str(d) for d in DKS])
+ax.minorticks_off()
+ax.set(xlabel="키 차원 d_k (로그 축)", ylabel="분산 (로그 축)", title="내적의 분산은 d_k에 비례하고, √d_k로 나누면 1")
 ax.legend(loc="upper left")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 정규분포일 필요가 없다는 것도 확인해 둡니다. 성분이 $\pm 1$ 중 하나(평균 0, 분산 1)인 경우에도 분산은 $d_k$입니다.
 
 # %%
@@ -118,16 +137,16 @@ seed_everything(3)
 q_pm = torch.randint(0, 2, (10_000, 64)).double() * 2 - 1   # (n, d_k=64), entries ±1
 k_pm = torch.randint(0, 2, (10_000, 64)).double() * 2 - 1   # (n, d_k=64)
 var_pm = (q_pm * k_pm).sum(dim=-1).var().item()
-print(f"±1 성분, d_k=64: 분산(q·k) = {var_pm:.1f}")
+print(f"±1 성분, d_k=64: 분산(q·k) = {var_pm:.0f}")
 assert abs(var_pm / 64 - 1) < 0.06
 
-# %% [markdown]
-# > **원문 바로잡기**: 원문(seed 000)은 "$d_k$가 커질 경우, dot product의 **값이 커지게 되어**"라고 쓰고, 다른 원문(seed 004)도 "값이 너무 커지는 것을 방지"한다고 정리합니다. 위 표에서 내적의 **평균은 모든 $d_k$에서 0 근처**($|\text{평균}| < 4\sqrt{d_k/n}$)입니다. 커지는 것은 값 자체가 아니라 **퍼짐**, 즉 표준편차 $\sqrt{d_k}$입니다. 양쪽으로 멀리 흩어진 점수들 사이의 **차이**가 소프트맥스를 포화시킵니다(4절).
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# > **원문 000 다듬기**: 원문 000은 "$d_k$가 커질 경우, dot product의 **값이 커지게 되어**" 소프트맥스가 한 토큰에 쏠린다고 쓰고, 원문 004도 "값이 너무 커지는 것을 방지"한다고 정리합니다. 틀린 말은 아니지만 더 정확히 말할 수 있습니다. 위 표에서 내적의 **평균은 모든 $d_k$에서 0 근처**입니다. 커지는 것은 값의 **퍼짐**, 곧 표준편차 $\sqrt{d_k}$입니다. 점수들이 0을 중심으로 양쪽으로 멀리 흩어지면 가장 큰 점수와 나머지의 **차이**가 커지고, 소프트맥스는 그 차이만 보기 때문에 포화됩니다(4절). "$|q\cdot k|$가 전형적으로 $\sqrt{d_k}$만큼 커진다"고 읽으면 원문의 말과 이 노트북의 측정이 같은 이야기입니다.
 
-# %% [markdown]
-# ### 원문의 "I am a student" 예: $d_k$는 몇인가
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### 원문 001의 "I am a student" 예: $d_k$는 몇인가
 #
-# 원문(seed 001)은 $Q_I = [1,1,1,1]$과 $K_I = [1,0,1,1]$의 내적 3을 구한 뒤 "Key의 차원은 3이므로" $3/\sqrt{4} = 1.5$라고 씁니다. 계산해 봅니다.
+# 원문 001은 $Q_I = [1,1,1,1]$과 $K_I = [1,0,1,1]$의 내적 3을 구한 뒤 "Key의 차원은 3이므로" $3/\sqrt{4} = 1.5$라고 씁니다.
 
 # %%
 q_i = torch.tensor([1.0, 1, 1, 1])
@@ -135,22 +154,18 @@ k_i = torch.tensor([1.0, 0, 1, 1])
 d_k_i = k_i.numel()
 print(f"q·k = {q_i @ k_i:.0f},  d_k = {d_k_i},  q·k/√d_k = {q_i @ k_i / math.sqrt(d_k_i):.2f}")
 assert d_k_i == 4 and (q_i @ k_i).item() == 3.0
-assert math.isclose((q_i @ k_i).item() / math.sqrt(d_k_i), 1.5)
-
-# %% [markdown]
-# > **원문 바로잡기**: 키 $K_I = [1,0,1,1]$의 차원은 **4**입니다. 3은 내적 값이지 차원이 아닙니다. 원문이 실제로 나눈 $\sqrt{4}$가 맞고, 결과 1.5도 맞습니다. $d_k$는 키 벡터의 성분 수이며, 성분 중 몇 개가 0이든 바뀌지 않습니다.
-#
-# > **원문 바로잡기**: 원문(seed 000)은 $d_q$와 $d_k$가 "거의 같은게 관례"라고 씁니다. 쿼리와 키의 길이는 관례가 아니라 **반드시 같아야** 합니다. 길이가 다르면 내적이 정의되지 않습니다(아래 셀의 `ValueError`). 길이가 달라도 되는 것은 밸류(value)의 차원 $d_v$입니다.
-
-# %%
 try:
     scaled_dot_product_attention(torch.randn(2, 3), torch.randn(5, 4), torch.randn(5, 7))
-    raise AssertionError("d_q != d_k should fail")
 except ValueError as err:
     print("d_q=3, d_k=4:", str(err).split(",")[0])
 out, _ = scaled_dot_product_attention(torch.randn(2, 4), torch.randn(5, 4), torch.randn(5, 7))
 print("d_k=4, d_v=7: 출력 모양", tuple(out.shape))
 assert out.shape == (2, 7)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# > **원문 바로잡기**: 키 $K_I = [1,0,1,1]$의 차원은 **4**입니다. 3은 내적 값이지 차원이 아닙니다. 원문이 실제로 나눈 $\sqrt{4}$가 맞고, 결과 1.5도 맞습니다. $d_k$는 키 벡터의 성분 수이며, 성분 중 몇 개가 0이든 바뀌지 않습니다.
+#
+# > **원문 바로잡기**: 원문 000은 $d_q$와 $d_k$가 "거의 같은게 관례"라고 씁니다. 쿼리와 키의 길이는 관례가 아니라 **반드시 같아야** 합니다. 길이가 다르면 내적이 정의되지 않습니다(위 셀의 `ValueError`). 길이가 달라도 되는 것은 밸류(value)의 차원 $d_v$입니다.
 
 # %% [markdown]
 # ## 4. 넓은 점수가 소프트맥스에 하는 일: 포화
@@ -159,155 +174,305 @@ assert out.shape == (2, 7)
 
 # %%
 seed_everything(4)
-top2 = (32 * torch.randn(10_000, 16)).topk(2, dim=-1).values   # (n, 2): 16 scores with std 32
+top2 = (32 * torch.randn(10_000, 16, dtype=torch.float64)).topk(2, dim=-1).values   # (n, 2): 16 scores, std 32
 gap = (top2[:, 0] - top2[:, 1]).median().item()
-print(f"표준편차 32, 키 16개: 1등과 2등 점수 차이의 중앙값 {gap:.1f}, e^-차이 = {math.exp(-gap):.1e}")
+print(f"표준편차 32, 키 16개: 1등과 2등 점수 차이의 중앙값 {gap:.0f}, e^-차이 = {math.exp(-gap):.0e}")
 assert gap > 10
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 포화가 왜 나쁜지는 소프트맥스의 기울기, 즉 야코비안(Jacobian)을 보면 압니다. $w = \mathrm{softmax}(s)$이면
 # $$\frac{\partial w_i}{\partial s_j} = w_i(\delta_{ij} - w_j), \qquad J = \operatorname{diag}(w) - w w^\top.$$
-# $w$가 원-핫 $e_m$이면 $J = \operatorname{diag}(e_m) - e_m e_m^\top = 0$입니다. 점수를 조금 바꿔도 가중치가 변하지 않으니, 손실에서 온 기울기가 점수를 거쳐 $W^Q$, $W^K$까지 가지 못합니다.
-#
-# 먼저 닫힌 식이 자동 미분(autograd)과 같은지 확인합니다.
+# $w$가 원-핫 $e_m$이면 $J = \operatorname{diag}(e_m) - e_m e_m^\top = 0$입니다. 점수를 조금 바꿔도 가중치가 변하지 않으니, 손실에서 온 기울기가 점수를 거쳐 $W^Q$, $W^K$까지 가지 못합니다. 식을 코드로 옮기고 자동 미분(autograd)과 비교합니다.
+
+# %% tags=["save"]
+def softmax_jacobian(w):
+    """∂w_i/∂s_j = w_i(δ_ij − w_j) of w = softmax(s), from the weights: (..., T) -> (..., T, T)."""
+    return torch.diag_embed(w) - w.unsqueeze(-1) * w.unsqueeze(-2)
 
 # %%
 s = torch.tensor([2.0, -1.0, 0.5, 0.0], dtype=torch.float64)
 J_auto = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, dim=-1), s)   # (4, 4)
-J_formula = softmax_jacobian(softmax(s))                                             # (4, 4)
-torch.testing.assert_close(J_formula, J_auto)
+torch.testing.assert_close(softmax_jacobian(softmax(s)), J_auto)
 for scale in (1, 10, 100):
     w = softmax(s * scale)
-    print(f"점수 × {scale:>3}: 엔트로피 {entropy(w):.4f},  ‖J‖ = {jacobian_norm(w):.2e}")
-assert jacobian_norm(softmax(s * 100)) < 1e-60
+    print(f"점수 × {scale:>3}: 최대 가중치 {w.max():.4f},  ‖J‖ = {softmax_jacobian(w).norm():.0e}")
+assert softmax_jacobian(softmax(s * 100)).norm() < 1e-60
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ### $d_k$에 따라 측정하기
 #
-# $d_k$마다 무작위 쿼리 512개와 쿼리마다 키 16개를 뽑아(시드 고정), 점수를 **나누지 않을 때**와 **$\sqrt{d_k}$로 나눌 때** 다음을 잽니다.
-# - 엔트로피 $-\sum_i w_i \log w_i$의 평균 (키 16개의 균등 분포면 $\log 16 \approx 2.77$, 원-핫이면 0)
-# - 최대 가중치의 평균, 그리고 최대 가중치가 0.99를 넘는 행(포화된 행)의 비율
-# - 야코비안의 프로베니우스 노름(모든 성분 제곱합의 제곱근) $\|J\|_F$의 중앙값
-# - 자동 미분으로 구한 쿼리에 대한 기울기 $\|\partial L/\partial q\|$의 중앙값. 손실은 $L = g\cdot(\text{어텐션 출력})$, $g$는 무작위 벡터입니다.
+# $d_k$마다 무작위 쿼리 512개와 쿼리마다 키 16개를 뽑아(시드 고정), 점수를 **나누지 않을 때**와 **$\sqrt{d_k}$로 나눌 때** 행마다 네 가지를 잽니다.
+# - 엔트로피 $-\sum_i w_i \log w_i$ (키 16개의 균등 분포면 $\log 16 \approx 2.77$, 원-핫이면 0)
+# - 최대 가중치 (0.99를 넘으면 "포화된 행"으로 셉니다)
+# - 야코비안의 프로베니우스 노름(Frobenius norm) $\|J\|_F$
+# - 자동 미분으로 구한 쿼리에 대한 기울기 $\|\partial L/\partial q\|$. 손실은 $L = g\cdot(\text{어텐션 출력})$, $g$는 무작위 벡터입니다.
 #
-# 평균 대신 중앙값을 쓰는 이유: 1등과 2등이 우연히 비슷한 소수의 행은 포화되지 않아 큰 기울기를 가지고, 평균을 혼자 끌어올립니다. 중앙값은 "전형적인 행"을 보여 줍니다.
+# 두 기울기는 평균 대신 중앙값("전형적인 행")으로 요약합니다. 1등과 2등이 우연히 비슷한 소수의 행이 평균을 혼자 끌어올리기 때문입니다.
 
-# %%
-raw = saturation_sweep(DKS, "none")
-scaled = saturation_sweep(DKS, "sqrt")
-print("각 칸: 나누지 않음 / √d_k로 나눔")
-print(" d_k | 엔트로피      | 최대 가중치 | 포화 비율   | ‖J‖ 중앙값       | ‖∂L/∂q‖ 중앙값")
-for i, d_k in enumerate(DKS):
-    print(f"{d_k:>4} | {raw['entropy'][i]:.3f} / {scaled['entropy'][i]:.3f}"
-          f" | {raw['max_weight'][i]:.2f} / {scaled['max_weight'][i]:.2f}"
-          f" | {raw['saturated'][i]:.2f} / {scaled['saturated'][i]:.2f}"
-          f" | {raw['jacobian'][i]:.1e} / {scaled['jacobian'][i]:.2f}"
-          f" | {raw['grad_q'][i]:.1e} / {scaled['grad_q'][i]:.2f}")
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
+SCALES = {"none": lambda d: 1.0, "sqrt": lambda d: d**0.5, "linear": lambda d: float(d)}
 
-# %%
-fig, axes = plt.subplots(2, 2, figsize=(11, 7))
-fig.subplots_adjust(left=0.08, right=0.98, bottom=0.08, top=0.9, wspace=0.25, hspace=0.4)
-panels = [("entropy", "평균 엔트로피", False), ("max_weight", "평균 최대 가중치", False),
-          ("jacobian", "‖J‖ 중앙값 (로그 축)", True), ("grad_q", "‖∂L/∂q‖ 중앙값 (로그 축)", True)]
-for ax, (key, label, log_y) in zip(axes.flat, panels):
-    ax.plot(DKS, raw[key], "o-", color="tab:gray", label="나누지 않음")
-    ax.plot(DKS, scaled[key], "o-", color="tab:blue", label="√d_k로 나눔")
-    dk_axis(ax)
-    if log_y:
-        ax.set_yscale("log")
-    ax.set_ylabel(label)
-    ax.set_title("d_k에 따른 " + label.replace(" (로그 축)", ""))
-axes[0, 0].axhline(math.log(16), color="black", linestyle=":", linewidth=1, label="균등 분포 log 16")
-axes[0, 0].legend(loc="center right")
-fig.suptitle("나누지 않으면 포화되고 기울기가 사라진다 (키 16개, 쿼리 512개)")
+
+def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
+    """Per-row statistics of softmax(q·k / SCALES[scale](d_k)) for random rows (seed + d_k)."""
+    gen = torch.Generator().manual_seed(seed + d_k)
+    q = torch.randn(n_rows, d_k, generator=gen).double().requires_grad_(True)   # (n, d_k)
+    k = torch.randn(n_rows, n_keys, d_k, generator=gen).double()                # (n, T, d_k)
+    v = torch.randn(n_rows, n_keys, d_v, generator=gen).double()                # (n, T, d_v)
+    g = torch.randn(n_rows, d_v, generator=gen).double()                        # (n, d_v): ∂L/∂output
+    scores = torch.einsum("nd,ntd->nt", q, k) / SCALES[scale](d_k)              # (n, T)
+    w = torch.softmax(scores, dim=-1)                                            # (n, T)
+    out = torch.einsum("nt,ntv->nv", w, v)                                       # (n, d_v)
+    (out * g).sum().backward()              # a linear loss: its gradient reaches q only through w
+    w = w.detach()
+    return {"entropy": torch.special.entr(w).sum(-1), "max_weight": w.max(-1).values,
+            "jacobian": softmax_jacobian(w).flatten(-2).norm(dim=-1), "grad_q": q.grad.norm(dim=-1)}
+
+
+def saturation_summary(d_k, scale="sqrt", **kw):
+    """Mean entropy and max weight, share of saturated rows (max > 0.99), median ‖J‖ and ‖∂L/∂q‖."""
+    r = saturation_rows(d_k, scale, **kw)
+    return {"entropy": r["entropy"].mean().item(), "max_weight": r["max_weight"].mean().item(),
+            "saturated": (r["max_weight"] > 0.99).double().mean().item(),
+            "jacobian": r["jacobian"].median().item(), "grad_q": r["grad_q"].median().item()}
+
+# %% slideshow={"slide_type": "skip"}
+raw = {d: saturation_summary(d, "none") for d in DKS}
+scaled = {d: saturation_summary(d, "sqrt") for d in DKS}
+
+# %% slideshow={"slide_type": "subslide"}
+print(" d_k | 각 칸: 나누지 않음 / √d_k로 나눔")
+print("     | 엔트로피      | 최대 가중치 | 포화 비율   | ‖J‖ 중앙값       | ‖∂L/∂q‖ 중앙값")
+for d in DKS:
+    a, b = raw[d], scaled[d]
+    print(f"{d:>4} | {a['entropy']:.2f} / {b['entropy']:.2f}  | {a['max_weight']:.2f} / {b['max_weight']:.2f}"
+          f" | {a['saturated']:.2f} / {b['saturated']:.2f} | {a['jacobian']:<7.2g} / {b['jacobian']:.2f}"
+          f" | {a['grad_q']:<6.2g} / {b['grad_q']:.2f}")
+
+# %% slideshow={"slide_type": "skip"}
+def sweep_panels(panels, title):
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 2.9))
+    for ax, (key, label, log_y) in zip(axes, panels):
+        ax.plot(DKS, [raw[d][key] for d in DKS], "o-", color="tab:gray", markersize=4, label="나누지 않음")
+        ax.plot(DKS, [scaled[d][key] for d in DKS], "o-", color="tab:blue", markersize=4, label="√d_k로 나눔")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(DKS, [str(d) for d in DKS], fontsize=8)
+        ax.minorticks_off()
+        ax.set_yscale("log" if log_y else "linear")
+        ax.set(xlabel="키 차원 d_k", title=label)
+    axes[0].legend(loc="lower left", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return axes
+
+
+# %% slideshow={"slide_type": "subslide"}
+axes = sweep_panels([("entropy", "평균 엔트로피", False), ("max_weight", "평균 최대 가중치", False)],
+                    "나누지 않으면 가중치가 한 키로 쏠린다 (키 16개, 쿼리 512개)")
+axes[0].axhline(math.log(16), color="black", linestyle=":", linewidth=1)
 plt.show()
 
-# %% [markdown]
-# 그림이 말하는 것을 assert로 고정합니다.
+# %% slideshow={"slide_type": "subslide"}
+sweep_panels([("jacobian", "‖J‖ 중앙값 (로그 축)", True), ("grad_q", "‖∂L/∂q‖ 중앙값 (로그 축)", True)],
+             "나누지 않으면 소프트맥스의 기울기가 사라진다")
+plt.show()
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 그림에서 읽은 내용을 assert로 확인해 둡니다.
 # - **나누지 않을 때**: 엔트로피는 $d_k$마다 계속 줄고 최대 가중치는 계속 커집니다. $d_k = 1024$에서는 행의 70% 이상이 포화되고, 야코비안의 중앙값은 $d_k = 4$의 1000분의 1보다 작으며, 쿼리에 대한 기울기도 가장 컸을 때의 100분의 1보다 작습니다.
-# - **$\sqrt{d_k}$로 나눌 때**: 네 지표 모두 $d_k$와 상관없이 거의 일정합니다 (최댓값/최솟값 비가 엔트로피 1.05, 최대 가중치 1.2, $\|J\|$ 1.1, $\|\partial L/\partial q\|$ 1.3 미만).
+# - **$\sqrt{d_k}$로 나눌 때**: 네 지표 모두 $d_k$와 상관없이 거의 일정합니다 (최댓값/최솟값 비가 엔트로피 1.05, 최대 가중치 1.2, $\|J\|$ 1.1, $\|\partial L/\partial q\|$ 1.3 미만). 포화된 행은 하나도 없습니다.
 
 # %%
-pairs = lambda xs: list(zip(xs, xs[1:]))
-assert all(b < a for a, b in pairs(raw["entropy"])), "unscaled entropy must fall with d_k"
-assert all(b > a for a, b in pairs(raw["max_weight"])), "unscaled max weight must grow with d_k"
-assert raw["saturated"][DKS.index(64)] > 0.25 and raw["saturated"][-1] > 0.7
-assert max(raw["grad_q"]) > raw["grad_q"][0]   # before saturating, larger scores mean larger gradients
-assert raw["jacobian"][-1] < 1e-3 * raw["jacobian"][0]
-assert raw["grad_q"][-1] < 1e-2 * max(raw["grad_q"])
+col = lambda table, key: [table[d][key] for d in DKS]
 spread = lambda xs: max(xs) / min(xs)
-assert spread(scaled["entropy"]) < 1.05 and spread(scaled["max_weight"]) < 1.2
-assert spread(scaled["jacobian"]) < 1.1 and spread(scaled["grad_q"]) < 1.3
-assert max(scaled["saturated"]) == 0.0
-print(f"나누지 않음, d_k 4 → 1024: ‖J‖ {raw['jacobian'][0]:.2f} → {raw['jacobian'][-1]:.1e}, "
-      f"엔트로피 {raw['entropy'][0]:.2f} → {raw['entropy'][-1]:.2f}")
+pairs = lambda xs: list(zip(xs, xs[1:]))
+assert all(b < a for a, b in pairs(col(raw, "entropy"))) and all(b > a for a, b in pairs(col(raw, "max_weight")))
+assert raw[1024]["saturated"] > 0.7 and raw[1024]["jacobian"] < 1e-3 * raw[4]["jacobian"]
+assert raw[1024]["grad_q"] < 1e-2 * max(col(raw, "grad_q"))
+assert spread(col(scaled, "entropy")) < 1.05 and spread(col(scaled, "max_weight")) < 1.2
+assert spread(col(scaled, "jacobian")) < 1.1 and spread(col(scaled, "grad_q")) < 1.3
+assert max(col(scaled, "saturated")) == 0.0
+print(f"나누지 않음, d_k 4 → 1024: ‖J‖ 중앙값 {raw[4]['jacobian']:.2f} → {raw[1024]['jacobian']:.1g}, "
+      f"포화 비율 {raw[4]['saturated']:.2f} → {raw[1024]['saturated']:.2f}")
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 나누지 않을 때 $\|\partial L/\partial q\|$의 중앙값이 $d_k = 16$ 근처까지는 오히려 **커지는** 것에 주목하세요. $\partial (q\cdot k)/\partial q = k$이고 $\|k\| \approx \sqrt{d_k}$이므로, 포화되기 전에는 큰 점수가 기울기도 키웁니다. 그러다 소프트맥스가 포화되면 $J \to 0$이 모든 것을 덮어 버립니다. 나누지 않은 모델은 $d_k$에 따라 기울기가 너무 크거나 너무 작아 학습률 하나로 맞추기 어렵습니다. $\sqrt{d_k}$로 나누면 기울기의 중앙값이 $d_k$와 상관없이 1 근처에 머뭅니다. $d_k$가 256 이상이면 나누지 않은 쪽의 중앙값이 더 작고, 1024에서는 100배 넘게 작습니다.
+
+# %%
+big = [d for d in DKS if d >= 256]
+assert max(col(raw, "grad_q")) > raw[4]["grad_q"]      # before saturating, larger scores mean larger gradients
+assert all(raw[d]["grad_q"] < scaled[d]["grad_q"] for d in big)
+assert raw[1024]["grad_q"] < scaled[1024]["grad_q"] / 100
+assert 0.9 < min(col(scaled, "grad_q")) and max(col(scaled, "grad_q")) < 1.15
+print(f"√d_k로 나눔: ‖∂L/∂q‖ 중앙값 {min(col(scaled, 'grad_q')):.1f} ~ {max(col(scaled, 'grad_q')):.1f}")
+jac_curves = (col(raw, "jacobian"), col(scaled, "jacobian"))          # drawn again in the d_k explorer (6절)
 
 # %% [markdown]
-# 나누지 않을 때 $\|\partial L/\partial q\|$가 $d_k = 16$ 근처까지는 오히려 **커지는** 것에 주목하세요. $\partial (q\cdot k)/\partial q = k$이고 $\|k\| \approx \sqrt{d_k}$이므로, 포화되기 전에는 큰 점수가 기울기도 키웁니다. 그러다 소프트맥스가 포화되면 $J \to 0$이 모든 것을 덮어 버립니다. 나누지 않은 모델은 $d_k$에 따라 기울기가 너무 크거나 너무 작아 학습률 하나로 맞추기 어렵습니다. $\sqrt{d_k}$로 나누면 $\partial(q\cdot k/\sqrt{d_k})/\partial q = k/\sqrt{d_k}$의 길이가 약 1이고 점수의 분포도 $d_k$와 상관없어지므로, 기울기가 $d_k$와 상관없이 1 근처(0.93~1.09)에 머뭅니다. 원문(seed 000)의 "gradient가 불안정해진다"는 이 그림으로 보면 "작은 $d_k$에서는 조금 크고, 큰 $d_k$에서는 사라진다"입니다. $d_k$가 256 이상이면 나누지 않은 쪽의 기울기가 더 작고, 1024에서는 100배 넘게 작습니다.
+# ## 5. 트랜스포머의 $d_k = 64$에서는 무엇이 문제인가
+#
+# 트랜스포머 원 논문의 헤드 크기가 $d_k = 64$입니다. 위 표에서 이 행을 보면 나누지 않은 쪽의 $\|\partial L/\partial q\|$ **중앙값은 오히려 더 큽니다**. "전형적인 행의 기울기가 사라진다"는 64에서는 사실이 아닙니다. 문제는 **분포**에 있습니다. 512개 행 각각의 기울기 크기를 로그 축 히스토그램으로 그려 봅니다.
 
-# %%
-big = [i for i, d_k in enumerate(DKS) if d_k >= 256]
-assert all(raw["grad_q"][i] < scaled["grad_q"][i] for i in big)
-assert raw["grad_q"][-1] < scaled["grad_q"][-1] / 100
-assert round(min(scaled["grad_q"]), 2) == 0.93 and round(max(scaled["grad_q"]), 2) == 1.09
-print(f"d_k=1024: ‖∂L/∂q‖ 나누지 않음 {raw['grad_q'][-1]:.1e}, 나눔 {scaled['grad_q'][-1]:.2f}")
-print(f"√d_k로 나눔: ‖∂L/∂q‖ 중앙값 {min(scaled['grad_q']):.2f} ~ {max(scaled['grad_q']):.2f}")
+# %% slideshow={"slide_type": "subslide"}
+rows64 = {name: saturation_rows(64, scale) for name, scale in (("나누지 않음", "none"), ("√d_k로 나눔", "sqrt"))}
+fig, ax = plt.subplots(figsize=(8.0, 3.4))
+for (name, r), color in zip(rows64.items(), ("tab:gray", "tab:blue")):
+    sns.histplot(x=r["grad_q"].clamp_min(1e-8).numpy(), bins=40, log_scale=True, color=color, alpha=0.6,
+                 element="step", label=name, ax=ax)
+ax.axvline(0.1, color="tab:red", linestyle=":", linewidth=1)
+ax.set(xlabel="‖∂L/∂q‖ (로그 축, 행마다 하나)", ylabel="행의 수", title="d_k = 64: 쿼리 512개의 기울기 크기")
+ax.legend(loc="upper left")
+plt.show()
+
+# %% slideshow={"slide_type": "subslide"}
+for name, r in rows64.items():
+    g, sat = r["grad_q"], r["max_weight"] > 0.99
+    lo, hi = torch.quantile(g, torch.tensor([0.05, 0.95], dtype=torch.float64)).tolist()
+    print(f"{name:<8} 중앙값 {g.median():.1f},  포화된 행 {sat.double().mean():.0%},  기울기 < 0.1인 행 "
+          f"{(g < 0.1).double().mean():.0%},  5%~95% 범위 {lo:.0e} ~ {hi:.0f}")
+g_raw, sat_raw = rows64["나누지 않음"]["grad_q"], rows64["나누지 않음"]["max_weight"] > 0.99
+g_sc = rows64["√d_k로 나눔"]["grad_q"]
+print(f"나누지 않음, 포화된 행만: 기울기 중앙값 {g_raw[sat_raw].median():.2f} (나눈 쪽 중앙값의 약 1/50)")
+assert g_raw.median() > g_sc.median() and 0.25 < sat_raw.double().mean() < 0.35 and g_sc.min() > 0.1
+assert 0.15 < (g_raw < 0.1).double().mean() < 0.3 and g_raw[sat_raw].median() < g_sc.median() / 20
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 읽는 법:
+# - **나누면** 기울기가 한 덩어리로 모여 있습니다. 중앙값이 약 1이고, 5%~95% 범위가 4배 안쪽이며, 0.1보다 작은 행이 없습니다.
+# - **나누지 않으면** 분포가 두 갈래로 찢어집니다. 포화되지 않은 행은 나눈 쪽보다 **큰** 기울기를 받고(그래서 중앙값이 1.8), 포화된 약 29%의 행은 중앙값 0.02 정도의 작은 기울기를 받습니다. 5%~95% 범위가 네 자릿수 넘게 벌어집니다.
+#
+# 그러니 $d_k = 64$에서 맞는 말은 "기울기가 사라진다"가 아니라 **"행의 약 30%에서 기울기가 거의 사라지고, 나머지 행의 기울기는 크기가 여러 자릿수에 걸쳐 흩어진다"** 입니다. 학습률 하나로 이 모든 행을 맞출 수 없습니다. $d_k$가 커질수록 포화된 행이 늘어나(1024에서 70% 이상) 결국 중앙값까지 무너집니다.
+#
+# > **원문 바로잡기**: 원문 004는 $d_k$가 크면 소프트맥스가 한 곳에 몰려 "gradient가 거의 0이 되어 학습이 멈춥니다"라고 쓰고, 그 예로 $d_k = 64$를 듭니다. 64에서 측정하면 전형적인 행의 기울기는 오히려 크고, 약 30%의 행에서만 기울기가 거의 사라집니다. 중앙값까지 사라지는 것은 $d_k$가 수백 이상일 때입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 표에서 $d_k = 64$ 행을 짚으세요. 트랜스포머 원 논문의 헤드 크기가 64입니다. 나누지 않으면 이미 행의 4분의 1 이상이 포화(최대 가중치 > 0.99)되고, 1024에서는 70% 이상입니다. 나누면 하나도 없습니다. 큰 $d_k$에서는 "gradient가 불안정"이라는 흔한 표현보다 "기울기가 사라진다"가 측정과 맞는 표현입니다.
+# 발표 노트: 히스토그램의 회색 분포가 두 갈래로 갈라진 것을 먼저 보여 주고, "중앙값만 보면 나누지 않은 쪽이 더 좋아 보인다"는 함정을 짚으세요. 트랜스포머가 √d_k로 나누는 이유는 64에서 학습이 불가능해서가 아니라, 모든 행이 같은 크기의 기울기를 받게 해 학습률 하나로 안정적으로 학습하게 하기 위해서입니다.
 
 # %% [markdown]
-# ### 원문의 $d_k = 64$ 예
+# ### 원문 004의 $[32, 1, 2]$ 예
 #
-# 원문(seed 004)은 $d_k = 64$에서 점수 $[32, 1, 2]$를 예로 들어, 나누기 전 가중치가 $[1.00, 0.00, 0.00]$, 8로 나눈 뒤 $[4, 0.125, 0.25]$의 가중치가 $[0.95, 0.02, 0.03]$인 "부드러운 분포"가 된다고 씁니다.
+# 원문 004는 $d_k = 64$에서 점수 $[32, 1, 2]$를 예로 들어, 나누기 전 가중치가 $[1.00, 0.00, 0.00]$, 8로 나눈 뒤 $[4, 0.125, 0.25]$의 가중치가 $[0.95, 0.02, 0.03]$인 "부드러운 분포"가 된다고 씁니다.
 
 # %%
 seed_scores = torch.tensor([32.0, 1.0, 2.0], dtype=torch.float64)
 w_before, w_after = softmax(seed_scores), softmax(seed_scores / math.sqrt(64))
-print("나누기 전:", w_before.numpy().round(4), " 나눈 뒤 점수:", (seed_scores / 8).tolist())
-print("나눈 뒤:  ", w_after.numpy().round(4), f" 합 {w_after.sum():.4f}, 엔트로피 {entropy(w_after):.3f}")
+print("나누기 전:", w_before.numpy().round(3), " 나눈 뒤 점수:", (seed_scores / 8).tolist())
+print("나눈 뒤:  ", w_after.numpy().round(3), f" 합 {w_after.sum():.3f}")
 print(f"32는 d_k=64 점수 표준편차(8)의 {32 / math.sqrt(64):.0f}배")
-assert torch.allclose(w_after, torch.tensor([0.9576, 0.0199, 0.0225], dtype=torch.float64), atol=1e-4)
+assert w_after.numpy().round(3).tolist() == [0.958, 0.02, 0.023]   # the seed prints [0.95, 0.02, 0.03]
+assert w_after.numpy().round(2).tolist() == [0.96, 0.02, 0.02]
 assert w_after.max() > 0.95 and w_before.max() > 0.9999
-assert w_after.numpy().round(2).tolist() == [0.96, 0.02, 0.02]   # the seed prints [0.95, 0.02, 0.03]
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# > **원문 바로잡기**: $\mathrm{softmax}([4, 0.125, 0.25]) = [0.958, 0.020, 0.023]$입니다. 원문의 $[0.95, 0.02, 0.03]$은 어느 자리에서 반올림해도 나오지 않습니다(둘째 자리까지면 $[0.96, 0.02, 0.02]$). 더 중요한 것은 이 결과가 "부드러운 분포"가 아니라는 점입니다. 가중치의 96%가 여전히 한 키에 몰려 있습니다. 점수 32는 $d_k = 64$에서 표준편차 8의 **4배**인 드문 값이라, 나눈 뒤에도 두 번째로 큰 점수보다 3.75(표준편차의 약 4배)만큼 앞섭니다. $\sqrt{d_k}$로 나누는 것은 **전형적인** 점수의 퍼짐을 1로 맞출 뿐, 학습된 모델이 일부러 만든 큰 차이까지 없애지는 않습니다.
 
 # %% [markdown]
-# > **원문 바로잡기**: $\mathrm{softmax}([4, 0.125, 0.25]) = [0.958, 0.020, 0.022]$입니다. 원문의 $[0.95, 0.02, 0.03]$은 반올림이 맞지 않습니다(0.9576 → 0.96, 0.0225 → 0.02). 더 중요한 것은 이 결과가 "부드러운 분포"가 아니라는 점입니다. 가중치의 96%가 여전히 한 키에 몰려 있습니다. 점수 32는 $d_k = 64$에서 표준편차 8의 **4배**인 드문 값이라, 나눈 뒤에도 두 번째로 큰 점수보다 3.75(표준편차의 약 4배)만큼 앞섭니다. $\sqrt{d_k}$로 나누는 것은 **전형적인** 점수의 퍼짐을 1로 맞출 뿐, 학습된 모델이 일부러 만든 큰 차이까지 없애지는 않습니다. 원문의 "gradient가 거의 0이 된다"는 주장 자체는 위 측정과 맞습니다.
-
-# %% [markdown]
-# ## 5. 슬라이더: $d_k$를 바꿔 보기
+# ## 6. 슬라이더: $d_k$를 바꿔 보기
 #
-# 슬라이더로 $d_k$를 4부터 1024까지 바꾸면 한 그림의 세 칸이 함께 바뀝니다.
-# - **왼쪽**: 내적 $q\cdot k$ 4,000개의 분포(회색)와 $\sqrt{d_k}$로 나눈 분포(파랑). 가로축은 고정입니다.
-# - **가운데**: 키 8개짜리 소프트맥스 한 행. 제목은 엔트로피(나누지 않음 / 나눔)입니다.
-# - **오른쪽**: 위 측정의 $\|J\|$ 중앙값 곡선과 현재 $d_k$(빨간 점).
+# 슬라이더로 $d_k$를 4부터 1024까지 바꾸면 한 그림의 네 칸이 함께 바뀝니다.
+# - **위 왼쪽**: 내적 $q\cdot k$ 4,000개의 분포. 가로축을 ±100으로 고정해 퍼짐이 자라는 것이 보입니다.
+# - **위 오른쪽**: $\sqrt{d_k}$로 나눈 분포. 가로축 ±4(표준화된 축)에서 모양이 그대로입니다.
+# - **아래 왼쪽**: 키 8개짜리 소프트맥스 한 행 (회색: 나누지 않음, 파랑: 나눔).
+# - **아래 오른쪽**: 4절에서 잰 $\|J\|$ 중앙값 곡선과 현재 $d_k$(빨간 점).
+#
+# 빠르게 따라오도록 $d_k$마다 필요한 숫자를 미리 계산해 두고, 슬라이더가 움직이면 그림의 막대 높이와 글자만 바꿉니다(접어 둔 셀).
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### $d_k$ 탐색기
+
+# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+def dk_panel_data(d_k, n_samples=4000, n_keys=8, n_bins=40):
+    """What the d_k explorer draws for one d_k: histograms of q·k and q·k/√d_k, one softmax row."""
+    dots = sample_dot_products(d_k, n_samples, seed=d_k)                          # (n,)
+    root = d_k**0.5
+    gen = torch.Generator().manual_seed(7 * d_k)
+    q = torch.randn(d_k, generator=gen, dtype=torch.float64)                       # (d_k,)
+    k = torch.randn(n_keys, d_k, generator=gen, dtype=torch.float64)               # (T, d_k)
+    raw_edges, scaled_edges = torch.linspace(-100, 100, 2 * n_bins + 1), torch.linspace(-4, 4, n_bins + 1)
+    density = lambda x, e: torch.histogram(x.float(), bins=e, density=True).hist   # (bins,)
+    return {"d_k": d_k, "std_raw": dots.std().item(), "std_scaled": (dots / root).std().item(),
+            "hist_raw": density(dots, raw_edges), "raw_edges": raw_edges,
+            "hist_scaled": density(dots / root, scaled_edges), "scaled_edges": scaled_edges,
+            "w_raw": torch.softmax(k @ q, -1), "w_scaled": torch.softmax(k @ q / root, -1)}
+
+
+def dk_explorer_figure(jacobian_raw, jacobian_scaled, figsize=(9.5, 3.8), dpi=72):
+    """The d_k explorer's figure, built once; returns (figure, update(d_k)) that redraws in place."""
+    import math
+
+    import matplotlib.pyplot as plt
+
+    data = {d: dk_panel_data(d) for d in DKS}                                      # precomputed per d_k
+    fig, ((h_raw, h_sc), (row_ax, jac_ax)) = plt.subplots(2, 2, figsize=figsize, dpi=dpi)
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.1, top=0.92, wspace=0.22, hspace=0.55)
+    first = data[64]
+    step_raw = h_raw.stairs(first["hist_raw"].numpy(), first["raw_edges"].numpy(), fill=True, color="tab:gray", alpha=0.7)
+    step_sc = h_sc.stairs(first["hist_scaled"].numpy(), first["scaled_edges"].numpy(), fill=True, color="tab:blue", alpha=0.7)
+    h_raw.set(xlim=(-100, 100), ylim=(0, 0.21), xticks=[-100, 0, 100], yticks=[])   # few labels: text is
+    h_sc.set(xlim=(-4, 4), ylim=(0, 0.62), xticks=[-4, 0, 4], yticks=[])            # most of a redraw
+    bars_raw = row_ax.bar([i - 0.2 for i in range(8)], first["w_raw"].tolist(), width=0.4, color="tab:gray")
+    bars_sc = row_ax.bar([i + 0.2 for i in range(8)], first["w_scaled"].tolist(), width=0.4, color="tab:blue")
+    row_ax.set(ylim=(0, 1.05), yticks=[0, 1], xticks=[], xlabel="키 8개 (회색: 나누지 않음, 파랑: √d_k로 나눔)",
+               ylabel="가중치")
+    log_d = torch.log2(torch.tensor(DKS, dtype=torch.float64))                    # plain axes: no log-scale ticks
+    jac_ax.plot(log_d.tolist(), torch.log10(torch.tensor(jacobian_raw)).tolist(), "o-", color="tab:gray", markersize=3)
+    jac_ax.plot(log_d.tolist(), torch.log10(torch.tensor(jacobian_scaled)).tolist(), "o-", color="tab:blue", markersize=3)
+    (marker,) = jac_ax.plot([6, 6], [0, 0], "o", color="tab:red", markersize=7)
+    jac_ax.set(xticks=[2, 6, 10], xticklabels=["4", "64", "1024"], xlabel="d_k (로그 축)",
+               ylim=(-6, 0.2), yticks=[-6, 0], yticklabels=["10⁻⁶", "1"])
+    jac_ax.set_title("‖J‖ 중앙값 (로그 축)", fontsize=10)
+    for ax in (h_raw, h_sc, row_ax, jac_ax):
+        ax.tick_params(labelfontfamily="DejaVu Sans", labelsize=8)   # no Hangul in ticks: skip the font fallback
+    jac_at = {d: (math.log10(a), math.log10(b)) for d, a, b in zip(DKS, jacobian_raw, jacobian_scaled)}
+
+    def update(d_k):
+        p = data[d_k]
+        step_raw.set_data(p["hist_raw"].numpy())
+        step_sc.set_data(p["hist_scaled"].numpy())
+        for bar, h in zip(bars_raw, p["w_raw"].tolist()):
+            bar.set_height(h)
+        for bar, h in zip(bars_sc, p["w_scaled"].tolist()):
+            bar.set_height(h)
+        marker.set_data([math.log2(d_k)] * 2, jac_at[d_k])
+        h_raw.set_title(f"q·k: 표준편차 {p['std_raw']:.1f} (√d_k = {d_k**0.5:.1f})", fontsize=10)
+        h_sc.set_title(f"q·k/√d_k: 표준편차 {p['std_scaled']:.2f}", fontsize=10)
+        row_ax.set_title(f"소프트맥스 한 행 (d_k = {d_k}): 최대 {p['w_raw'].max():.2f} / {p['w_scaled'].max():.2f}",
+                         fontsize=10)
+        return p
+
+    return fig, update
 
 # %% tags=["nbval-ignore-output"]
+def dk_explorer(value=64):                            # the figure is built once, then redrawn in place
+    fig, update = dk_explorer_figure(*jac_curves)
+    return Explorer(fig, update, {"d_k": widgets.SelectionSlider(options=list(DKS), value=value, description="d_k")})
+
 dk_explorer(value=64)
 
-# %% [markdown]
-# 정적 버전(슬라이드·PDF용): 같은 함수로 $d_k$ = 4, 64, 1024를 그립니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 정적 버전(슬라이드·PDF용): 같은 그림 코드로 $d_k$ = 4와 1024를 그립니다.
 
 # %%
-fig, axes = plt.subplots(3, 3, figsize=(13, 10.5))
-fig.subplots_adjust(left=0.06, right=0.98, bottom=0.06, top=0.96, wspace=0.3, hspace=0.45)
-shown = {d_k: draw_dk(d_k, axes=row) for d_k, row in zip((4, 64, 1024), axes)}
+shown = {}
+fig, update = dk_explorer_figure(*jac_curves, figsize=(9.5, 4.4), dpi=100)
+shown[4] = update(4)
 plt.show()
 
-# %%
-for d_k, r in shown.items():
-    print(f"d_k={d_k:>4}: 표준편차 {r['std_raw']:.2f} / {r['std_scaled']:.2f}, "
-          f"엔트로피 {r['entropy_raw']:.3f} / {r['entropy_scaled']:.3f}, "
-          f"‖J‖ {r['jacobian_raw']:.1e} / {r['jacobian_scaled']:.2f}")
-    assert abs(r["std_raw"] / math.sqrt(d_k) - 1) < 0.05 and abs(r["std_scaled"] - 1) < 0.05
-assert shown[1024]["weights_raw"].max() > 0.999 and shown[1024]["weights_scaled"].max() < 0.9
-assert shown[4]["jacobian_raw"] > 100 * shown[1024]["jacobian_raw"]
+# %% slideshow={"slide_type": "subslide"}
+fig, update = dk_explorer_figure(*jac_curves, figsize=(9.5, 4.4), dpi=100)
+shown[1024] = update(1024)
+plt.show()
+
+# %% slideshow={"slide_type": "skip"}
+for d_k, p in shown.items():
+    assert abs(p["std_raw"] / math.sqrt(d_k) - 1) < 0.05 and abs(p["std_scaled"] - 1) < 0.05
+assert shown[1024]["w_raw"].max() > 0.999 and shown[1024]["w_scaled"].max() < 0.9
+assert shown[4]["w_raw"].max() < 0.9
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 슬라이더를 4에서 1024로 천천히 끌면서 왼쪽 회색 분포가 납작하게 퍼지는 동안 파란 분포는 그대로인 것, 가운데 회색 막대가 하나만 남는 것을 함께 보여 주세요. 오른쪽 그림의 회색 곡선은 $d_k = 32$~64부터 내려가기 시작해 256 이상에서 급격히 떨어집니다. 이 구간에서는 점수로 돌아가는 기울기가 거의 없어 $W^Q$, $W^K$가 사실상 학습되지 않습니다.
+# 발표 노트: 슬라이더를 4에서 1024로 천천히 끌면서 위 왼쪽의 회색 분포가 낮고 넓게 퍼지는 동안 위 오른쪽의 파란 분포는 그대로인 것, 아래 왼쪽에서 회색 막대가 하나만 남는 것을 함께 보여 주세요. 오른쪽 아래의 회색 곡선은 $d_k = 32$~64부터 내려가기 시작해 256 이상에서 급격히 떨어집니다.
 
 # %% [markdown]
-# ## 6. $\sqrt{d_k}$는 고정된 온도다
+# ## 7. $\sqrt{d_k}$는 고정된 온도다
 #
 # 05번 노트북에서 다룰 온도 $\tau$는 $\mathrm{softmax}(z/\tau)$의 $\tau$입니다. 그러니 $q\cdot k$를 $\sqrt{d_k}$로 나누는 것은 **온도를 $\tau = \sqrt{d_k}$로 고정**하는 것과 같습니다. 스케일드 닷프로덕트 어텐션(scaled dot-product attention)이 바로 그 계산인지 확인합니다.
 
@@ -327,22 +492,22 @@ torch.testing.assert_close(attn, by_temperature)
 torch.testing.assert_close(out, by_temperature @ v)
 print(f"softmax(q·k/√{d_k}) = softmax(q·k, τ={math.sqrt(d_k):.0f}) = 어텐션 가중치: 세 값이 같습니다.")
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 다른 온도를 고르면 어떻게 될까요? $d_k = 256$에서 $\tau = 1$(나누지 않음), $\tau = \sqrt{d_k} = 16$, $\tau = d_k = 256$(너무 많이 나눔)을 4절과 같은 방법으로 비교합니다.
 
 # %%
 taus = {"τ = 1": "none", "τ = √d_k = 16": "sqrt", "τ = d_k = 256": "linear"}
-by_tau = {name: saturation_stats(256, scale) for name, scale in taus.items()}
+by_tau = {name: saturation_summary(256, scale) for name, scale in taus.items()}
 for name, r in by_tau.items():
     print(f"{name:<14} 엔트로피 {r['entropy']:.2f} (최대 {math.log(16):.2f}), 최대 가중치 {r['max_weight']:.2f}, "
-          f"‖∂L/∂q‖ 중앙값 {r['grad_q']:.3f}")
+          f"‖∂L/∂q‖ 중앙값 {r['grad_q']:.2g}")
 e = [r["entropy"] for r in by_tau.values()]
 g = [r["grad_q"] for r in by_tau.values()]
 assert e[0] < e[1] < e[2] and e[2] > 0.99 * math.log(16)
 assert g[1] > 3 * g[0] and g[1] > 3 * g[2]
 
-# %% [markdown]
-# $\tau = d_k$로 너무 많이 나누면 가중치가 거의 균등해지고(엔트로피가 최대 $\log 16$에 붙음) 쿼리에 대한 기울기도 다시 작아집니다. 점수 차이가 $1/\sqrt{d_k}$배로 눌려 쿼리가 무엇을 보든 결과가 비슷해지기 때문입니다. $\sqrt{d_k}$는 "너무 뾰족하지도, 너무 평평하지도 않게" 점수의 표준편차를 1로 맞추는 온도입니다. 원문(seed 004)의 $\mathrm{softmax}\big(QK^\top/(\tau\sqrt{d_k})\big)$는 이 고정 온도 위에 조절용 온도 $\tau$를 하나 더 곱한 것입니다. 05번 노트북에서 $\tau$를 슬라이더로 움직여 봅니다.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# $\tau = d_k$로 너무 많이 나누면 가중치가 거의 균등해지고(엔트로피가 최대 $\log 16$에 붙음) 쿼리에 대한 기울기도 다시 작아집니다. 점수 차이가 $1/\sqrt{d_k}$배로 눌려 쿼리가 무엇을 보든 결과가 비슷해지기 때문입니다. $\sqrt{d_k}$는 "너무 뾰족하지도, 너무 평평하지도 않게" 점수의 표준편차를 1로 맞추는 온도입니다. 원문 004의 $\mathrm{softmax}\big(QK^\top/(\tau\sqrt{d_k})\big)$는 이 고정 온도 위에 조절용 온도 $\tau$를 하나 더 곱한 것입니다. 05번 노트북에서 $\tau$를 슬라이더로 움직여 봅니다.
 
 # %% [markdown]
 # ## 연습문제
@@ -363,8 +528,8 @@ def scaled_scores(q, k):
 
 check("04-1", scaled_scores)
 
-# %% [markdown]
-# **04-2.** $d_k = 64$이고, 쿼리 성분은 평균 0·분산 4, 키 성분은 평균 0·분산 1이며 모두 독립입니다. $q\cdot k$를 어떤 수 $c$로 나눠야 점수의 분산이 1이 될까요? 숫자 `c`를 답하세요. (2절의 ②를 다시 보세요.)
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **04-2.** $d_k = 64$이고, 쿼리 성분은 평균 0·분산 4, 키 성분은 평균 0·분산 1이며 모두 독립입니다. $q\cdot k$를 어떤 수 $c$로 나눠야 점수의 분산이 1이 될까요? 먼저 2절의 ②를 고쳐 써서 예측하고, 숫자 `c`를 답한 뒤 표본으로 확인하세요.
 
 # %%
 c = ...
@@ -377,11 +542,11 @@ c = math.sqrt(64 * 4 * 1)   # Var(q·k) = d_k · Var(q_j) · Var(k_j)
 seed_everything(42)
 q_ex = 2 * torch.randn(20_000, 64, dtype=torch.float64)   # (n, d_k), variance 4
 k_ex = torch.randn(20_000, 64, dtype=torch.float64)       # (n, d_k), variance 1
-print(f"표본 분산(q·k / c) = {((q_ex * k_ex).sum(-1) / c).var():.3f}")
+print(f"표본 분산(q·k / c) = {((q_ex * k_ex).sum(-1) / c).var():.2f}")
 check("04-2", c)
 
-# %% [markdown]
-# **04-3.** 가중치 벡터 `w` = softmax(s) (길이 T)를 받아 소프트맥스의 야코비안 $J_{ij} = \partial w_i/\partial s_j$ (T×T)를 돌려주는 `my_jacobian`을 완성하세요. `torch.autograd`는 쓰지 말고 4절의 식으로 만드세요.
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **04-3.** 가중치 벡터 `w` = softmax(s) (길이 T)를 받아 소프트맥스의 야코비안 $J_{ij} = \partial w_i/\partial s_j$ (T×T)를 돌려주는 `my_jacobian`을 완성하세요. `torch.autograd`와 4절의 `softmax_jacobian`은 쓰지 말고 식으로 만드세요.
 
 # %%
 def my_jacobian(w):
@@ -400,11 +565,11 @@ check("04-3", my_jacobian)
 #
 # 1. 유도는 "성분이 독립이고 분산 1"을 가정했습니다. 학습이 진행되어 $W^Q$, $W^K$가 바뀌면 이 가정은 깨집니다. 그래도 $\sqrt{d_k}$로 나누는 것이 의미가 있는 이유는 무엇일까요? (힌트: 학습 **시작** 시점, 그리고 모델이 점수를 스스로 키울 수 있다는 점)
 # 2. $\sqrt{d_k}$로 나누는 대신 $W^Q$의 초기값을 $1/\sqrt{d_k}$배 작게 하면 같은 효과가 날까요? 학습 중에는 무엇이 달라질까요?
-# 3. 포화는 항상 나쁠까요? 어떤 쿼리는 정말로 키 하나만 봐야 합니다. 4절의 $[32, 1, 2]$ 예와 연결해 보세요.
+# 3. 포화는 항상 나쁠까요? 어떤 쿼리는 정말로 키 하나만 봐야 합니다. 5절의 $[32, 1, 2]$ 예와 연결해 보세요.
 # 4. 키의 개수 $T$가 16에서 4096으로 늘면, 분산이 1인 점수에서도 최대 가중치와 엔트로피는 어떻게 변할까요? $\sqrt{d_k}$만으로 충분할까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번과 3번을 묶어 토론하면 좋습니다. $\sqrt{d_k}$는 "처음부터 포화된 상태로 시작하지 않게" 해 주는 장치이고, 학습된 모델은 필요하면 $W^Q$, $W^K$를 키워 일부러 뾰족한 가중치를 만듭니다. 4번은 `saturation_stats(64, "sqrt", n_keys=4096)`처럼 직접 돌려 보게 해도 됩니다.
+# 발표 노트: 1번과 3번을 묶어 토론하면 좋습니다. $\sqrt{d_k}$는 "처음부터 포화된 상태로 시작하지 않게" 해 주는 장치이고, 학습된 모델은 필요하면 $W^Q$, $W^K$를 키워 일부러 뾰족한 가중치를 만듭니다. 4번은 `saturation_summary(64, "sqrt", n_keys=4096)`처럼 직접 돌려 보게 해도 됩니다.
 
 # %% [markdown]
 # ## 요약
@@ -413,10 +578,11 @@ check("04-3", my_jacobian)
 # |---|---|
 # | $\mathbb{E}[q\cdot k]=0$, $\mathrm{Var}(q\cdot k)=d_k$ | 4단계 유도; $d_k$ = 4…1024 표본 분산이 $d_k$의 ±6% 안 (정규·±1 성분 모두) |
 # | $\sqrt{d_k}$로 나누면 분산 1 | 모든 $d_k$에서 1 ± 0.06 |
-# | 커지는 것은 값이 아니라 퍼짐 | 평균은 0 근처, 표준편차 $\sqrt{d_k}$ (원문 바로잡기) |
+# | 커지는 것은 평균이 아니라 퍼짐 | 평균은 0 근처, 표준편차 $\sqrt{d_k}$ (원문 000 다듬기) |
 # | 나누지 않으면 포화 → 기울기 소실 | $d_k$ 4 → 1024: 엔트로피 계속 감소, 포화 비율 > 70%, $\|J\|$ 중앙값 1000분의 1 미만 |
+# | $d_k = 64$의 문제는 분포 | 중앙값은 오히려 큼, 약 30%의 행이 포화되어 기울기 < 0.01 |
 # | 나누면 $d_k$와 무관 | 엔트로피·최대 가중치·$\|J\|$·$\|\partial L/\partial q\|$의 최대/최소 비 < 1.05–1.3 |
 # | $1/\sqrt{d_k}$ = 고정 온도 $\tau=\sqrt{d_k}$ | `softmax(s/√d_k)` = `softmax(s, temperature=√d_k)` = 어텐션 가중치; $\tau=d_k$는 너무 평평 |
-# | 원문 바로잡기 | "Key의 차원은 3" → 4; $[0.95, 0.02, 0.03]$ → $[0.958, 0.020, 0.022]$ (부드럽지 않음) |
+# | 원문 바로잡기 | "Key의 차원은 3" → 4; $[0.95, 0.02, 0.03]$ → $[0.958, 0.020, 0.023]$ (부드럽지 않음) |
 #
 # 다음 노트북(05)에서는 온도 $\tau$를 직접 움직이며 $\tau \to 0$과 $\tau \to \infty$의 극한을 봅니다.

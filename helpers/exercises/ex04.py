@@ -1,0 +1,110 @@
+"""Checkers for notebook 04 (왜 √d_k로 나누는가)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import torch
+
+from . import Wrong, answer_tensor, call_learner, exercise
+
+
+@exercise("04-1")
+def _scaled_scores(fn):
+    gen = torch.Generator().manual_seed(4)
+    cases = [((3, 4), (5, 4)), ((1, 9), (6, 9)), ((4, 16), (4, 16)), ((2, 3, 8), (2, 5, 8))]
+    for q_shape, k_shape in cases:
+        q = torch.randn(q_shape, generator=gen, dtype=torch.float64)
+        k = torch.randn(k_shape, generator=gen, dtype=torch.float64)
+        what = f"scaled_scores(q {q_shape}, k {k_shape})"
+        try:
+            got = answer_tensor(call_learner(fn, q.clone(), k.clone(), what=what), what)
+        except Wrong as wrong:
+            if len(q_shape) == 3:
+                raise Wrong(f"{wrong} 배치 차원이 있는 입력에서 실패했습니다: k.T는 모든 축을 뒤집으니 "
+                            "k.transpose(-2, -1)로 마지막 두 축만 바꾸세요.") from None
+            raise
+        raw = q @ k.transpose(-2, -1)  # (..., T_q, T_k)
+        d_k, want = q_shape[-1], raw / math.sqrt(q_shape[-1])
+        if got.shape != want.shape:
+            if got.shape == want.transpose(-2, -1).shape:
+                raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 행이 쿼리, 열이 키인 "
+                            f"{tuple(want.shape)}여야 합니다: q @ kᵀ 순서를 확인하세요.")
+            raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. (…, T_q, T_k) = {tuple(want.shape)}이어야 합니다.")
+        if torch.allclose(got, want, atol=1e-9):
+            continue
+        if torch.allclose(got, raw, atol=1e-9):
+            raise Wrong(f"√d_k로 나누지 않았습니다 ({what}: d_k = {d_k}). 점수의 분산이 1이 아니라 d_k가 됩니다.")
+        if torch.allclose(got, raw / d_k, atol=1e-9):
+            raise Wrong(f"d_k = {d_k}로 나눴습니다. √d_k = {math.sqrt(d_k):.3g}로 나눠야 분산이 1이 됩니다 "
+                        f"(d_k로 나누면 분산이 1/d_k = {1 / d_k:.3g}로 줄어 가중치가 너무 평평해집니다).")
+        if torch.allclose(got, raw * math.sqrt(d_k), atol=1e-9):
+            raise Wrong(f"√d_k를 곱했습니다. 나눠야 합니다 ({what}).")
+        for name, n in (("T_q", q_shape[-2]), ("T_k", k_shape[-2])):
+            if n != d_k and torch.allclose(got, raw / math.sqrt(n), atol=1e-9):
+                raise Wrong(f"√{name} = √{n}로 나눴습니다. d_k는 q와 k의 마지막 축 길이({d_k})입니다.")
+        worst = tuple(int(i) for i in torch.unravel_index((got - want).abs().argmax(), want.shape))
+        raise Wrong(f"{what}: 위치 {worst}의 점수가 {got[worst].item():.4g}인데 {want[worst].item():.4g}이어야 합니다.")
+    return "q @ kᵀ / √d_k: 배치 차원이 있어도 마지막 두 축만 다룹니다."
+
+
+_VAR_Q, _VAR_K, _DK_EX2 = 4.0, 1.0, 64
+
+
+@exercise("04-2")
+def _scale_factor(c):
+    if isinstance(c, bool) or not isinstance(c, (numbers.Real, torch.Tensor, np.ndarray)):
+        raise Wrong(f"숫자 하나를 넘기세요; 받은 것은 {type(c).__name__}입니다.")
+    c_t = answer_tensor(c, "c")
+    if c_t.numel() != 1:
+        raise Wrong(f"숫자 하나를 넘기세요; 모양 {tuple(c_t.shape)}의 텐서를 받았습니다.")
+    c = c_t.item()
+    var = _DK_EX2 * _VAR_Q * _VAR_K
+    want = math.sqrt(var)
+    if math.isclose(c, want, rel_tol=1e-6):
+        return f"Var(q·k) = d_k·σ_q²·σ_k² = {var:g}, 그래서 c = √{var:g} = {want:g}."
+    if not (math.isfinite(c) and c > 0):
+        raise Wrong(f"c = {c}: 나누는 수는 양의 유한한 수여야 합니다.")
+    if math.isclose(c, math.sqrt(_DK_EX2), rel_tol=1e-6):
+        raise Wrong(f"c = √d_k = {c:g}는 성분 분산이 1일 때의 답입니다. 여기서는 Var(q_j) = {_VAR_Q:g}라서 "
+                    f"Var(q·k) = d_k·Var(q_j)·Var(k_j)입니다.")
+    if math.isclose(c, var, rel_tol=1e-6):
+        raise Wrong(f"c = {c:g}는 분산 그 자체입니다. 점수를 c로 나누면 분산은 c²로 나뉘므로 "
+                    "c는 표준편차(분산의 제곱근)여야 합니다.")
+    if math.isclose(c, _DK_EX2, rel_tol=1e-6):
+        raise Wrong(f"c = d_k = {c:g}로 나누면 분산이 {var:g}/{c * c:g} = {var / c ** 2:.3g}가 됩니다. 제곱근을 빠뜨렸나요?")
+    if math.isclose(c, _VAR_Q * math.sqrt(_DK_EX2), rel_tol=1e-6):
+        raise Wrong(f"c = {c:g}: σ_q 대신 분산 σ_q² = {_VAR_Q:g}를 곱했습니다. q의 표준편차는 √{_VAR_Q:g}입니다.")
+    raise Wrong(f"c = {c:g}로 나누면 점수의 분산이 {var:g}/{c * c:.4g} = {var / c ** 2:.4g}입니다. 1이 되어야 합니다.")
+
+
+@exercise("04-3")
+def _jacobian(fn):
+    for scores in ([1.0, 2.0, 3.0], [0.5, -1.0, 0.0, 2.0], [8.0, 0.0, 0.0, 0.0, 1.0]):
+        s = torch.tensor(scores, dtype=torch.float64)
+        w = torch.softmax(s, dim=-1)
+        what = f"my_jacobian(softmax({scores}))"
+        got = answer_tensor(call_learner(fn, w.clone(), what=what), what)
+        want = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, dim=-1), s)  # (T, T)
+        n = len(scores)
+        if got.shape != want.shape:
+            raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 키가 {n}개이면 ({n}, {n}) 행렬이어야 합니다.")
+        if torch.allclose(got, want, atol=1e-9):
+            continue
+        if torch.allclose(got, -want, atol=1e-9):
+            raise Wrong("부호가 반대입니다: ∂w_i/∂s_i = w_i(1 − w_i)는 양수입니다 (자기 점수를 올리면 자기 가중치가 커짐).")
+        if torch.allclose(got, torch.diag(w), atol=1e-9):
+            raise Wrong("diag(w)만 있습니다. 모든 가중치가 합 1을 나눠 가지므로 w wᵀ를 빼야 합니다.")
+        if torch.allclose(got, -torch.outer(w, w), atol=1e-9):
+            raise Wrong("−w wᵀ만 있습니다. 대각선에 w_i를 더해야 합니다 (diag(w) − w wᵀ).")
+        if torch.allclose(got, torch.diag(w * (1 - w)), atol=1e-9):
+            raise Wrong("대각선 w_i(1 − w_i)는 맞지만 비대각 성분 −w_i w_j가 빠졌습니다: 한 점수를 올리면 "
+                        "다른 가중치는 모두 줄어듭니다.")
+        if torch.allclose(got, torch.outer(w, w) - torch.diag(w), atol=1e-9):
+            raise Wrong("부호가 반대입니다: diag(w) − w wᵀ 순서로 빼세요.")
+        i, j = (int(t) for t in torch.unravel_index((got - want).abs().argmax(), want.shape))
+        raise Wrong(f"{what}: 성분 ({i}, {j})가 {got[i, j].item():.4g}인데 {want[i, j].item():.4g}이어야 합니다 "
+                    f"(∂w_i/∂s_j = w_i(δ_ij − w_j)).")
+    return "diag(w) − w wᵀ: 가중치가 원-핫에 가까워지면 모든 성분이 0으로 갑니다."
