@@ -100,7 +100,7 @@ def _load(exercise_id: str) -> None:
                 importlib.import_module(f"helpers.{_LEGACY[number]}")
 
 
-_LEGACY = {"03": "qkv", "04": "scaling", "06": "dropout",
+_LEGACY = {"06": "dropout",
            "07": "multihead",
            "12": "dynamics", "13": "vision"}
 
