@@ -130,7 +130,7 @@ class MultiHeadAttention(nn.Module):
         return self.out_proj(merged), weights
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 우리 모듈은 `helpers.attention.MultiHeadAttention`(검증을 갖춘 핵심 구현)과 파라미터 이름이 같아서 `state_dict`를 그대로 옮길 수 있습니다. 셀프 어텐션과, 쿼리 길이와 키 길이가 다른 크로스 어텐션(cross-attention) 모두 같은지 봅니다.
 
 # %%
@@ -162,7 +162,7 @@ def copy_from_torch(ours, torch_mha):
     return ours
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(11)
 torch_mha = nn.MultiheadAttention(embed_dim=16, num_heads=4, batch_first=True).eval()
 with torch.no_grad():
@@ -189,7 +189,7 @@ for name, kv in (("셀프", x), ("크로스", memory)):
 #
 # 인과 마스크(causal mask)로 세 가지를 모두 확인합니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 allowed = core.causal_mask(6)                                   # (T, T), True = may attend
 t_out, t_w = torch_mha(x, x, x, attn_mask=~allowed, need_weights=True, average_attn_weights=False)  # True = hidden
 o_out, o_w = ours(x, mask=allowed)                               # True = may attend
@@ -210,7 +210,7 @@ print("nn.MultiheadAttention(attn_mask=~allowed) = F.scaled_dot_product_attentio
 #
 # 아래 실수들은 모두 **오류 없이 실행되고 모양도 맞습니다**. 같은 가중치와 입력에서 올바른 출력과의 최대 차이를 잽니다. 아래 함수는 모듈의 `forward`를 한 줄씩 풀어 쓰고, `mistake`로 한 줄을 바꿉니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def mha_steps(m, x, mistake=None):
     b, t, c = x.shape
     split = ((lambda y: y.reshape(b, m.h, t, m.d)) if mistake == "전치 없이 나누기"       # rows from the wrong tokens
@@ -282,7 +282,7 @@ for h in [1, 2, 4, 8, 16]:
 #
 # ViT-Base 설정($C=768$, $h=12$, $N=196$)에서 식의 행렬 곱 FLOP을 PyTorch의 `FlopCounterMode`가 센 값과 비교합니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def mha_costs(n, c, h, batch=1):
     """Matrix-multiply FLOPs (2 per multiply-add), softmax rows and weight-matrix entries of one self-attention call."""
     d = c // h
@@ -356,7 +356,7 @@ for name, kv_heads in (("MHA", 32), ("GQA (g = 8)", 8), ("MQA", 1)):
 assert rows["MHA"][1] == 2 * 2 ** 30 and rows["MHA"][1] // rows["GQA (g = 8)"][1] == 4 and rows["MHA"][1] // rows["MQA"][1] == 32
 
 # %% [markdown]
-# KV 캐시는 헤드 수에 비례합니다. MHA에서 시퀀스 하나에 2 GiB이던 캐시가 GQA(8그룹)에서는 0.5 GiB, MQA에서는 64 MiB가 됩니다. 파라미터는 조금만 줄지만(67.1M → 41.9M, 33.6M), 긴 문맥에서 메모리와 메모리 대역폭을 지배하는 것은 캐시입니다. 08번은 같은 질문, "무엇을 메모리에 두고 몇 번 읽는가"를 어텐션 행렬 자체에 던집니다.
+# KV 캐시는 헤드 수에 비례합니다. MHA에서 시퀀스 하나에 2 GiB이던 캐시가 GQA(8그룹)에서는 0.5 GiB, MQA에서는 64 MiB가 됩니다. 파라미터는 덜 줄지만(층당 67.1M → GQA 41.9M, MQA 34.6M), 긴 문맥에서 메모리와 메모리 대역폭을 지배하는 것은 캐시입니다. 08번은 같은 질문, "무엇을 메모리에 두고 몇 번 읽는가"를 어텐션 행렬 자체에 던집니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: GQA는 Llama 2(70B)·Llama 3·Mistral 같은 최근 모델이 쓰는 방식으로 알려져 있습니다. 숫자는 위의 가정(32층, 4096 토큰, 16비트)에서 계산한 값이지 특정 모델의 공식 수치가 아니라는 점을 함께 말하세요.
@@ -366,7 +366,7 @@ assert rows["MHA"][1] == 2 * 2 ** 30 and rows["MHA"][1] // rows["GQA (g = 8)"][1
 #
 # 헤드가 정말 일을 나누는지 작은 과제로 확인합니다. 어휘 8개에서 뽑은 토큰 8개 $x_0, \dots, x_7$을 받아, 각 위치 $t \ge 2$에서 $y_t = (x_{t-1} - x_0) \bmod 8$을 맞힙니다. 각 쿼리는 **바로 앞 토큰**과 **첫 토큰**이라는 서로 다른 두 위치가 필요하고, 뺄셈은 순서가 중요하므로 두 값을 섞으면 안 됩니다(1절). 모델은 토큰·위치 임베딩(embedding) → 위의 `MultiHeadAttention` 한 층($C = 32$) → 위치마다 같은 작은 MLP입니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 import torch.nn.functional as F
 
 VOCAB, SEQ_LEN, FIRST_SCORED = 8, 8, 2     # positions t >= 2 are scored
@@ -392,6 +392,7 @@ class OffsetModel(nn.Module):
         return self.mlp(out), weights                                  # (B, T, VOCAB), (B, h, T, T)
 
 
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def offset_loss(logits, y):
     return F.cross_entropy(logits[:, FIRST_SCORED:].reshape(-1, VOCAB), y[:, FIRST_SCORED:].reshape(-1))
 
@@ -423,7 +424,7 @@ def head_profile(model, x, y):
     return acc, maps, profile
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 헤드 1, 2, 4개 모델을 시드 5개씩 400단계 학습하는 일은 `scripts/train_multihead.py`가 합니다. 결과 표는 `data/multihead_runs.json`, 시드 0 모델의 가중치는 `data/multihead_offset_h1.pt`, `_h2.pt`에 있습니다. 저장된 헤드 2개 모델을 불러와 정확도(accuracy)와 헤드별 프로필을 여기서 다시 잽니다.
 
 # %%
@@ -497,7 +498,7 @@ assert live_acc >= 0.99 and sorted(live_prof.argmax(1).tolist()) == [0, 1] and l
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 손실은 처음 20단계쯤 ln 8(여덟 가지 답을 고르게 찍을 때의 손실) 근처에서 평평하다가 떨어집니다. 같은 실행을 30단계에서 멈추면, 정확도가 아직 절반도 안 되는데 두 헤드는 이미 각자 한 위치를 봅니다. "어디를 볼지"가 먼저 정해지고, 그 뒤에 MLP가 두 토큰으로 답을 계산하는 법을 배웁니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 early_model, _ = train_offset_model(num_heads=2, steps=30, seed=0)
 early_acc, early_maps, early_prof = head_profile(early_model, x_test, y_test)
 fig, axes = plt.subplots(1, 3, figsize=(9.5, 3.2))
@@ -554,7 +555,7 @@ def assemble_mha(m, x):
 
 check("07-1", assemble_mha)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def assemble_mha(m, x):
     b, t, c = x.shape
     h = m.num_heads
@@ -565,7 +566,7 @@ def assemble_mha(m, x):
 
 check("07-1", assemble_mha)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **07-2. GQA의 파라미터 수.** 먼저 예상하세요: 쿼리 헤드 $h$개, 키·밸류 헤드 $g$개인 어텐션 층에서 $h$를 바꾸면 파라미터 수가 바뀔까요, $g$를 바꾸면 바뀔까요? 그다음 `d_model`, `num_heads`, `kv_heads`, `bias`를 받아 층 하나(투영 $W^Q, W^K, W^V, W^O$)의 파라미터 수를 식으로 돌려주는 `gqa_param_count`를 완성하세요. 헤드 크기는 $d = C/h$입니다.
 
 # %%
@@ -574,7 +575,7 @@ def gqa_param_count(d_model, num_heads, kv_heads, bias):
 
 check("07-2", gqa_param_count)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def gqa_param_count(d_model, num_heads, kv_heads, bias):
     kv_dim = kv_heads * (d_model // num_heads)                 # keys and values: g heads of size d
     weights = 2 * d_model * d_model + 2 * d_model * kv_dim     # W^Q, W^O: C×C; W^K, W^V: C×(g·d)
