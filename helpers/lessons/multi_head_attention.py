@@ -8,8 +8,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-class MultiHeadAttention(nn.Module):
-    """h heads of size d = C/h; mask is boolean, True = may attend (this course's convention)."""
+class MultiHeadAttention(nn.Module):  # h heads of size d = C/h; boolean mask: True = may attend
 
     def __init__(self, d_model, num_heads):
         super().__init__()
@@ -19,10 +18,9 @@ class MultiHeadAttention(nn.Module):
     def forward(self, query, key=None, value=None, mask=None):       # (B, T_q, C), (B, T_k, C), (B, T_k, C)
         key = query if key is None else key
         value = key if value is None else value
-        (b, t_q, c), t_k = query.shape, key.shape[1]
-        q = self.q_proj(query).view(b, t_q, self.h, self.d).transpose(1, 2)   # (B, h, T_q, d)
-        k = self.k_proj(key).view(b, t_k, self.h, self.d).transpose(1, 2)     # (B, h, T_k, d)
-        v = self.v_proj(value).view(b, t_k, self.h, self.d).transpose(1, 2)   # (B, h, T_k, d)
+        b, t_q, c = query.shape
+        q, k, v = (proj(y).view(b, -1, self.h, self.d).transpose(1, 2)        # (B, h, T, d): split the heads
+                   for proj, y in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))
         scores = q @ k.transpose(-2, -1) / self.d ** 0.5                      # (B, h, T_q, T_k): √d, not √C
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))

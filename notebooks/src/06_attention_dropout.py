@@ -75,9 +75,8 @@ v = torch.randn(4, 2)                         # (T=4, d_v=2)
 out_eval, w = attend(q, k, v, training=False)
 seed_everything(0)
 out_drop, w_drop = attend(q, k, v, p=0.5)
-print("가중치 W:\n", w)
-print("p = 0.5, 한 번 뽑은 가중치:\n", w_drop)
-print("행의 합:", w_drop.sum(dim=-1))
+print("왼쪽 네 열: 가중치 W, 오른쪽 네 열: p = 0.5로 한 번 뽑은 결과\n", torch.cat([w, w_drop], dim=1))
+print("드롭아웃 뒤 행의 합:", w_drop.sum(dim=-1))
 
 # %% slideshow={"slide_type": "skip"}
 kept = w_drop != 0
@@ -89,7 +88,7 @@ core_out, core_w = scaled_dot_product_attention(q, k, v, dropout_p=0.5, training
 assert torch.equal(core_w == 0, w_drop == 0) and torch.allclose(core_w, w_drop, atol=1e-6)
 assert torch.allclose(core_out, out_drop, atol=1e-6)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 지워진 칸은 정확히 0이고, 남은 칸은 원래 값의 정확히 2배 = 1/(1−0.5)배입니다. 그 결과 **행의 합이 1이 아닙니다**. 이번에 뽑은 결과에서는 0.78부터 1.07까지 행마다 다릅니다. 같은 시드에서 `helpers.attention.scaled_dot_product_attention(..., dropout_p=0.5, training=True)`도 같은 칸을 지우고 같은 가중치를 돌려줍니다(float32 반올림 수준 1e-6 안, 숨긴 셀에서 assert).
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -104,7 +103,7 @@ assert torch.allclose(core_out, out_drop, atol=1e-6)
 #
 # 항목이 독립이므로 행의 합 $S_i = \sum_j \tilde w_{ij}$는 $\mathbb{E}[S_i] = 1$, $\mathrm{Var}[S_i] = \frac{p}{1-p} \sum_j w_{ij}^2$ 입니다. 한 키에 몰린 행(큰 $w_{ij}$)일수록 크게 흔들립니다. 20000번 뽑아 식과 비교합니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 p, n = 0.3, 20000
 torch.manual_seed(1)
 draws = attention_dropout(w.expand(n, 4, 4), p)            # (n, 4, 4): n independent draws
@@ -179,7 +178,7 @@ class SelfAttentionSDPA(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, dropout_p=self.p if self.training else 0.0)
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 class BuggySelfAttentionSDPA(SelfAttentionSDPA):
     def forward(self, x):
         q, k, v = self.qkv(x).chunk(3, dim=-1)
@@ -224,7 +223,7 @@ assert abs(dead.float().mean().item() - p ** 4) < 0.01 and (out9[dead] == 0).all
 #
 # > **원문 바로잡기** (원문 000의 코드): 원문은 소프트맥스가 "가중치의 합이 1이 되도록" 만든다고 설명한 뒤 그 가중치에 곧바로 드롭아웃을 겁니다. 그 줄을 지난 가중치는 학습 모드에서 행의 합이 1이 아닙니다. 원문의 순서(점수 → 소프트맥스 → `nn.Dropout` → 밸류와 곱하기)를 그대로 계산하면, 같은 난수에서 우리 `attend`와 같은 결과가 나오고, 행의 합은 1에서 벗어납니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def seed000_order(q, k, v, dropout):
     weights = F.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1)   # (T_q, T_k)
     weights = dropout(weights)
@@ -263,9 +262,7 @@ assert abs(intact - 0.9 ** 4) < 0.01 and exactly_one < 0.001
 # %% [markdown]
 # ## 5. 슬라이더: p를 바꿔 보기
 #
-# 왼쪽은 한 번 뽑은 결과, 오른쪽은 1000번의 평균입니다. 행 이름 옆에 행의 합이 있습니다. 확인할 것:
-# - p가 커질수록 한 번 뽑은 결과의 행 합이 1에서 멀어지고, 남은 칸의 값이 커진다 (p = 0.9면 10배). 행이 통째로 0이 되기도 한다.
-# - 평균은 p와 상관없이 거의 W이고 행 합도 거의 1이다. 다만 p가 클수록 평균도 더 흔들린다.
+# 왼쪽은 한 번 뽑은 결과, 오른쪽은 1000번의 평균, 행 이름 옆은 행의 합입니다. p를 올리면 한 번 뽑은 결과의 행 합이 1에서 멀어지고 남은 칸이 커지며(p = 0.9면 10배) 행이 통째로 0이 되기도 합니다. 평균은 거의 W 그대로입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import numpy as np
@@ -304,7 +301,7 @@ def dropout_panels(axes, w, labels, n_avg=1000, seed=1):
 
 
 # %% tags=["nbval-ignore-output"]
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6), dpi=80)
+fig, axes = plt.subplots(1, 2, figsize=(9.5, 2.9), dpi=72)
 update = dropout_panels(axes, w, tokens)
 fig.tight_layout()
 p_explorer = Explorer(fig, update, {"p": widgets.FloatSlider(value=0.3, min=0.0, max=0.9, step=0.05, description="p")})
@@ -315,7 +312,7 @@ p_explorer
 
 # %%
 p_values = [0.0, 0.5, 0.9]
-fig, axes = plt.subplots(2, 3, figsize=(9.5, 5.0))
+fig, axes = plt.subplots(2, 3, figsize=(9.5, 4.3))
 panels = {p_: dropout_panels(axes[:, col], w, tokens)(p_) for col, p_ in enumerate(p_values)}
 fig.tight_layout()
 plt.show()
@@ -341,7 +338,7 @@ assert np.allclose(p_explorer.last["one"], panels[0.9]["one"])   # the slider dr
 #
 # **모델.** 임베딩 → `[CLS]`의 쿼리 하나가 모든 토큰을 보는 어텐션(어텐션 드롭아웃 p) → 선형 분류기. 결정에 쓰이는 것은 `[CLS]` 행의 가중치뿐이라 드롭아웃의 효과가 곧장 드러납니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -358,6 +355,7 @@ def make_polarity_task(n, seed):
     return torch.cat([torch.full((n, 1), CLS), x], dim=1), y          # (n, 1 + T), (n,)
 
 
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 class PolarityClassifier(nn.Module):
     """Embedding -> the [CLS] query attends over all tokens (attention dropout p) -> linear classifier."""
 
@@ -374,7 +372,7 @@ class PolarityClassifier(nn.Module):
         return self.head(out[:, 0]), w[:, 0]                           # (B, 2), (B, 1 + T)
 
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 학습 루프는 평범합니다. 전체 배치 Adam 300단계, float64(작은 모델이라 빠르고, 컴퓨터가 달라도 결과가 거의 같습니다), 손실과 정확도는 모두 평가 모드에서 잽니다. 시드는 초기 가중치·드롭아웃 난수와 함께 **학습 데이터도** 바꿉니다. 검증 데이터 4000개는 고정입니다.
 
 # %% tags=["save"]
@@ -387,6 +385,7 @@ def evaluate(model, x, y):
     return F.cross_entropy(logits, y).item(), (logits.argmax(dim=-1) == y).double().mean().item()
 
 
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def train_classifier(n_train, p, seed=0, steps=300, eval_every=25, n_val=4000):
     """Train a PolarityClassifier on n_train examples with attention dropout p; return metrics and curves."""
     x_tr, y_tr = make_polarity_task(n_train, seed=100 + seed)
@@ -443,11 +442,13 @@ assert live[0.2]["val_loss"] < live[0.0]["val_loss"] - 0.5 and live[0.0]["train_
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 저장된 실험: 데이터 양 × p
 
-# %%
+# %% slideshow={"slide_type": "skip"}
 ns, ps = sweep["settings"]["n_train"], sweep["settings"]["p_values"]
 table = {m: np.array([[[s[m] for s in sweep["runs"] if (s["n_train"], s["p"]) == (n_, p_)] for p_ in ps] for n_ in ns])
          for m in ("train_acc", "val_acc", "val_loss")}      # (N, P, seeds)
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.8))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.1))
 for j, p_ in enumerate(ps):
     for ax, m in zip(axes, ("val_acc", "val_loss")):
         ax.errorbar(ns, table[m][:, j].mean(1), yerr=table[m][:, j].std(1), marker="o", capsize=3, label=f"p = {p_}")
@@ -471,14 +472,14 @@ assert all(paired[i, -1].mean() < 0 for i in range(ns.index(64), len(ns)))
 assert round(table["val_loss"][i32, 0].mean(), 1) == 7.4 and round(table["val_loss"][i32, ps.index(0.2)].mean(), 1) == 2.1
 assert all(paired[i, 1:3].mean(1).max() > 0.01 for i in range(ns.index(256) + 1))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 측정이 보여 주는 것을 그대로 읽으면 이렇습니다. 시드가 같으면 학습 데이터도 같으므로, p = 0과의 차이는 **시드별로 짝지어** 비교합니다(아래 표).
 #
 # - **데이터가 충분하면 모델은 규칙을 배웁니다.** 1024개에서 p = 0의 검증 정확도(0.838)는 한계 0.839와 거의 같습니다: 규칙을 다 배웠습니다. 여기서 드롭아웃은 정확도를 올리지 않고, p = 0.5는 약 0.03을 깎습니다.
 # - **데이터가 적으면 과적합합니다.** 32개에서 학습 정확도와 검증 정확도의 차이가 0.3이 넘습니다. 드롭아웃은 여기서 검증 손실을 크게 줄이지만(7.4 → 2.1: 틀린 예측에 대한 확신이 줄어듦), 정확도는 0.02 안팎만 오르고 0.6대에 머뭅니다. 데이터가 모자란 것을 드롭아웃이 메워 주지는 않습니다.
 # - **정확도 이득은 작은 p, 중간 크기의 데이터에서 작게 나타납니다.** 작은 p(0.1–0.2)는 256개까지 시드 대부분에서 정확도를 0.01–0.03 올립니다. 128개에서 p = 0.2는 시드 5개 모두에서 올렸습니다(평균 +0.026). 큰 p(0.5)는 64개 이상에서 손해입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 print(" 데이터  가장 좋은 p  짝지은 이득(평균±표준편차, 오른 시드)  p=0.5의 이득  검증 손실 p=0 → 가장 좋은 p")
 for i, n_ in enumerate(ns):
     j = int(paired[i].mean(1).argmax())
@@ -505,13 +506,13 @@ def apply_keep_mask(weights, keep, p):
 
 check("06-1", apply_keep_mask)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def apply_keep_mask(weights, keep, p):
     return weights * keep / (1 - p)
 
 check("06-1", apply_keep_mask)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **06-2.** 가중치 행 $w = [0.5, 0.3, 0.2]$에 $p = 0.2$로 드롭아웃을 걸었습니다. 행의 합 $S$의 분산 $\mathrm{Var}[S]$를 식으로 예상해 숫자 하나로 답하세요. 그다음 `attention_dropout`으로 뽑아 확인해 보세요.
 
 # %%
@@ -519,12 +520,12 @@ var_row_sum = ...
 
 check("06-2", var_row_sum)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 var_row_sum = 0.2 / (1 - 0.2) * (0.5 ** 2 + 0.3 ** 2 + 0.2 ** 2)
 
 check("06-2", var_row_sum)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **06-3.** 드롭아웃이 들어 있는 모듈 `module`과 입력 `x`를 받아 **평가 모드의** 출력을 돌려주는 `predict(module, x)`를 쓰세요. 기울기는 추적하지 않고, 호출 뒤에는 모듈이 원래 모드로 돌아가 있어야 합니다(학습 도중 검증할 때 쓰는 함수입니다).
 
 # %%
@@ -533,7 +534,7 @@ def predict(module, x):
 
 check("06-3", predict)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def predict(module, x):
     was_training = module.training
     module.eval()

@@ -99,15 +99,14 @@ assert view_failed and torch.equal(merged, x) and torch.equal(core.merge_heads(s
 # %% [markdown]
 # ### 모듈 전체
 #
-# 이제 조각을 모읍니다. 투영 네 개, 나누기, 헤드별 어텐션, 합치기, 출력 투영입니다. 마스크(mask)는 이 과정의 약속대로 **True = 볼 수 있음**입니다.
+# 투영 → 나누기 → 헤드별 어텐션 → 합치기 → 출력 투영. 마스크(mask): **True = 볼 수 있음**.
 
 # %% tags=["save"]
 import torch
 import torch.nn as nn
 
 
-class MultiHeadAttention(nn.Module):
-    """h heads of size d = C/h; mask is boolean, True = may attend (this course's convention)."""
+class MultiHeadAttention(nn.Module):  # h heads of size d = C/h; boolean mask: True = may attend
 
     def __init__(self, d_model, num_heads):
         super().__init__()
@@ -117,10 +116,9 @@ class MultiHeadAttention(nn.Module):
     def forward(self, query, key=None, value=None, mask=None):       # (B, T_q, C), (B, T_k, C), (B, T_k, C)
         key = query if key is None else key
         value = key if value is None else value
-        (b, t_q, c), t_k = query.shape, key.shape[1]
-        q = self.q_proj(query).view(b, t_q, self.h, self.d).transpose(1, 2)   # (B, h, T_q, d)
-        k = self.k_proj(key).view(b, t_k, self.h, self.d).transpose(1, 2)     # (B, h, T_k, d)
-        v = self.v_proj(value).view(b, t_k, self.h, self.d).transpose(1, 2)   # (B, h, T_k, d)
+        b, t_q, c = query.shape
+        q, k, v = (proj(y).view(b, -1, self.h, self.d).transpose(1, 2)        # (B, h, T, d): split the heads
+                   for proj, y in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))
         scores = q @ k.transpose(-2, -1) / self.d ** 0.5                      # (B, h, T_q, T_k): √d, not √C
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
@@ -466,6 +464,7 @@ def head_panel(ax, maps):
 # %% tags=["nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(4.8, 3.8), dpi=80)
 head_explorer = Explorer(fig, head_panel(ax, maps2), {"head": widgets.IntSlider(value=0, min=0, max=1, description="헤드")})
+head_explorer.image.layout.width = "400px"      # keep the small map at its own size instead of the full width
 head_explorer
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -600,12 +599,12 @@ check("07-2", gqa_param_count)
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 나누기는 view → transpose, 합치기는 transpose → reshape | 출처 토큰 표, `helpers.attention.split_heads`/`merge_heads`와 같음 |
+# | 나누기는 view → transpose, 합치기는 transpose → reshape | 출처 토큰 표, 핵심 `split_heads`/`merge_heads`와 같음 |
 # | 직접 쓴 `MultiHeadAttention` = 핵심 구현 = `torch.nn.MultiheadAttention` | 셀프·크로스·인과 마스크에서 출력과 헤드별 가중치 |
-# | 불리언 마스크의 True: `nn.MultiheadAttention`은 가림, `F.scaled_dot_product_attention`과 이 과정은 볼 수 있음 | 세 구현의 인과 마스크 결과가 같음 |
+# | 불리언 마스크의 True: `nn.MultiheadAttention`은 가림, `F.scaled_dot_product_attention`과 이 과정은 볼 수 있음 | 인과 마스크로 세 구현이 같음 |
 # | 흔한 실수 네 가지는 모양은 맞고 값은 틀림 | 출력 크기의 10% 이상 차이 |
 # | 파라미터 $4C^2 + 4C$, 행렬 곱 FLOP은 $h$와 무관; 소프트맥스 행과 가중치 메모리는 $h$배 | `numel` = PyTorch = 식; `FlopCounterMode` = 식; 56.3 MiB 대 4.7 MiB |
-# | KV 캐시 = 인과 마스크 계산; GQA = 키·밸류를 반복한 MHA; 캐시는 키·밸류 헤드 수에 비례 | assert; 2 GiB → 0.5 GiB(GQA) → 64 MiB(MQA) |
+# | KV 캐시 = 인과 마스크 계산; GQA = 키·밸류를 반복한 MHA; 캐시는 키·밸류 헤드 수에 비례 | 2 GiB → 0.5 GiB(GQA) → 64 MiB(MQA) |
 # | 학습된 헤드 2개는 "이전 토큰"과 "첫 토큰"으로 일을 나눔, 헤드 1개는 섞어서 품 | 저장된 모델과 직접 학습한 모델, 시드 5개 |
 #
 # 다음 노트북(08)에서는 이 $h \cdot N^2$ 가중치 행렬을 아예 만들지 않는 방법, 블록 단위 온라인 소프트맥스(FlashAttention)를 봅니다.
