@@ -262,7 +262,7 @@ assert abs(intact - 0.9 ** 4) < 0.01 and exactly_one < 0.001
 # %% [markdown]
 # ## 5. 슬라이더: p를 바꿔 보기
 #
-# 왼쪽은 한 번 뽑은 결과, 오른쪽은 1000번의 평균, 행 이름 옆은 행의 합입니다. p를 올리면 한 번 뽑은 결과의 행 합이 1에서 멀어지고 남은 칸이 커지며(p = 0.9면 10배) 행이 통째로 0이 되기도 합니다. 평균은 거의 W 그대로입니다.
+# 왼쪽은 한 번 뽑은 결과(칸의 숫자), 오른쪽은 1000번의 평균(색), 행 이름 옆은 행의 합입니다. p를 올리면 한 번 뽑은 결과의 행 합이 1에서 멀어지고 남은 칸이 커지며(p = 0.9면 10배) 행이 통째로 0이 되기도 합니다. 평균은 거의 W 그대로입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import numpy as np
@@ -271,27 +271,26 @@ import numpy as np
 def dropout_panels(axes, w, labels, n_avg=1000, seed=1):
     """Draw one dropout draw and the mean of n_avg draws on two axes; return update(p) that redraws in place."""
     t_q, t_k = w.shape
-    images, texts = [], []
+    images = []
     for ax in axes:
         images.append(ax.imshow(np.zeros((t_q, t_k)), cmap="Blues", vmin=0.0, vmax=1.5, aspect="auto"))
-        texts.append([[ax.text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t_k)]
-                      for i in range(t_q)])
-        ax.set_xticks(range(t_k), labels, rotation=30, ha="right")
+        ax.set_xticks(range(t_k), labels)
         ax.set_yticks(range(t_q), labels)
         ax.set_xlabel("키(key)")
+    texts = [[axes[0].text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t_k)] for i in range(t_q)]
 
     def update(p):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             draws = attention_dropout(w.expand(n_avg, t_q, t_k), p)     # (n_avg, T_q, T_k)
         result = {"one": draws[0].numpy(), "mean": draws.mean(dim=0).numpy()}
-        for ax, im, txt, name in zip(axes, images, texts, ("one", "mean")):
+        for i in range(t_q):                                            # numbers on the one-draw panel only
+            for j in range(t_k):
+                texts[i][j].set_text(f"{result['one'][i, j]:.2f}")
+                texts[i][j].set_color("white" if result["one"][i, j] > 0.9 else "black")
+        for ax, im, name in zip(axes, images, ("one", "mean")):
             mat = result[name]
             im.set_data(mat)
-            for i in range(t_q):
-                for j in range(t_k):
-                    txt[i][j].set_text(f"{mat[i, j]:.2f}")
-                    txt[i][j].set_color("white" if mat[i, j] > 0.9 else "black")
             ax.set_yticklabels([f"{lab} (합 {s:.2f})" for lab, s in zip(labels, mat.sum(axis=1))])
             ax.set_title(f"p = {p:.2f}: " + ("한 번 뽑은 결과" if name == "one" else f"{n_avg}번 평균"))
         result.update(one_row_sums=result["one"].sum(axis=1), mean_row_sums=result["mean"].sum(axis=1))
