@@ -3,10 +3,10 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import numpy as np
 
 
 def attention_dropout(weights, p, training=True):  # (..., T_q, T_k)

@@ -42,6 +42,7 @@ setup()
 # 남은 가중치는 $1/(1-p)$배로 키웁니다. 코드로는 소프트맥스와 밸류 곱하기 사이의 두 줄입니다.
 
 # %% tags=["save"]
+import numpy as np
 import torch
 
 
@@ -265,9 +266,6 @@ assert abs(intact - 0.9 ** 4) < 0.01 and exactly_one < 0.001
 # 왼쪽은 한 번 뽑은 결과(칸의 숫자), 오른쪽은 1000번의 평균(색), 행 이름 옆은 행의 합입니다. p를 올리면 한 번 뽑은 결과의 행 합이 1에서 멀어지고 남은 칸이 커지며(p = 0.9면 10배) 행이 통째로 0이 되기도 합니다. 평균은 거의 W 그대로입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-import numpy as np
-
-
 def dropout_panels(axes, w, labels, n_avg=1000, seed=1):
     """Draw one dropout draw and the mean of n_avg draws on two axes; return update(p) that redraws in place."""
     t_q, t_k = w.shape
