@@ -45,7 +45,7 @@ def dropout_panels(axes, w, labels, n_avg=1000, seed=1):
     images = []
     for ax in axes:
         images.append(ax.imshow(np.zeros((t_q, t_k)), cmap="Blues", vmin=0.0, vmax=1.5, aspect="auto"))
-        ax.set_xticks(range(t_k), labels)
+        ax.set_xticks(range(t_k), labels, fontsize=8)
         ax.set_yticks(range(t_q), labels)
         ax.set_xlabel("키(key)")
     texts = [[axes[0].text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t_k)] for i in range(t_q)]
