@@ -1,6 +1,6 @@
 """Attention-dropout sweep for notebook 06: writes data/dropout_sweep.json.
 
-    .venv/bin/python scripts/train_dropout.py            # the sweep, about 5 minutes on one CPU thread
+    .venv/bin/python scripts/train_dropout.py            # the sweep: 150 runs, 760 s on one thread of a busy 2-core machine
     .venv/bin/python scripts/train_dropout.py --live     # print the notebook's live runs (for the tolerance)
 
 Trains ``helpers.lessons.attention_dropout.PolarityClassifier`` (generated from notebook 06) on the

@@ -1,6 +1,6 @@
 """Train the toy "previous token and first token" models of notebook 07 and store the results.
 
-    .venv/bin/python scripts/train_multihead.py        # about 1 minute on one CPU core
+    .venv/bin/python scripts/train_multihead.py        # 15 runs, 243 s on one thread of a busy 2-core machine
 
 Task and model: ``helpers.lessons.multi_head_attention`` (generated from notebook 07): tokens x_0..x_7
 from a vocabulary of 8, target y_t = (x_{t-1} - x_0) mod 8, scored at t >= 2; token + position
