@@ -42,6 +42,17 @@ MEASURED_BOUND = {"loss": 0.024, "acc": 0.016}
 TOLERANCE = {"loss": 0.1, "acc": 0.05}
 
 
+def _rounded(obj, digits: int = 6):
+    """Floats rounded to 6 decimals (the notebook reads 2-3 of them); keeps the file small."""
+    if isinstance(obj, float):
+        return round(obj, digits)
+    if isinstance(obj, dict):
+        return {k: _rounded(v, digits) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_rounded(v, digits) for v in obj]
+    return obj
+
+
 def live() -> None:
     out = {f"{n}/{p}/{s}": {m: train_classifier(n, p, seed=s)[m] for m in ("train_loss", "val_loss", "train_acc", "val_acc")}
            for n, p, s in LIVE}
@@ -55,7 +66,7 @@ def main() -> None:
     for n in N_TRAIN:
         for p in P_VALUES:
             for seed in SEEDS:
-                r = train_classifier(n, p, seed=seed)
+                r = _rounded(train_classifier(n, p, seed=seed))
                 runs.append(r)
                 print(f"n={n} p={p:.1f} seed={seed}: train acc {r['train_acc']:.3f}, val acc {r['val_acc']:.3f}, "
                       f"val loss {r['val_loss']:.3f}", flush=True)
