@@ -1,20 +1,23 @@
 """Train the toy "previous token and first token" models of notebook 07 and store the results.
 
-    .venv/bin/python scripts/train_multihead.py        # about 1 minute on one CPU core
+    .venv/bin/python scripts/train_multihead.py        # 15 runs, 243 s on one thread of a busy 2-core machine
 
-Task (helpers.multihead): tokens x_0..x_7 from a vocabulary of 8, target y_t = (x_{t-1} - x_0) mod 8,
-scored at t >= 2. One attention layer (d_model 32) must fetch two different positions per query.
-For num_heads in (1, 2, 4) and seeds 0..4 it trains 400 Adam steps and records the test accuracy,
-the first step (checked every 25) with test accuracy >= 0.99, and each head's mean weight on the
-previous and on the first token. Writes, all deterministic (single thread, fixed seeds):
+Task and model: ``helpers.lessons.multi_head_attention`` (generated from notebook 07): tokens x_0..x_7
+from a vocabulary of 8, target y_t = (x_{t-1} - x_0) mod 8, scored at t >= 2; token + position
+embeddings, one ``MultiHeadAttention`` layer (d_model 32), a per-position MLP. For num_heads in (1, 2, 4)
+and seeds 0..4 it trains 400 Adam steps (the loop of ``train_offset_model``) and records the test
+accuracy, the first step (checked every 25) with test accuracy >= 0.99, and each head's mean weight on
+the previous and on the first token. Writes (single thread, fixed seeds; the set-up is recorded):
 
-    data/multihead_runs.json       the table above (about 10 KB)
-    data/multihead_offset_h2.pt    state_dict of the 2-head model, seed 0 (about 40 KB)
+    data/multihead_runs.json       the table above
+    data/multihead_offset_h2.pt    state_dict of the 2-head model, seed 0
     data/multihead_offset_h1.pt    state_dict of the 1-head model, seed 0
 """
 
 from __future__ import annotations
 
+import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -24,13 +27,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers.data import DATA_DIR, save_json  # noqa: E402
-from helpers.multihead import (  # noqa: E402
+from helpers.lessons.multi_head_attention import (  # noqa: E402
     OffsetModel,
-    _task_loss,
-    accuracy,
+    head_profile,
     make_offset_batch,
-    mean_head_maps,
-    offset_profile,
+    offset_loss,
 )
 
 HEADS = (1, 2, 4)
@@ -40,7 +41,7 @@ TEST_SEED, TEST_SIZE = 12345, 2000
 
 
 def run(num_heads: int, seed: int, test):
-    """One training run, the same loop as helpers.multihead.train_offset_model plus evaluations."""
+    """One training run: the loop of train_offset_model plus evaluations every EVAL_EVERY steps."""
     x_test, y_test = test
     torch.manual_seed(seed)
     model = OffsetModel(num_heads, D_MODEL)
@@ -49,22 +50,19 @@ def run(num_heads: int, seed: int, test):
     reached = None
     for step in range(1, STEPS + 1):
         x, y = make_offset_batch(BATCH, gen)
-        loss = _task_loss(model(x)[0], y)
+        loss = offset_loss(model(x)[0], y)
         opt.zero_grad()
         loss.backward()
         opt.step()
         if reached is None and step % EVAL_EVERY == 0:
-            if accuracy(model.eval(), x_test, y_test) >= 0.99:
+            if head_profile(model.eval(), x_test, y_test)[0] >= 0.99:
                 reached = step
             model.train()
-    model.eval()
-    with torch.no_grad():
-        maps = mean_head_maps(model(x_test)[1])
+    acc, _, profile = head_profile(model.eval(), x_test, y_test)
     return model, {
-        "num_heads": num_heads, "seed": seed,
-        "accuracy": round(accuracy(model, x_test, y_test), 4),
+        "num_heads": num_heads, "seed": seed, "accuracy": round(acc, 4),
         "steps_to_99": reached, "final_loss": round(loss.item(), 5),
-        "profile": [[round(v, 4) for v in row] for row in offset_profile(maps).tolist()],
+        "profile": [[round(v, 4) for v in row] for row in profile.tolist()],
     }
 
 
@@ -81,7 +79,14 @@ def main() -> None:
                 torch.save(model.state_dict(), DATA_DIR / f"multihead_offset_h{h}.pt")
     save_json("multihead_runs.json", {
         "steps": STEPS, "eval_every": EVAL_EVERY, "batch": BATCH, "lr": LR, "d_model": D_MODEL,
-        "test_seed": TEST_SEED, "test_size": TEST_SIZE, "runs": runs,
+        "test_seed": TEST_SEED, "test_size": TEST_SIZE,
+        "produced_by": {"script": "scripts/train_multihead.py", "torch": torch.__version__,
+                        "python": platform.python_version(), "machine": platform.machine(),
+                        "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
+                        "env": {k: os.environ.get(k) for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
+                                                               "ONEDNN_MAX_CPU_ISA")},
+                        "seconds": round(time.perf_counter() - start)},
+        "runs": runs,
     })
     print(f"done in {time.perf_counter() - start:.0f} s")
 

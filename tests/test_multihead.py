@@ -1,331 +1,198 @@
-"""helpers.multihead (notebook 07): reshapes, mistakes, cost counts, toy task, drawings, checkers.
+"""Tests of notebook 07's generated code (helpers.lessons.multi_head_attention), its explorer and checkers 07-1, 07-2."""
 
-conftest.py selects the Agg backend and the Korean font."""
-
-from __future__ import annotations
-
-import matplotlib.pyplot as plt
+import ipywidgets as widgets
+import matplotlib
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
-from helpers import multihead as mh
-from helpers.attention import MultiHeadAttention
-from helpers.data import load_json, load_tensor_dict
-from helpers.exercises import check
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
-# --------------------------------------------------------------------------- reshapes
+from helpers import attention as core  # noqa: E402
+from helpers.data import load_json, load_tensor_dict  # noqa: E402
+from helpers.exercises import check  # noqa: E402
+from helpers.lessons import multi_head_attention as mh  # noqa: E402
+from helpers.widgets import Explorer  # noqa: E402
 
 
-@pytest.mark.parametrize("b, t, c, h", [(1, 1, 4, 1), (2, 5, 12, 3), (3, 4, 16, 16), (2, 7, 8, 2)])
-def test_split_and_merge_match_the_plain_permute(b, t, c, h):
-    x = torch.randn(b, t, c)
-    want = x.reshape(b, t, h, c // h).permute(0, 2, 1, 3)
-    got = mh.split_heads(x, h)
-    assert got.shape == (b, h, t, c // h)
-    assert torch.equal(got, want)
-    assert torch.equal(mh.merge_heads(got), x)
-    assert torch.equal(mh.merge_heads(got.contiguous()), x)
-    # head i holds features i*d ... i*d + d - 1 of every token
-    assert torch.equal(got[:, h - 1], x[..., (h - 1) * (c // h):])
-
-
-def test_split_merge_errors():
-    with pytest.raises(ValueError, match="not divisible"):
-        mh.split_heads(torch.randn(2, 3, 10), 3)
-    with pytest.raises(ValueError, match="3 dimensions"):
-        mh.split_heads(torch.randn(3, 8), 2)
-    with pytest.raises(ValueError, match="positive integer"):
-        mh.split_heads(torch.randn(2, 3, 8), 0)
-    with pytest.raises(ValueError, match="positive integer"):
-        mh.split_heads(torch.randn(2, 3, 8), True)
-    with pytest.raises(TypeError, match="torch.Tensor"):
-        mh.split_heads([[1.0]], 1)
-    with pytest.raises(ValueError, match="4 dimensions"):
-        mh.merge_heads(torch.randn(2, 3, 8))
-
-
-# --------------------------------------------------------------------------- manual forward and mistakes
-
-
-def _module(c=16, h=4, seed=0):
+def _torch_pair(c, h, seed=0, dtype=torch.float64):
     torch.manual_seed(seed)
-    return MultiHeadAttention(c, h).eval()
+    ref = nn.MultiheadAttention(c, h, batch_first=True).to(dtype).eval()
+    with torch.no_grad():
+        ref.in_proj_bias.normal_(0, 0.5)
+        ref.out_proj.bias.normal_(0, 0.5)
+    return ref, mh.copy_from_torch(mh.MultiHeadAttention(c, h).to(dtype), ref)
 
 
-def test_manual_mha_equals_module_and_torch():
-    torch.manual_seed(1)
-    ref = nn.MultiheadAttention(16, 4, batch_first=True).eval()
-    ours = MultiHeadAttention.from_torch(ref).eval()
-    x = torch.randn(3, 6, 16)
-    out, w = mh.manual_mha(ours, x)
-    want_out, want_w = ref(x, x, x, need_weights=True, average_attn_weights=False)
-    torch.testing.assert_close(out, want_out)
-    torch.testing.assert_close(w, want_w)
-    torch.testing.assert_close(out, ours(x)[0])
+@pytest.mark.parametrize("b,t_q,t_k,c,h", [(2, 5, 5, 16, 4), (1, 3, 7, 12, 3), (3, 4, 4, 8, 1), (2, 6, 2, 24, 8)])
+def test_lesson_module_equals_torch_and_the_core(b, t_q, t_k, c, h):
+    ref, ours = _torch_pair(c, h)
+    x, mem = torch.randn(b, t_q, c, dtype=torch.float64), torch.randn(b, t_k, c, dtype=torch.float64)
+    want, want_w = ref(x, mem, mem, average_attn_weights=False)
+    got, got_w = ours(x, mem)
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(got_w, want_w)
+    hardened = core.MultiHeadAttention(c, h).double().eval()
+    hardened.load_state_dict(ours.state_dict())
+    torch.testing.assert_close(hardened(x, mem)[0], got)
 
 
-@pytest.mark.parametrize("mistake", mh.MISTAKES)
-def test_every_mistake_changes_the_output_but_not_the_shape(mistake):
-    mha, x = _module(), torch.randn(2, 5, 16)
-    right, _ = mh.manual_mha(mha, x)
-    wrong, w = mh.manual_mha(mha, x, mistake=mistake)
-    assert wrong.shape == right.shape and w.shape == (2, 4, 5, 5)
-    assert (wrong - right).abs().max() > 1e-3
+def test_mask_conventions_of_the_three_functions():
+    ref, ours = _torch_pair(16, 4)
+    x = torch.randn(2, 6, 16, dtype=torch.float64)
+    allowed = core.causal_mask(6)
+    torch.testing.assert_close(ours(x, mask=allowed)[0], ref(x, x, x, attn_mask=~allowed)[0])
+    q, k, v = (p(x).view(2, 6, 4, 4).transpose(1, 2) for p in (ours.q_proj, ours.k_proj, ours.v_proj))
+    torch.testing.assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=allowed),
+                               torch.softmax((q @ k.transpose(-2, -1) / 2).masked_fill(~allowed, -torch.inf), -1) @ v)
 
 
-def test_scale_mistake_is_invisible_with_one_head_and_flattens_weights_otherwise():
-    mha1, x = _module(16, 1), torch.randn(2, 5, 16)
-    torch.testing.assert_close(mh.manual_mha(mha1, x, "scale_by_d_model")[0], mh.manual_mha(mha1, x)[0])
-    mha4 = _module(16, 4)
-    right_w = mh.manual_mha(mha4, x)[1]
-    wrong_w = mh.manual_mha(mha4, x, "scale_by_d_model")[1]
-    assert wrong_w.max(-1).values.mean() < right_w.max(-1).values.mean()
+def test_kv_cache_steps_equal_the_causal_pass():
+    torch.manual_seed(0)
+    m = mh.MultiHeadAttention(16, 4).eval()
+    x = torch.randn(2, 7, 16)
+    with torch.no_grad():
+        full = m(x, mask=core.causal_mask(7))[0]
+        steps = torch.cat([m(x[:, t:t + 1], x[:, :t + 1])[0] for t in range(7)], dim=1)
+    torch.testing.assert_close(steps, full, atol=1e-6, rtol=1e-5)
 
 
-def test_split_mistake_is_harmless_only_for_a_single_token():
-    mha = _module()
-    x = torch.randn(2, 1, 16)  # T = 1: every row comes from the only token
-    torch.testing.assert_close(mh.manual_mha(mha, x, "split_without_transpose")[0], mh.manual_mha(mha, x)[0])
+@pytest.mark.parametrize("b,n,c,h", [(1, 196, 768, 12), (2, 10, 64, 4), (1, 5, 32, 1)])
+def test_cost_formula_matches_flop_counter(b, n, c, h):
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        mh.MultiHeadAttention(c, h)(torch.randn(b, n, c))
+    cost = mh.mha_costs(n, c, h, batch=b)
+    assert counter.get_total_flops() == cost["matmul_flops"]
+    assert cost["weight_floats"] == b * h * n * n and cost["softmax_rows"] == b * h * n
 
 
-def test_manual_mha_errors():
-    mha = _module()
-    with pytest.raises(ValueError, match="mistake must be"):
-        mh.manual_mha(mha, torch.randn(1, 2, 16), mistake="typo")
-    with pytest.raises(TypeError, match="MultiHeadAttention"):
-        mh.manual_mha(nn.MultiheadAttention(16, 4), torch.randn(1, 2, 16))
-    with pytest.raises(ValueError, match=r"\(B, T, 16\)"):
-        mh.manual_mha(mha, torch.randn(1, 2, 8))
-
-
-# --------------------------------------------------------------------------- costs
-
-
-@pytest.mark.parametrize("c, h, bias", [(8, 1, True), (64, 4, True), (64, 16, False), (48, 3, False)])
-def test_param_formula_matches_both_modules(c, h, bias):
-    want = mh.mha_param_formula(c, bias)
-    assert mh.param_count(MultiHeadAttention(c, h, bias=bias)) == want
-    assert mh.param_count(nn.MultiheadAttention(c, h, bias=bias, batch_first=True)) == want
-    assert want == 4 * c * c + (4 * c if bias else 0)
-
-
-@pytest.mark.parametrize("b, t, c, h", [(1, 7, 16, 1), (2, 7, 16, 4), (3, 5, 24, 8), (1, 12, 32, 32)])
-def test_matmul_flops_formula_matches_flop_counter(b, t, c, h):
-    measured = mh.measured_matmul_flops(MultiHeadAttention(c, h), torch.randn(b, t, c))
-    costs = mh.mha_costs(t, c, h, batch=b)
-    assert measured == costs["matmul_flops"]
-    assert costs["weight_floats"] == b * h * t * t and costs["softmax_rows"] == b * h * t
-    one = mh.mha_costs(t, c, 1, batch=b)
-    assert costs["matmul_flops"] == one["matmul_flops"]
-    assert costs["weight_floats"] == h * one["weight_floats"]
-
-
-def test_cost_errors():
-    with pytest.raises(ValueError, match="not divisible"):
-        mh.mha_costs(10, 10, 3)
-    with pytest.raises(ValueError, match="seq_len"):
-        mh.mha_costs(0, 8, 2)
-    with pytest.raises(ValueError, match="d_model"):
-        mh.mha_param_formula(-4)
-    with pytest.raises(TypeError, match="nn.Module"):
-        mh.param_count(torch.randn(3))
-    with pytest.raises(TypeError, match="nn.Module"):
-        mh.measured_matmul_flops(lambda x: x, torch.randn(3))
-
-
-# --------------------------------------------------------------------------- toy task
-
-
-def test_offset_batch_targets_and_determinism():
+def test_offset_batch_targets():
     x, y = mh.make_offset_batch(50, torch.Generator().manual_seed(3))
-    assert x.shape == y.shape == (50, mh.SEQ_LEN) and x.max() < mh.VOCAB and x.min() >= 0
-    for n in range(50):
-        for t in range(1, mh.SEQ_LEN):
-            assert y[n, t] == (x[n, t - 1] - x[n, 0]) % mh.VOCAB
-    x2, _ = mh.make_offset_batch(50, torch.Generator().manual_seed(3))
-    assert torch.equal(x, x2)
-    with pytest.raises(ValueError, match="positive integer"):
-        mh.make_offset_batch(0)
+    assert x.shape == y.shape == (50, mh.SEQ_LEN)
+    for t in range(1, mh.SEQ_LEN):
+        assert torch.equal(y[:, t], (x[:, t - 1] - x[:, 0]) % mh.VOCAB)
 
 
-def _ideal_maps(t=mh.SEQ_LEN):
-    prev = torch.zeros(t, t)
-    prev[torch.arange(1, t), torch.arange(t - 1)] = 1.0
-    prev[0, 0] = 1.0
-    first = torch.zeros(t, t)
-    first[:, 0] = 1.0
-    mixed = 0.5 * prev + 0.5 * first
-    return torch.stack([prev, first, mixed])  # (3, T, T)
+def test_head_profile_on_an_exact_pattern():
+    class Ideal(nn.Module):
+        def forward(self, x):
+            t = x.shape[1]
+            prev = torch.zeros(t, t)
+            prev[torch.arange(1, t), torch.arange(t - 1)] = 1.0
+            prev[0, 0] = 1.0
+            first = torch.zeros(t, t)
+            first[:, 0] = 1.0
+            y = (x.roll(1, dims=1) - x[:, :1]) % mh.VOCAB
+            return F.one_hot(y, mh.VOCAB).float(), torch.stack([prev, first]).expand(x.shape[0], 2, t, t)
 
-
-def test_offset_profile_and_roles_on_exact_patterns():
-    maps = _ideal_maps()
-    torch.testing.assert_close(mh.offset_profile(maps), torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]))
-    assert mh.head_roles(maps) == ["이전 토큰", "첫 토큰", "섞임"]
-    assert mh.head_roles(maps, threshold=0.5) == ["이전 토큰", "첫 토큰", "이전 토큰"]
-    with pytest.raises(ValueError, match="3 dimensions"):
-        mh.offset_profile(maps[0])
-    with pytest.raises(ValueError, match=r"\(h, T, T\)"):
-        mh.offset_profile(torch.rand(2, 3, 4))
-    with pytest.raises(ValueError, match="4 dimensions"):
-        mh.mean_head_maps(maps)
+    x, y = mh.make_offset_batch(20, torch.Generator().manual_seed(0))
+    acc, maps, profile = mh.head_profile(Ideal(), x, y)
+    assert acc == 1.0 and maps.shape == (2, mh.SEQ_LEN, mh.SEQ_LEN)
+    torch.testing.assert_close(profile, torch.tensor([[1.0, 0.0], [0.0, 1.0]]))
 
 
 def test_short_training_specializes_the_two_heads():
-    model, losses = mh.train_offset_model(2, steps=120, seed=0)
+    model, losses = mh.train_offset_model(2, steps=150, seed=0)
     x, y = mh.make_offset_batch(500, torch.Generator().manual_seed(7))
-    assert losses[-1] < 0.05 * losses[0]
-    assert mh.accuracy(model, x, y) >= 0.99
-    with torch.no_grad():
-        maps = mh.mean_head_maps(model(x)[1])
-    assert sorted(mh.head_roles(maps)) == ["이전 토큰", "첫 토큰"]
+    acc, _, profile = mh.head_profile(model, x, y)
+    assert losses[-1] < 0.05 * losses[0] and acc >= 0.99
+    assert sorted(profile.argmax(1).tolist()) == [0, 1] and profile.max(1).values.min() > 0.8
 
 
 def test_stored_models_match_the_stored_table():
     runs = load_json("multihead_runs.json")
+    assert runs["produced_by"]["script"] == "scripts/train_multihead.py"
     x, y = mh.make_offset_batch(runs["test_size"], torch.Generator().manual_seed(runs["test_seed"]))
     for h in (1, 2):
         model = mh.OffsetModel(h)
         model.load_state_dict(load_tensor_dict(f"multihead_offset_h{h}.pt"))
-        model.eval()
+        acc, _, profile = mh.head_profile(model.eval(), x, y)
         record = next(r for r in runs["runs"] if r["num_heads"] == h and r["seed"] == 0)
-        assert mh.accuracy(model, x, y) == record["accuracy"]
-        with torch.no_grad():
-            profile = mh.offset_profile(mh.mean_head_maps(model(x)[1]))
+        assert acc == record["accuracy"]
         torch.testing.assert_close(profile, torch.tensor(record["profile"]), atol=1e-4, rtol=0)
 
 
-def test_accuracy_scores_only_positions_from_two_on():
-    x, y = mh.make_offset_batch(20, torch.Generator().manual_seed(0))
-
-    class Oracle(nn.Module):
-        """Right at every scored position, wrong at t = 0, 1."""
-
-        def forward(self, tokens):
-            logits = nn.functional.one_hot(y, mh.VOCAB).float()  # (B, T, V)
-            logits[:, : mh.FIRST_SCORED] = logits[:, : mh.FIRST_SCORED].roll(1, dims=-1)
-            return logits, None
-
-    assert mh.accuracy(Oracle(), x, y) == 1.0
-    y_wrong = y.clone()
-    y_wrong[0, mh.FIRST_SCORED] = (y[0, mh.FIRST_SCORED] + 1) % mh.VOCAB
-    expected = 1 - 1 / (20 * (mh.SEQ_LEN - mh.FIRST_SCORED))
-    assert mh.accuracy(Oracle(), x, y_wrong) == pytest.approx(expected)
-
-
-# --------------------------------------------------------------------------- drawing
-
-
-def test_draw_head_returns_that_heads_matrix_and_titles_it():
-    maps = _ideal_maps()
-    _, ax = plt.subplots()
-    w = mh.draw_head(maps, 1, ax=ax)
-    assert (w == maps[1].numpy()).all()
-    assert ax.get_title() == "헤드 1: 이전 토큰 0.00, 첫 토큰 1.00"
-    assert ax.get_xlabel() == "키(key)"
-    for bad in (3, -1, 1.0, True):
-        with pytest.raises(ValueError, match=r"head must be an integer in \[0, 2\]"):
-            mh.draw_head(maps, bad)
-
-
-def test_draw_all_heads_draws_one_panel_per_head():
-    maps = _ideal_maps()
-    drawn = mh.draw_all_heads(maps)
-    fig = plt.gcf()
-    assert len(drawn) == 3 and len(fig.axes) == 3
-    assert [ax.get_title() for ax in fig.axes] == ["헤드 0", "헤드 1", "헤드 2"]
-    assert all((d == m.numpy()).all() for d, m in zip(drawn, maps))
-
-
-def test_head_selector_builds_a_slider_over_the_heads():
-    import ipywidgets as widgets
-
-    box = mh.head_selector(_ideal_maps())
-    slider = box.children[0]
-    assert isinstance(slider, widgets.IntSlider) and (slider.min, slider.max, slider.value) == (0, 2, 0)
-    slider.value = 2  # redraws without error
-    with pytest.raises(ValueError, match="3 dimensions"):
-        mh.head_selector(torch.rand(4, 4))
+def test_head_explorer_updates_in_place():
+    maps = torch.softmax(torch.randn(3, 8, 8), dim=-1)
+    fig, ax = plt.subplots(figsize=(4.8, 3.8), dpi=72)
+    explorer = Explorer(fig, mh.head_panel(ax, maps), {"head": widgets.IntSlider(value=0, min=0, max=2)})
+    image, first_png = ax.images[0], explorer.png
+    explorer.set(head=2)
+    assert list(ax.images) == [image] and explorer.renders == 2 and explorer.png != first_png
+    torch.testing.assert_close(torch.as_tensor(image.get_array()), maps[2])
+    rows = torch.arange(2, 8)
+    assert explorer.last["prev"] == pytest.approx(maps[2][rows, rows - 1].mean().item())
+    assert ax.get_title().startswith("헤드 2:")
+    plt.close("all")
 
 
 # --------------------------------------------------------------------------- exercises
 
 
-def _split_ok(x, h):
-    b, t, c = x.shape
-    return x.view(b, t, h, c // h).transpose(1, 2)
+def _assemble(mistake=None, order=(0, 1, 2), fixed_h=None):
+    def fn(m, x):
+        b, t, c = x.shape
+        h = fixed_h or m.num_heads
+        d = c // h
+        bias = None if mistake == "no_in_bias" else m.in_proj_bias
+        parts = F.linear(x, m.in_proj_weight, bias).chunk(3, dim=-1)
+        q, k, v = (parts[i] for i in order)
+        if mistake == "split":
+            q, k, v = (y.reshape(b, h, t, d) for y in (q, k, v))
+        else:
+            q, k, v = (y.view(b, t, h, d).transpose(1, 2) for y in (q, k, v))
+        heads = torch.softmax(q @ k.transpose(-2, -1) / (c if mistake == "scale" else d) ** 0.5, -1) @ v
+        if mistake == "order":
+            heads = heads.flip(1)
+        merged = heads.reshape(b, t, c) if mistake == "merge" else heads.transpose(1, 2).reshape(b, t, c)
+        if mistake == "no_out_bias":
+            return merged @ m.out_proj.weight.T
+        return m.out_proj(merged)
+    return fn
 
 
-def _merge_ok(o):
-    b, h, t, d = o.shape
-    return o.transpose(1, 2).reshape(b, t, h * d)
-
-
-def _unimplemented(*args):
-    raise NotImplementedError
-
-
-@pytest.mark.parametrize("answer, message", [
-    (lambda x, h: x.view(x.shape[0], x.shape[1], h, -1), "transpose(1, 2)가 빠졌습니다"),
-    (lambda x, h: x.view(x.shape[0], h, x.shape[1], -1), "값이 섞였습니다"),
-    (lambda x, h: x, "모양이 (2, 5, 12)입니다"),
-    (lambda x, h: _split_ok(x, h).flip(1), "처음 다른 위치"),
-    (lambda x, h: x.nonexistent(), "오류를 냈습니다: AttributeError"),
-    (_unimplemented, "아직 구현하지 않았습니다"),
-    (..., "답이 비어 있습니다"),
+@pytest.mark.parametrize("kind,phrase", [
+    ("scale", "√C"), ("split", "transpose(1, 2)"), ("merge", "곧바로 reshape"), ("order", "거꾸로"),
+    ("no_in_bias", "in_proj_bias"), ("no_out_bias", "out_proj.bias"),
 ])
-def test_check_07_1_wrong_answers(answer, message):
-    result = check("07-1", answer)
-    assert not result.passed and message in result.message, result.message
+def test_check_07_1_diagnoses_each_mistake(kind, phrase):
+    r = check("07-1", _assemble(kind))
+    assert not r.passed and phrase in r.message, r.message
 
 
-def test_check_07_1_accepts_correct_answers():
-    assert check("07-1", _split_ok).passed
-    assert check("07-1", mh.split_heads).passed
-    assert check("07-1", lambda x, h: x.reshape(x.shape[0], x.shape[1], h, -1).permute(0, 2, 1, 3)).passed
+def test_check_07_1_other_answers():
+    assert check("07-1", _assemble()).passed
+    assert "순서가 틀렸습니다" in check("07-1", _assemble(order=(1, 0, 2))).message
+    assert "m.num_heads" in check("07-1", _assemble(fixed_h=3)).message
+    assert "모양" in check("07-1", lambda m, x: x[:, 0]).message
+    assert "다릅니다" in check("07-1", lambda m, x: x).message
+    assert "오류" in check("07-1", lambda m, x: x @ x).message
+    assert not check("07-1", lambda m, x: (_ for _ in ()).throw(NotImplementedError)).passed
 
 
-@pytest.mark.parametrize("answer, message", [
-    (lambda o: o.reshape(o.shape[0], o.shape[2], -1), "값이 섞였습니다"),
-    (lambda o: _merge_ok(o.flip(1)), "거꾸로"),
-    (lambda o: o.transpose(1, 2), "reshape가 빠졌습니다"),
-    (lambda o: o.reshape(o.shape[0], -1), "모양이 (2, 60)입니다"),
-    (lambda o: _merge_ok(o) + 1, "처음 다른 위치"),
-    (_unimplemented, "아직 구현하지 않았습니다"),
+def _gqa(c, h, g, bias):
+    kv = g * (c // h)
+    return 2 * c * c + 2 * c * kv + ((2 * c + 2 * kv) if bias else 0)
+
+
+@pytest.mark.parametrize("fn,phrase", [
+    (lambda c, h, g, bias: 4 * c * c + (4 * c if bias else 0), "C×C로 셌습니다"),
+    (lambda c, h, g, bias: 2 * c * c + 2 * c * g * c + ((2 * c + 2 * g * c) if bias else 0), "d = C/h"),
+    (lambda c, h, g, bias: _gqa(c, h, g, not bias), "편향"),
+    (lambda c, h, g, bias: c * c + 3 * c * g * (c // h) + ((c + 3 * g * (c // h)) if bias else 0), "W^O"),
+    (lambda c, h, g, bias: 4 * c * g * (c // h) + (4 * g * (c // h) if bias else 0), "W^Q"),
+    (lambda c, h, g, bias: 7, "정답은"),
+    (lambda c, h, g, bias: [1, 2], "숫자 하나"),
 ])
-def test_check_07_2_wrong_answers(answer, message):
-    result = check("07-2", answer)
-    assert not result.passed and message in result.message, result.message
+def test_check_07_2_wrong_answers(fn, phrase):
+    r = check("07-2", fn)
+    assert not r.passed and phrase in r.message, r.message
 
 
-def test_check_07_2_accepts_correct_answers():
-    assert check("07-2", _merge_ok).passed
-    assert check("07-2", mh.merge_heads).passed
-
-
-@pytest.mark.parametrize("answer, message", [
-    (lambda c, h, bias: 4 * c * c, "편향 4·C개(각 Linear의 bias)를 빠뜨렸습니다"),
-    (lambda c, h, bias: 4 * c * c + 4 * c, "bias=False인데"),
-    (lambda c, h, bias: 3 * c * c + (3 * c if bias else 0), "출력 투영 W^O"),
-    (lambda c, h, bias: h * (4 * c * c + (4 * c if bias else 0)), "헤드마다 C×C 행렬을 따로 세었습니다"),
-    (lambda c, h, bias: 4 * c * (c // h) + (4 * (c // h) if bias else 0), "헤드 하나 분량"),
-    (lambda c, h, bias: 7, "정답은"),
-    (lambda c, h, bias: [1, 2], "숫자 하나"),
-    (_unimplemented, "아직 구현하지 않았습니다"),
-])
-def test_check_07_3_wrong_answers(answer, message):
-    result = check("07-3", answer)
-    assert not result.passed and message in result.message, result.message
-
-
-def test_check_07_3_accepts_correct_answers():
-    assert check("07-3", lambda c, h, bias: mh.mha_param_formula(c, bias)).passed
-    assert check("07-3", lambda c, h, bias: mh.param_count(MultiHeadAttention(c, h, bias=bias))).passed
+def test_check_07_2_accepts_the_formula_and_agrees_with_modules():
+    assert check("07-2", _gqa).passed
+    # g = h is plain multi-head attention: the torch module's count
+    assert _gqa(64, 8, 8, True) == sum(p.numel() for p in nn.MultiheadAttention(64, 8).parameters())
