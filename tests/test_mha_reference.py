@@ -1,6 +1,6 @@
 """helpers.attention.MultiHeadAttention (and .from_torch) against torch.nn.MultiheadAttention(batch_first=True).
 
-Masks: ours are True = may attend; torch's boolean attn_mask is True = may NOT attend, shaped
+Masks: ours are True = may attend (as in F.scaled_dot_product_attention); nn.MultiheadAttention's boolean attn_mask is True = may NOT attend, shaped
 (T_q, T_k) or (B*h, T_q, T_k). A query row with every key masked gives NaN in torch and zero
 weights in ours, so such rows are compared separately.
 """

@@ -100,9 +100,7 @@ def _load(exercise_id: str) -> None:
                 importlib.import_module(f"helpers.{_LEGACY[number]}")
 
 
-_LEGACY = {"06": "dropout",
-           "07": "multihead",
-           "12": "dynamics", "13": "vision"}
+_LEGACY = {"12": "dynamics", "13": "vision"}
 
 
 # Old private names, kept while lesson modules move to the public ones.
