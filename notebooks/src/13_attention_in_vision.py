@@ -98,7 +98,7 @@ x = torch.randn(2, 8, 5, 5)  # (B, C, H, W): two feature maps
 out, gates = se(x)
 z = x.mean(dim=(2, 3))                                                                  # (B, C)
 manual = torch.sigmoid(F.relu(z @ se.fc1.weight.T + se.fc1.bias) @ se.fc2.weight.T + se.fc2.bias)
-print("학습 전 게이트 (이미지 0):", gates[0].detach())
+print("학습 전 게이트 (이미지 0):", [f"{v:.2f}" for v in gates[0].detach()])
 torch.testing.assert_close(gates, manual)
 torch.testing.assert_close(out, x * gates[:, :, None, None])
 assert 0.3 < gates.min() and gates.max() < 0.7  # untrained: every gate near 1/2
@@ -106,7 +106,7 @@ assert 0.3 < gates.min() and gates.max() < 0.7  # untrained: every gate near 1/2
 # %% [markdown]
 # 학습 전 게이트는 모두 0.5 근처입니다. 어느 채널을 키울지는 학습해야 정해집니다. 그래서 SE 블록을 잠깐 학습시킵니다. 과제는 일부러 단순하게 만듭니다. 채널 8개 가운데 이미지마다 앞쪽 넷 또는 뒤쪽 넷에만 신호(평균 +2)가 있고 나머지는 잡음입니다. 목표 출력은 "신호 채널은 그대로, 잡음 채널은 0"입니다. 손실은 이 목표와의 평균 제곱 오차(재구성 손실)입니다. 분류 같은 실제 과제의 손실이 아닙니다. 실제 SENet에서는 게이트가 분류 손실로, 네트워크 전체와 함께 학습됩니다.
 #
-# 학습 루프는 3절의 공간 게이트에도 그대로 씁니다.
+# 학습 루프는 3절의 공간 게이트에도 그대로 씁니다. (줄임 비율을 $r = 4$로 하면 은닉 단위가 2개뿐이라, 시드에 따라 ReLU가 모두 꺼진 채 게이트가 상수로 멈추기도 합니다. 여기서는 $r = 2$를 씁니다.)
 
 # %% tags=["save"]
 def make_channel_batch(n, generator=None, channels=8, size=5):
@@ -133,15 +133,15 @@ def train_gate(module, make_batch, steps=200, batch=32, lr=0.05, seed=0):
 
 # %%
 seed_everything(2)
-se_trained, se_losses = train_gate(SqueezeExcitation(8, 4), make_channel_batch, steps=200)
+se_trained, se_losses = train_gate(SqueezeExcitation(8, reduction=2), make_channel_batch, steps=200)
 x_ch, _ = make_channel_batch(200, torch.Generator().manual_seed(7))  # held-out maps
 with torch.no_grad():
     g_ch = se_trained(x_ch)[1]                                       # (200, C)
 first_half = x_ch[:, :4].mean(dim=(1, 2, 3)) > x_ch[:, 4:].mean(dim=(1, 2, 3))
 g_first, g_second = g_ch[first_half].mean(0), g_ch[~first_half].mean(0)
 print(f"손실 {se_losses[0]:.2f} → {se_losses[-1]:.2f}")
-print("앞쪽 넷에 신호가 있는 이미지의 평균 게이트:", g_first)
-print("뒤쪽 넷에 신호가 있는 이미지의 평균 게이트:", g_second)
+print("앞쪽 넷에 신호가 있는 이미지의 평균 게이트:", [f"{v:.1f}" for v in g_first])
+print("뒤쪽 넷에 신호가 있는 이미지의 평균 게이트:", [f"{v:.1f}" for v in g_second])
 assert g_first[:4].min() > 0.9 and g_first[4:].max() < 0.1
 assert g_second[4:].min() > 0.9 and g_second[:4].max() < 0.1
 
@@ -216,8 +216,8 @@ seed_everything(3)
 m_c = torch.tensor([[0.5, -1.0, 4.0, -4.0]])                  # (B=1, C=4): channel branch
 m_s = 2 * torch.randn(1, 3, 3)                                # (B=1, H, W): spatial branch
 factor = 1 + torch.sigmoid(m_c[:, :, None, None] + m_s[:, None])  # (1, C, H, W): BAM multiplies F by this
-print(f"BAM이 특징에 곱하는 수의 범위: {factor.min():.3f} ~ {factor.max():.3f}")
-print("채널 0에 곱하는 수 (위치마다 다름):\n", factor[0, 0])
+print(f"BAM이 특징에 곱하는 수의 범위: {factor.min():.2f} ~ {factor.max():.2f}")
+print("채널 0에 곱하는 수 (위치마다 다름):\n", factor[0, 0].numpy().round(2))
 assert 1 < factor.min() and factor.max() < 2
 assert factor[0, 0].std() > 0.05  # one channel, different factors at different positions
 
@@ -669,7 +669,7 @@ plt.show()
 # %%
 on_ink, on_empty = cls_w[ink > 0].mean().item(), cls_w[ink == 0].mean().item()
 ink_mass = (cls_w * (ink > 0)).sum(-1).mean().item()
-print(f"패치 하나당 평균 가중치: 획이 있는 패치 {on_ink:.3f}, 빈 패치 {on_empty:.4f} ({on_ink / on_empty:.0f}배 안팎)")
+print(f"패치 하나당 평균 가중치: 획이 있는 패치 {on_ink:.3f}, 빈 패치 {on_empty:.3f} (10배 이상: {on_ink > 10 * on_empty})")
 print(f"[CLS] 가중치 중 획이 있는 패치로 가는 몫 {ink_mass:.2f}  (그런 패치의 비율 {(ink > 0).float().mean():.2f})")
 assert abs(on_ink - run["cls_weight_ink"]) < 1e-3 and abs(on_empty - run["cls_weight_empty"]) < 1e-3
 assert on_ink > 10 * on_empty and ink_mass > 0.9
