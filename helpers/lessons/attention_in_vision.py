@@ -179,7 +179,9 @@ def patch_size_explorer(image, sizes=(1, 2, 4, 8)):
         return counts
 
     slider = widgets.SelectionSlider(options=list(sizes), value=sizes[1], description="패치 크기")
-    return Explorer(fig, update, {"patch": slider})
+    explorer = Explorer(fig, update, {"patch": slider})
+    explorer.image.layout.width = f"{round(fig.get_figwidth() * fig.dpi)}px"  # natural size, not the slide's width
+    return explorer
 
 
 def train_vit(epochs, seed=0, *, lr=3e-3, batch=64, data=None, **model_kw):
@@ -252,6 +254,18 @@ def patch_weight_panels(ax_img, ax_w, image, patch, vmax):
     return im, set_weights
 
 
+def weight_rows(images, grids, *, vmax, label, suptitle, top_titles, titles=None, marks=None, figsize=(11, 4.0)):
+    """Small multiple: digits on top, one weight grid under each (one colour scale and one colour bar)."""
+    fig, axes = plt.subplots(2, len(images), figsize=figsize)
+    for i, (image, grid) in enumerate(zip(images, grids)):
+        im, set_weights = patch_weight_panels(axes[0, i], axes[1, i], image, 2, vmax)
+        set_weights(grid, None if marks is None else marks[i], "" if titles is None else titles[i])
+        axes[0, i].set_title(top_titles[i], fontsize=9)
+    fig.colorbar(im, ax=axes[1, :], fraction=0.02, pad=0.02, label=label)
+    fig.suptitle(suptitle)
+    plt.show()
+
+
 def query_patch_explorer(image, weights, patch, vmax):
     """A query-patch slider: where that patch's query looks (row 1+q of a (1+N, 1+N) map, without [CLS])."""
     fig, (ax_img, ax_w) = plt.subplots(1, 2, figsize=(6.4, 3.2), dpi=80)
@@ -265,7 +279,9 @@ def query_patch_explorer(image, weights, patch, vmax):
         return row
 
     slider = widgets.IntSlider(value=0, min=0, max=g * g - 1, description="쿼리 패치")
-    return Explorer(fig, update, {"query": slider})
+    explorer = Explorer(fig, update, {"query": slider})
+    explorer.image.layout.width = f"{round(fig.get_figwidth() * fig.dpi)}px"  # natural size, not the slide's width
+    return explorer
 
 
 def attention_rollout(maps):  # list over layers of (B, h, T, T) -> (B, T, T)

@@ -53,7 +53,7 @@ from helpers.widgets import Explorer
 #
 # 셋째가 특별한 이유는 **한 층에서 이미지 전체를 본다**는 점입니다. 3×3 합성곱 한 층은 픽셀 9개만 봅니다. 보폭(stride) 1인 3×3 합성곱을 $L$층 쌓으면 출력 하나가 볼 수 있는 입력의 범위, 곧 수용 영역(receptive field)은 $(2L+1) \times (2L+1)$입니다. 224×224 이미지 전체를 덮으려면 몇 층이 필요한지 계산합니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def receptive_field(layers, kernel=3):
     return 1 + layers * (kernel - 1)
 
@@ -74,7 +74,7 @@ assert receptive_field(1) ** 2 == 9 and layers_needed == 112
 # 2. **Excitation**: 작은 MLP(줄임 비율 $r$)와 시그모이드로 게이트를 만듭니다. $s = \sigma\big(W_2\, \mathrm{ReLU}(W_1 z + b_1) + b_2\big)$, $W_1 \in \mathbb{R}^{\frac{C}{r} \times C}$, $W_2 \in \mathbb{R}^{C \times \frac{C}{r}}$
 # 3. **Scale**: 채널 $c$ 전체에 $s_c$를 곱합니다. $\tilde X_{c,i,j} = s_c\, X_{c,i,j}$
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 class SqueezeExcitation(nn.Module):
     """SE block: average pool -> Linear(C, C/r) -> ReLU -> Linear(C/r, C) -> sigmoid gates -> rescale."""
 
@@ -91,7 +91,7 @@ class SqueezeExcitation(nn.Module):
 # %% [markdown]
 # 게이트는 입력에서 계산되므로, 같은 SE 블록이라도 이미지마다 다른 채널을 키우고 줄입니다. 학습이 끝나면 고정되는 채널별 상수와 다른 점이고, 어텐션이라고 부르는 이유입니다. 모듈이 식 그대로인지 손 계산과 비교합니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(2)
 se = SqueezeExcitation(channels=8, reduction=4).eval()
 x = torch.randn(2, 8, 5, 5)  # (B, C, H, W): two feature maps
@@ -108,7 +108,7 @@ assert 0.3 < gates.min() and gates.max() < 0.7  # untrained: every gate near 1/2
 #
 # 학습 루프는 3절의 공간 게이트에도 그대로 씁니다. (줄임 비율을 $r = 4$로 하면 은닉 단위가 2개뿐이라, 시드에 따라 ReLU가 모두 꺼진 채 게이트가 상수로 멈추기도 합니다. 여기서는 $r = 2$를 씁니다.)
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def make_channel_batch(n, generator=None, channels=8, size=5):
     """Feature maps whose first or second half of channels carries a signal; target = the signal channels only."""
     half = torch.randint(0, 2, (n, 1), generator=generator)                 # (n, 1): which half
@@ -131,7 +131,7 @@ def train_gate(module, make_batch, steps=200, batch=32, lr=0.05, seed=0):
         losses.append(loss.item())
     return module.eval(), losses
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(2)
 se_trained, se_losses = train_gate(SqueezeExcitation(8, reduction=2), make_channel_batch, steps=200)
 x_ch, _ = make_channel_batch(200, torch.Generator().manual_seed(7))  # held-out maps
@@ -150,7 +150,7 @@ assert g_second[4:].min() > 0.9 and g_second[:4].max() < 0.1
 #
 # 파라미터는 $W_1, b_1, W_2, b_2$뿐입니다: $2C^2/r + C/r + C$. 채널 256개, $r = 16$이면 입력·출력 채널이 256개인 3×3 합성곱 층 하나($9C^2 = 589{,}824$개, 편향 제외)의 1.4% 정도입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def se_params(c, r):
     return 2 * c * c // r + c // r + c
 
@@ -172,7 +172,7 @@ assert (sig > 0.85).sum() == 3        # three channels almost fully on at once
 assert (soft > 0.5).sum() <= 1        # softmax: at most one weight can exceed 1/2
 assert torch.isclose(soft.sum(), torch.tensor(1.0)) and sig.sum() > 2.8
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 차이는 두 가지입니다.
 #
 # - **경쟁.** 채널 3이 중요해져 출력이 $-2 \to 4$가 되면, 소프트맥스에서는 다른 채널의 가중치가 모두 줄어듭니다. 시그모이드에서는 다른 채널의 게이트가 그대로입니다.
@@ -189,7 +189,7 @@ keep_sig, keep_soft = torch.sigmoid(all_on)[0].item(), softmax(all_on)[0].item()
 print(f"채널 64개 모두 3: 시그모이드 게이트 {keep_sig:.4f}, 소프트맥스 가중치 {keep_soft:.6f} (= 1/64), 비율 {keep_sig / keep_soft:.1f}배")
 assert abs(keep_soft - 1 / 64) < 1e-9 and keep_sig / keep_soft > 60
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 3.2))
 pos = np.arange(4)
 ax.bar(pos - 0.2, sig.numpy(), width=0.4, label=f"시그모이드 (합 {sig.sum():.2f})")
@@ -208,7 +208,7 @@ plt.show()
 #
 # 원문은 BAM(Bottleneck Attention Module)의 채널 어텐션을 "SENet과 동일한 방법"이라고 합니다. 평균 풀링 → MLP라는 뼈대는 같지만, BAM은 채널 가지의 출력 $M_c$에 바로 시그모이드를 걸지 않습니다. 공간 가지의 출력 $M_s$와 **더한 뒤** 시그모이드를 한 번 걸고($M = \sigma(M_c + M_s)$, 모양 $C \times H \times W$), 잔차로 적용합니다: $F' = F + F \odot M = F \odot (1 + M)$. 그래서 BAM에서 특징에 곱해지는 수는 1과 2 사이이고, SE처럼 채널을 0 가까이 끌 수 없습니다. 두 방법 모두 소프트맥스는 쓰지 않습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 assert round(sig.sum().item(), 2) == 2.88 and round(sig[2].item(), 2) == 0.88
 assert round(soft.max().item(), 4) == 0.5048 and round(keep_soft, 4) == 0.0156
 
@@ -246,7 +246,7 @@ class SpatialGate(nn.Module):
         gate = torch.sigmoid(self.conv(pooled))                                           # (B, 1, H, W)
         return x * gate, gate                                                             # same gate for every channel
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # SE와 짝을 이룹니다. SE는 채널마다 수 하나를 모든 위치에, 공간 게이트는 위치마다 수 하나를 모든 채널에 곱합니다. 잡음 위에 밝은 사각형 하나가 있는 16×16 이미지로, "사각형만 남기고 잡음을 지운 이미지"를 내도록 게이트의 합성곱 파라미터 99개를 같은 `train_gate`로 학습합니다(100단계, 1초 안팎). 이번에도 손실은 재구성 손실입니다. 실제 CBAM의 게이트는 분류 같은 과제의 손실로 학습됩니다.
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"} tags=["save"]
@@ -283,8 +283,8 @@ assert sum(p.numel() for p in gate_model.parameters()) == 2 * 7 * 7 + 1 == 99
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 위치별 게이트를 이미지에 겹친 히트맵으로 읽습니다. 가운데 열이 게이트(0~1, 색 눈금 공통)입니다.
 
-# %%
-fig, axes = plt.subplots(2, 3, figsize=(7.2, 4.8))
+# %% slideshow={"slide_type": "subslide"}
+fig, axes = plt.subplots(2, 3, figsize=(5.4, 3.6))
 for row, i in zip(axes, range(2)):
     row[0].imshow(x_shapes[i].permute(1, 2, 0).clamp(0, 1).numpy())
     im = row[1].imshow(g[i].numpy(), cmap="magma", vmin=0, vmax=1)
@@ -297,7 +297,7 @@ for ax, name in zip(axes[0], ["입력 이미지", "공간 게이트 (0~1)", "게
 fig.colorbar(im, ax=axes[:, 1], fraction=0.046, pad=0.04)
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 게이트 지도도 소프트맥스가 아닙니다. 소프트맥스였다면 256개 위치의 합이 1이라, 사각형이 28픽셀이면 그 안의 한 픽셀에 평균 $1/28$ 이하밖에 줄 수 없습니다. 시그모이드 게이트는 사각형 안의 픽셀 **모두**에 1에 가까운 값을 줍니다. 사각형 안 게이트의 합이 넓이와 거의 같습니다.
 
 # %%
@@ -353,7 +353,7 @@ def load_digits_split(test_fraction=0.2, seed=0):
 # %% [markdown]
 # 8×8 숫자 이미지(`sklearn`의 digits), $P = 2$로 해 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 x_train, y_train, x_test, y_test = load_digits_split()
 digit = x_test[0]                      # (C=1, H=8, W=8), pixels in [0, 1]
 tokens = patchify(digit, patch=2)      # (N, P·P·C)
@@ -372,7 +372,7 @@ vit_tokens = patchify(image, 16)  # (N, P·P·C)
 print("224×224×3, P=16 →", tuple(vit_tokens.shape), f"= ({224 // 16}×{224 // 16} 패치, 16·16·3)")
 assert vit_tokens.shape == (196, 768) and (224 // 16) ** 2 == 196 != 16 * 16
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **원문 바로잡기**: 원문은 ViT 논문 제목 "An Image is Worth 16x16 Words"를 "Image는 16×16개의 단어와 같다"고 풀이합니다. 16×16은 단어(토큰)의 **개수**가 아니라 한 단어의 **크기**(16×16 픽셀 패치)입니다. 224×224 이미지는 한 변에 $224/16 = 14$개, 모두 $14 \times 14 = 196$개의 단어가 됩니다. 256개가 아닙니다. 각 단어는 $16 \cdot 16 \cdot 3 = 768$개의 수입니다.
 
 # %% [markdown]
@@ -418,7 +418,7 @@ class Block(nn.Module):
         x = x + out
         return x + self.mlp(self.norm2(x)), weights
 
-
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 class TinyViT(nn.Module):
     """Patches -> linear embedding, [CLS] token, learned position embeddings -> blocks -> head on [CLS]."""
 
@@ -444,7 +444,7 @@ class TinyViT(nn.Module):
 # %% [markdown]
 # 이 노트북의 작은 ViT는 $P = 2$($N = 16$), $D = 16$, 헤드(head) 2개, 층 2개입니다. 모양을 따라갑니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(5)
 vit = TinyViT().eval()
 batch = x_test[:4]                                   # (B, 1, 8, 8)
@@ -460,7 +460,7 @@ assert z0.shape == (4, 17, 16) and maps[0].shape == (4, 2, 17, 17) and logits.sh
 # %% [markdown]
 # 위치 임베딩이 왜 필요할까요? 셀프 어텐션은 순열 등변성(permutation equivariance)을 가집니다. 패치 순서를 섞으면 패치 토큰의 출력도 똑같이 섞일 뿐이고, [CLS]의 출력은 **전혀 변하지 않습니다**. 5절에서 쓸 학습된 모델의 저장된 가중치로, 패치를 뒤섞은 이미지를 넣어 봅니다. 그다음 위치 임베딩만 0으로 만들고 다시 넣습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 trained = TinyViT()
 trained.load_state_dict(load_tensor_dict("vision_vit.pt"))
 trained.eval()
@@ -512,9 +512,11 @@ def patch_size_explorer(image, sizes=(1, 2, 4, 8)):
         return counts
 
     slider = widgets.SelectionSlider(options=list(sizes), value=sizes[1], description="패치 크기")
-    return Explorer(fig, update, {"patch": slider})
+    explorer = Explorer(fig, update, {"patch": slider})
+    explorer.image.layout.width = f"{round(fig.get_figwidth() * fig.dpi)}px"  # natural size, not the slide's width
+    return explorer
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 patch_explorer = patch_size_explorer(digit)
 patch_explorer
 
@@ -610,6 +612,18 @@ def patch_weight_panels(ax_img, ax_w, image, patch, vmax):
     return im, set_weights
 
 
+def weight_rows(images, grids, *, vmax, label, suptitle, top_titles, titles=None, marks=None, figsize=(11, 4.0)):
+    """Small multiple: digits on top, one weight grid under each (one colour scale and one colour bar)."""
+    fig, axes = plt.subplots(2, len(images), figsize=figsize)
+    for i, (image, grid) in enumerate(zip(images, grids)):
+        im, set_weights = patch_weight_panels(axes[0, i], axes[1, i], image, 2, vmax)
+        set_weights(grid, None if marks is None else marks[i], "" if titles is None else titles[i])
+        axes[0, i].set_title(top_titles[i], fontsize=9)
+    fig.colorbar(im, ax=axes[1, :], fraction=0.02, pad=0.02, label=label)
+    fig.suptitle(suptitle)
+    plt.show()
+
+
 def query_patch_explorer(image, weights, patch, vmax):
     """A query-patch slider: where that patch's query looks (row 1+q of a (1+N, 1+N) map, without [CLS])."""
     fig, (ax_img, ax_w) = plt.subplots(1, 2, figsize=(6.4, 3.2), dpi=80)
@@ -623,7 +637,9 @@ def query_patch_explorer(image, weights, patch, vmax):
         return row
 
     slider = widgets.IntSlider(value=0, min=0, max=g * g - 1, description="쿼리 패치")
-    return Explorer(fig, update, {"query": slider})
+    explorer = Explorer(fig, update, {"query": slider})
+    explorer.image.layout.width = f"{round(fig.get_figwidth() * fig.dpi)}px"  # natural size, not the slide's width
+    return explorer
 
 # %%
 run = load_json("vision_vit.json")
@@ -635,7 +651,7 @@ print(f"파라미터 {sum(p.numel() for p in model.parameters()):,}개;  정확�
 assert sum(p.numel() for p in model.parameters()) == run["params"] == 5_018
 assert round(acc_test, 4) == run["test_accuracy"] and acc_test > 0.95 and acc_train == 1.0
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 3.0))
 ax.plot(range(1, run["epochs"] + 1), run["loss"])
 ax.set_yscale("log")
@@ -649,21 +665,16 @@ plt.show()
 #
 # 마지막 층에서 [CLS]의 쿼리(query)가 패치 16개에 준 가중치를 헤드 평균으로 구합니다. 윗줄은 숫자 이미지와 패치 경계, 아랫줄은 같은 자리의 가중치(4×4)입니다. 잉크와 가중치를 한 그림에 섞지 않고 나란히 두었고, 색 눈금(0~0.3)은 여섯 그림 공통입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 cls_w = cls_attention(model, x_test)               # (B, N): last layer, mean over heads
 ink = ink_fraction(x_test, 2)                      # (B, N): 0 where the patch is blank
 with torch.no_grad():
     pred = model(x_test[:6])[0].argmax(-1)
-fig, axes = plt.subplots(2, 6, figsize=(11, 4.2))
-for i in range(6):
-    im, set_weights = patch_weight_panels(axes[0, i], axes[1, i], x_test[i], 2, vmax=0.3)
-    set_weights(cls_w[i].reshape(4, 4).numpy(), title=f"최대 {cls_w[i].max():.2f}")
-    axes[0, i].set_title(f"정답 {y_test[i].item()}, 예측 {pred[i].item()}", fontsize=9)
-fig.colorbar(im, ax=axes[1, :], fraction=0.02, pad=0.02, label="[CLS] → 패치 가중치")
-fig.suptitle("[CLS] → 패치 가중치 (마지막 층, 헤드 평균)")
-plt.show()
+weight_rows(x_test[:6], [w.reshape(4, 4).numpy() for w in cls_w[:6]], vmax=0.3, label="[CLS] → 패치 가중치",
+            suptitle="[CLS] → 패치 가중치 (마지막 층, 헤드 평균)", titles=[f"최대 {w.max():.2f}" for w in cls_w[:6]],
+            top_titles=[f"정답 {y_test[i].item()}, 예측 {pred[i].item()}" for i in range(6)])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 가중치는 획이 지나가는 패치에 모이고, 빈 패치에는 거의 가지 않습니다. 테스트 이미지 359장 전체에서 확인합니다.
 
 # %%
@@ -679,16 +690,16 @@ assert on_ink > 10 * on_empty and ink_mass > 0.9
 #
 # 첫 층의 어텐션 맵 전체는 $(1+N) \times (1+N) = 17 \times 17$입니다. 행이 쿼리 토큰, 열이 키(key) 토큰이고 각 행의 합은 1입니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 with torch.no_grad():
     first_maps = model(x_test[:1])[1][0][0].mean(0)  # (1+N, 1+N): layer 0, image 0, mean over heads
 labels = ["CLS"] + [str(i) for i in range(16)]
-fig, ax = plt.subplots(figsize=(6.0, 5.0))
+fig, ax = plt.subplots(figsize=(5.0, 4.0))
 attention_heatmap(first_maps, labels, labels, ax=ax, annotate=False, title="첫 층의 어텐션 가중치 (테스트 이미지 0)")
 plt.show()
 assert torch.allclose(first_maps.sum(-1), torch.ones(17), atol=1e-5)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 행 하나를 4×4로 접으면 "이 패치가 어느 패치를 보는지"가 보입니다. 슬라이더로 쿼리 패치(파란 상자)를 고릅니다. 왼쪽은 숫자, 오른쪽은 가중치이고 색 눈금은 0~0.15로 고정입니다.
 
 # %% tags=["nbval-ignore-output"]
@@ -698,19 +709,16 @@ query_explorer
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 정적 버전: 같은 함수로 쿼리 패치 네 개(왼쪽 위, 가운데 둘, 오른쪽 아래)를 그립니다.
 
-# %%
-fig, axes = plt.subplots(2, 4, figsize=(9.5, 4.6))
-rows = []
-for col, q in enumerate((0, 5, 10, 15)):
-    im, set_weights = patch_weight_panels(axes[0, col], axes[1, col], x_test[0], 2, vmax=0.15)
-    rows.append(first_maps[1 + q, 1:])
-    set_weights(rows[-1].reshape(4, 4).numpy(), q, f"패치 {q}의 쿼리 (최대 {rows[-1].max():.2f})")
-fig.colorbar(im, ax=axes[1, :], fraction=0.02, pad=0.02, label="가중치")
-plt.show()
+# %% slideshow={"slide_type": "subslide"}
+queries = (0, 5, 10, 15)
+rows = [first_maps[1 + q, 1:] for q in queries]
+weight_rows([x_test[0]] * 4, [r.reshape(4, 4).numpy() for r in rows], vmax=0.15, label="가중치", marks=queries,
+            suptitle="첫 층: 쿼리 패치(파란 상자)가 보는 곳", titles=[f"최대 {r.max():.2f}" for r in rows],
+            top_titles=[f"패치 {q}의 쿼리" for q in queries], figsize=(8.5, 4.0))
 print("패치 키에 간 몫 (나머지는 [CLS]):", [round(r.sum().item(), 2) for r in rows])
 assert all(0 < r.sum() <= 1 for r in rows) and all(r.max() < 3 / 17 for r in rows)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 이미지에서 패치 쿼리 네 개의 가장 큰 가중치는 균등 분포(1/17 = 0.059)의 1.4~2.4배에 그칩니다. 테스트 이미지 359장 전체에서 두 층을 비교합니다. 엔트로피(entropy, 05번)가 $\log 17$에 가까울수록 17개 키에 고르게 퍼진 것입니다.
 
 # %%
@@ -727,7 +735,7 @@ ink_share = (ink > 0).float().mean().item()
 assert np.log(17) - 0.15 < ent[0] < np.log(17)
 assert cls_ink[0] < ink_share < 0.9 < cls_ink[1]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 첫 층의 패치 쿼리는 거의 균등하게 넓게 봅니다(엔트로피 2.75, 균등이면 2.83). 첫 층의 [CLS]가 획이 있는 패치에 주는 몫은 0.69로, 그런 패치의 비율(0.73)보다도 작습니다. 첫 층의 [CLS]는 획에 집중하지 않습니다. [CLS]가 획에 가중치를 모으는 것(0.94)은 마지막 층에서입니다.
 
 # %% [markdown]
@@ -748,7 +756,7 @@ def attention_rollout(maps):  # list over layers of (B, h, T, T) -> (B, T, T)
         rollout = a @ rollout                            # this layer after the earlier ones
     return rollout
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 roll = attention_rollout(all_maps)                       # (B, 1+N, 1+N)
 roll_cls = roll[:, 0, 1:] / roll[:, 0, 1:].sum(-1, keepdim=True)   # [CLS] row over the patches, renormalised
 raw_cls = cls_w / cls_w.sum(-1, keepdim=True)
@@ -759,17 +767,12 @@ print(f"가장 큰 패치 가중치의 평균: 롤아웃 {roll_cls.max(-1).value
 assert torch.allclose(roll.sum(-1), torch.ones(len(x_test), 17), atol=1e-5)
 assert ink_share < roll_ink < raw_ink and roll_cls.max(-1).values.mean() < raw_cls.max(-1).values.mean()
 
-# %%
-fig, axes = plt.subplots(2, 6, figsize=(11, 4.2))
-for i in range(6):
-    im, set_weights = patch_weight_panels(axes[0, i], axes[1, i], x_test[i], 2, vmax=0.3)
-    set_weights(roll_cls[i].reshape(4, 4).numpy(), title=f"최대 {roll_cls[i].max():.2f}")
-    axes[0, i].set_title(f"정답 {y_test[i].item()}", fontsize=9)
-fig.colorbar(im, ax=axes[1, :], fraction=0.02, pad=0.02, label="롤아웃 [CLS] → 패치")
-fig.suptitle("어텐션 롤아웃 (두 층, 헤드 평균, 패치 몫만 다시 정규화; 색 눈금은 위 그림과 같음)")
-plt.show()
+# %% slideshow={"slide_type": "subslide"}
+weight_rows(x_test[:6], [r.reshape(4, 4).numpy() for r in roll_cls[:6]], vmax=0.3, label="롤아웃 [CLS] → 패치",
+            suptitle="어텐션 롤아웃 (패치 몫만 다시 정규화; 색 눈금은 마지막 층 그림과 같음)",
+            titles=[f"최대 {r.max():.2f}" for r in roll_cls[:6]], top_titles=[f"정답 {y.item()}" for y in y_test[:6]])
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 롤아웃은 마지막 층만 볼 때보다 **넓게 퍼집니다**. 첫 층의 [CLS]와 패치 쿼리들이 이미지 전체를 고르게 봤기 때문에, 그 흐름을 곱하면 빈 패치에도 몫이 갑니다(획이 있는 패치의 몫 0.80 대 0.97). 잔차 몫 때문에 [CLS]가 자기 자신에게 남기는 양도 큽니다. 어느 쪽이 "모델이 본 곳"에 더 가까운지는 이 그림만으로 정할 수 없습니다. 롤아웃은 층을 거친 섞임을 고려하지만, 잔차를 정확히 반으로 본다는 가정과 MLP·층 정규화를 무시하는 어림이 들어 있습니다.
 
 # %% [markdown]
@@ -791,8 +794,8 @@ print(f"유사도와 (−격자 거리)의 상관 {corr:.2f};  이웃(거리 1) 
 print(f"네 모서리 패치(0, 3, 12, 15)끼리의 평균 유사도 {corner_cos:.2f}")
 assert abs(corr) < 0.2 and corner_cos > 0.5 > cos[dist == 1].mean()
 
-# %%
-fig, axes = plt.subplots(4, 4, figsize=(5.0, 4.8))
+# %% slideshow={"slide_type": "subslide"}
+fig, axes = plt.subplots(4, 4, figsize=(4.2, 3.9))
 for i, ax in enumerate(axes.flat):
     im = ax.imshow(cos[i].reshape(4, 4).numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
     ax.add_patch(plt.Rectangle((i % 4 - 0.5, i // 4 - 0.5), 1, 1, fill=False, edgecolor="black", lw=1.5))
@@ -802,7 +805,7 @@ fig.colorbar(im, ax=axes, fraction=0.04, pad=0.03, label="코사인 유사도")
 fig.suptitle("위치 임베딩의 코사인 유사도 (검은 칸: 기준 패치)")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 격자는 나타나지 않았습니다. 유사도와 격자 거리의 상관은 0에 가깝고, 바로 옆 패치가 특별히 비슷하지도 않습니다. 대신 **네 모서리 패치**가 서로 아주 비슷합니다(평균 0.74). 8×8 숫자에서 모서리는 대개 비어 있으니, 이 모델에게 필요한 위치 정보는 "모서리인가 아닌가"에 가까웠던 것입니다. 학습 이미지 1,438장, 패치 16개로는 2차원 구조를 배울 이유도, 데이터도 부족합니다. ViT 논문의 격자 그림은 큰 데이터에서 나온 결과이고, 위치 임베딩이 늘 격자를 배운다는 뜻은 아닙니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -838,7 +841,7 @@ assert costs[16]["bytes"] == 153_664 and costs[8]["bytes"] == 2_458_624
 assert costs[1]["bytes"] == 10_070_523_904
 assert costs[8]["bytes"] == 16 * costs[16]["bytes"]  # halving P: 4× the tokens, 16× the matrix
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 3.4))
 ps = list(costs)
 ax.bar([f"P={p}" for p in ps], [costs[p]["bytes"] for p in ps], color="tab:blue")
@@ -849,7 +852,7 @@ ax.set_title("224×224 이미지: 패치 크기와 어텐션 행렬의 메모리
 ax.legend(loc="upper left")
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 픽셀 단위 셀프 어텐션은 헤드 하나, 이미지 하나, 층 하나에 10.07 GB입니다. 헤드 12개면 120 GB가 넘습니다. 그래서 ViT는 패치로 $N$을 줄이고, 다른 방법들은 보는 범위를 줄입니다. 각 픽셀이 주변 $7 \times 7$ 창 안에서만 어텐션을 하면 쌍의 수는 $N \cdot 49$입니다(가장자리 픽셀의 창이 잘리는 것은 무시합니다).
 
 # %%
@@ -880,7 +883,7 @@ def se_gates(x, w1, w2):
 
 check("13-1", se_gates)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "subslide"}
 def se_gates(x, w1, w2):
     z = x.mean(dim=(2, 3))                       # (B, C): squeeze
     return torch.sigmoid(F.relu(z @ w1.T) @ w2.T)  # (B, C): independent gates
@@ -896,7 +899,7 @@ def my_patchify(img, p):
 
 check("13-2", my_patchify)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "subslide"}
 def my_patchify(img, p):
     c, h, w = img.shape
     blocks = img.reshape(c, h // p, p, w // p, p)  # (C, gh, p, gw, p)
@@ -913,7 +916,7 @@ def attention_matrix_bytes(size, p):
 
 check("13-3", attention_matrix_bytes)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "subslide"}
 def attention_matrix_bytes(size, p):
     n = (size // p) ** 2
     return n * n * 4
@@ -936,15 +939,14 @@ check("13-3", attention_matrix_bytes)
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | SE = 평균 풀링 → MLP → **시그모이드** 게이트 → 채널 곱 | 모듈 = 손 계산; 학습 전 게이트는 모두 0.5 근처 |
-# | 학습된 SE는 이미지마다 다른 채널을 켠다 (재구성 손실로 200단계) | 신호 채널 게이트 0.9 이상, 잡음 채널 0.1 이하 |
-# | 시그모이드 게이트는 독립, 소프트맥스는 경쟁 | 합 2.88 대 1; 채널 64개 모두 중요하면 소프트맥스는 1/64 (원문 바로잡기) |
-# | BAM은 $\sigma(M_c + M_s)$를 잔차로: 곱하는 수가 1~2; CBAM의 채널 가지는 평균과 최댓값 풀링 | 그 범위를 assert |
-# | 공간 게이트는 위치마다 0~1, 합이 1로 묶이지 않음 | 사각형 안 0.85 이상, 밖 0.15 미만; 안쪽 합 ≈ 넓이 |
-# | 패치: $N = HW/P^2$, 토큰 길이 $P^2C$; 패치 임베딩 = 보폭 $P$ 합성곱 | 224, $P=16$ → (196, 768) (원문 바로잡기); 선형층 = `Conv2d` |
-# | 위치 임베딩이 없으면 [CLS]는 패치 순서를 모른다 | 섞인 이미지에서 로짓 변화 $< 10^{-4}$ |
-# | 5,018개 파라미터 ViT: 테스트 정확도 97.2% | [CLS] 가중치는 획 있는 패치에 10배 이상; 롤아웃은 더 넓게 퍼짐 (0.80 대 0.97) |
-# | 이 작은 모델의 위치 임베딩은 격자를 배우지 않았다 | 유사도-거리 상관 ≈ 0, 네 모서리끼리 0.74 |
-# | 비용은 $N^2$: $P$ 절반 → 행렬 16배; 픽셀 단위 10.07 GB | 7×7 창은 1024분의 1 (SASA: 줄기 외 공간 합성곱을 모두 바꿈, 원문 바로잡기) |
+# | SE = 평균 풀링 → MLP → **시그모이드** 게이트 → 채널 곱 | 모듈 = 손 계산; 학습된 SE는 이미지마다 다른 채널을 켬 |
+# | 시그모이드 게이트는 독립, 소프트맥스는 경쟁 | 합 2.88 대 1; 64채널이면 1/64 (원문 바로잡기) |
+# | BAM: $\sigma(M_c + M_s)$를 잔차로, 곱하는 수 1~2 | CBAM 채널 가지는 평균과 최댓값 풀링 |
+# | 공간 게이트는 위치마다 0~1, 합이 1로 묶이지 않음 | 사각형 안 0.85 이상, 밖 0.15 미만 |
+# | 패치 $N = HW/P^2$; 패치 임베딩 = 보폭 $P$ 합성곱 | 224, $P=16$ → (196, 768) (원문 바로잡기) |
+# | 위치 임베딩이 없으면 패치 순서를 모른다 | 섞인 이미지에서 로짓 변화 $< 10^{-4}$ |
+# | 작은 ViT(테스트 97.2%)의 [CLS]는 획에 모인다 | 롤아웃은 더 넓게 퍼짐 (0.80 대 0.97) |
+# | 이 모델의 위치 임베딩은 격자를 배우지 않았다 | 거리와의 상관 ≈ 0, 네 모서리끼리 0.74 |
+# | 비용은 $N^2$: $P$ 절반 → 행렬 16배 | 7×7 창은 1024분의 1 (SASA, 원문 바로잡기) |
 #
-# 이 노트북이 과정에서 처음으로 이미지를 다뤘습니다. ViT에서 텍스트와 크게 달라진 것은 "무엇이 토큰인가"(패치)와 그 위치를 알려 주는 방법이고, 그 뒤의 셀프 어텐션은 07번의 `MultiHeadAttention` 그대로입니다.
+# ViT에서 텍스트와 달라진 것은 "무엇이 토큰인가"(패치)와 위치를 알려 주는 방법이고, 그 뒤의 셀프 어텐션은 07번의 `MultiHeadAttention` 그대로입니다.
