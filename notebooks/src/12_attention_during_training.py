@@ -287,7 +287,7 @@ for target_std in (0.3, 0.1, 0.02):
 assert shares[0.3] < 0.05 and shares[0.02] > 0.9
 
 # %% [markdown]
-# 표준편차가 0.02 정도는 되어야 합니다. 실제 트랜스포머의 초기화는 어떨까요? BERT식 초기화(가중치 $\mathcal{N}(0, 0.02^2)$, 층 정규화를 거친 입력)에서 점수의 표준편차는 대략 $0.02^2 \cdot d_{\text{model}}$입니다(각 $q_i$의 분산이 $d_{\text{model}} \cdot 0.02^2$이고, $\sqrt{d_{\text{head}}}$로 나누면 헤드 차원은 약분됩니다). BERT-base 크기($d_{\text{model}} = 768$, 헤드 12개)를 직접 만들어 봅니다.
+# 표준편차가 0.02 정도는 되어야 합니다. 실제 트랜스포머의 초기화는 어떨까요? BERT식 초기화(가중치 $\mathcal{N}(0, 0.02^2)$, 층 정규화(layer normalization)를 거친 입력)에서 점수의 표준편차는 대략 $0.02^2 \cdot d_{\text{model}}$입니다(각 $q_i$의 분산이 $d_{\text{model}} \cdot 0.02^2$이고, $\sqrt{d_{\text{head}}}$로 나누면 헤드 차원은 약분됩니다). BERT-base 크기($d_{\text{model}} = 768$, 헤드 12개)를 직접 만들어 봅니다.
 
 # %% slideshow={"slide_type": "subslide"}
 def bert_style_scores(d_model, n_heads, t=4, n=500, std=0.02, seed=0):

@@ -401,7 +401,7 @@ torch.testing.assert_close(by_linear, by_conv, atol=1e-4, rtol=1e-4)
 #
 # $$z_0 = \big[\,x_{\text{cls}};\ x_p^1 E;\ \dots;\ x_p^N E\,\big] + E_{\text{pos}}, \qquad z_0 \in \mathbb{R}^{(1+N) \times D}$$
 #
-# 그 뒤는 텍스트 트랜스포머와 같은 블록입니다(층 정규화를 어텐션 앞에 두는 pre-LN 방식).
+# 그 뒤는 텍스트 트랜스포머와 같은 블록입니다(층 정규화(layer normalization)를 어텐션 앞에 두는 pre-LN 방식).
 
 # %% tags=["save"]
 class Block(nn.Module):
@@ -769,7 +769,7 @@ assert ink_share < roll_ink < raw_ink and roll_cls.max(-1).values.mean() < raw_c
 
 # %% slideshow={"slide_type": "subslide"}
 weight_rows(x_test[:6], [r.reshape(4, 4).numpy() for r in roll_cls[:6]], vmax=0.3, label="롤아웃 [CLS] → 패치",
-            suptitle="어텐션 롤아웃 (패치 몫만 다시 정규화; 색 눈금은 마지막 층 그림과 같음)",
+            suptitle="어텐션 롤아웃 (패치 몫의 합을 1로 맞춤; 색 눈금은 마지막 층 그림과 같음)",
             titles=[f"최대 {r.max():.2f}" for r in roll_cls[:6]], top_titles=[f"정답 {y.item()}" for y in y_test[:6]])
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
