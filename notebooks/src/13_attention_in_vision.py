@@ -88,10 +88,10 @@ class SqueezeExcitation(nn.Module):
         gates = torch.sigmoid(self.fc2(F.relu(self.fc1(z))))          # (B, C): one gate per channel
         return x * gates[:, :, None, None], gates                     # scale every position of a channel
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 게이트는 입력에서 계산되므로, 같은 SE 블록이라도 이미지마다 다른 채널을 키우고 줄입니다. 학습이 끝나면 고정되는 채널별 상수와 다른 점이고, 어텐션이라고 부르는 이유입니다. 모듈이 식 그대로인지 손 계산과 비교합니다.
 
-# %% slideshow={"slide_type": "subslide"}
+# %%
 seed_everything(2)
 se = SqueezeExcitation(channels=8, reduction=4).eval()
 x = torch.randn(2, 8, 5, 5)  # (B, C, H, W): two feature maps
@@ -103,7 +103,7 @@ torch.testing.assert_close(gates, manual)
 torch.testing.assert_close(out, x * gates[:, :, None, None])
 assert 0.3 < gates.min() and gates.max() < 0.7  # untrained: every gate near 1/2
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 학습 전 게이트는 모두 0.5 근처입니다. 어느 채널을 키울지는 학습해야 정해집니다. 그래서 SE 블록을 잠깐 학습시킵니다. 과제는 일부러 단순하게 만듭니다. 채널 8개 가운데 이미지마다 앞쪽 넷 또는 뒤쪽 넷에만 신호(평균 +2)가 있고 나머지는 잡음입니다. 목표 출력은 "신호 채널은 그대로, 잡음 채널은 0"입니다. 손실은 이 목표와의 평균 제곱 오차(재구성 손실)입니다. 분류 같은 실제 과제의 손실이 아닙니다. 실제 SENet에서는 게이트가 분류 손실로, 네트워크 전체와 함께 학습됩니다.
 #
 # 학습 루프는 3절의 공간 게이트에도 그대로 씁니다. (줄임 비율을 $r = 4$로 하면 은닉 단위가 2개뿐이라, 시드에 따라 ReLU가 모두 꺼진 채 게이트가 상수로 멈추기도 합니다. 여기서는 $r = 2$를 씁니다.)
@@ -145,12 +145,12 @@ print("뒤쪽 넷에 신호가 있는 이미지의 평균 게이트:", [f"{v:.1f
 assert g_first[:4].min() > 0.9 and g_first[4:].max() < 0.1
 assert g_second[4:].min() > 0.9 and g_second[:4].max() < 0.1
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 학습된 블록은 같은 가중치로, 이미지에 따라 **다른 채널**을 켭니다. 신호가 앞쪽에 있으면 앞쪽 게이트가 1 가까이, 뒤쪽은 0 가까이 갑니다(그리고 반대). 여러 채널이 동시에 1에 가깝다는 점도 보세요. 게이트 넷의 합이 4 가까이입니다.
 #
 # 파라미터는 $W_1, b_1, W_2, b_2$뿐입니다: $2C^2/r + C/r + C$. 채널 256개, $r = 16$이면 입력·출력 채널이 256개인 3×3 합성곱 층 하나($9C^2 = 589{,}824$개, 편향 제외)의 1.4% 정도입니다.
 
-# %% slideshow={"slide_type": "subslide"}
+# %%
 def se_params(c, r):
     return 2 * c * c // r + c // r + c
 
@@ -350,10 +350,10 @@ def load_digits_split(test_fraction=0.2, seed=0):
     n_test = round(len(y) * test_fraction)
     return x[order[n_test:]], y[order[n_test:]], x[order[:n_test]], y[order[:n_test]]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 8×8 숫자 이미지(`sklearn`의 digits), $P = 2$로 해 봅니다.
 
-# %% slideshow={"slide_type": "subslide"}
+# %%
 x_train, y_train, x_test, y_test = load_digits_split()
 digit = x_test[0]                      # (C=1, H=8, W=8), pixels in [0, 1]
 tokens = patchify(digit, patch=2)      # (N, P·P·C)
@@ -403,7 +403,7 @@ torch.testing.assert_close(by_linear, by_conv, atol=1e-4, rtol=1e-4)
 #
 # 그 뒤는 텍스트 트랜스포머와 같은 블록입니다(층 정규화(layer normalization)를 어텐션 앞에 두는 pre-LN 방식).
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 class Block(nn.Module):
     """Pre-norm transformer block: x + MHA(LN(x)), then x + MLP(LN(x))."""
 
@@ -441,10 +441,10 @@ class TinyViT(nn.Module):
             maps.append(weights)                                       # per layer (B, h, 1+N, 1+N)
         return self.head(self.norm(x[:, 0])), maps                     # logits from [CLS]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 노트북의 작은 ViT는 $P = 2$($N = 16$), $D = 16$, 헤드(head) 2개, 층 2개입니다. 모양을 따라갑니다.
 
-# %% slideshow={"slide_type": "subslide"}
+# %%
 seed_everything(5)
 vit = TinyViT().eval()
 batch = x_test[:4]                                   # (B, 1, 8, 8)
@@ -457,10 +457,10 @@ print("층별 어텐션 가중치:", [tuple(m.shape) for m in maps], " 로짓:",
 print(f"파라미터 {sum(p.numel() for p in vit.parameters()):,}개")
 assert z0.shape == (4, 17, 16) and maps[0].shape == (4, 2, 17, 17) and logits.shape == (4, 10)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 위치 임베딩이 왜 필요할까요? 셀프 어텐션은 순열 등변성(permutation equivariance)을 가집니다. 패치 순서를 섞으면 패치 토큰의 출력도 똑같이 섞일 뿐이고, [CLS]의 출력은 **전혀 변하지 않습니다**. 5절에서 쓸 학습된 모델의 저장된 가중치로, 패치를 뒤섞은 이미지를 넣어 봅니다. 그다음 위치 임베딩만 0으로 만들고 다시 넣습니다.
 
-# %% slideshow={"slide_type": "subslide"}
+# %%
 trained = TinyViT()
 trained.load_state_dict(load_tensor_dict("vision_vit.pt"))
 trained.eval()
@@ -474,7 +474,7 @@ print("예측: 원래", before.argmax(-1).tolist(), "→ 섞은 이미지", afte
 print(f"로짓의 최대 변화: 위치 임베딩 있음 {(before - after).abs().max():.1f}, 없음 < 1e-4: {change_without_pos < 1e-4}")
 assert (before.argmax(-1) != after.argmax(-1)).any() and change_without_pos < 1e-4
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 위치 임베딩이 없으면 ViT에게 이미지는 "패치들의 주머니"입니다. 섞인 숫자와 원래 숫자를 구별하지 못합니다.
 #
 # ### 슬라이더: 패치 크기
@@ -883,14 +883,14 @@ def se_gates(x, w1, w2):
 
 check("13-1", se_gates)
 
-# %% jupyter={"source_hidden": true} slideshow={"slide_type": "subslide"}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def se_gates(x, w1, w2):
     z = x.mean(dim=(2, 3))                       # (B, C): squeeze
     return torch.sigmoid(F.relu(z @ w1.T) @ w2.T)  # (B, C): independent gates
 
 check("13-1", se_gates)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **13-2.** 이미지 `img` $(C, H, W)$와 패치 크기 `p`를 받아 토큰 $(N, C \cdot p \cdot p)$를 돌려주는 `my_patchify`를 `reshape`와 `permute`로 완성하세요. 패치는 왼쪽 위부터 한 줄씩(패치 1은 패치 0의 오른쪽 이웃), 한 패치는 $(C, p, p)$ 블록을 그대로 펼친 순서입니다. 위의 `patchify`는 쓰지 마세요.
 
 # %%
@@ -899,7 +899,7 @@ def my_patchify(img, p):
 
 check("13-2", my_patchify)
 
-# %% jupyter={"source_hidden": true} slideshow={"slide_type": "subslide"}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def my_patchify(img, p):
     c, h, w = img.shape
     blocks = img.reshape(c, h // p, p, w // p, p)  # (C, gh, p, gw, p)
@@ -916,7 +916,7 @@ def attention_matrix_bytes(size, p):
 
 check("13-3", attention_matrix_bytes)
 
-# %% jupyter={"source_hidden": true} slideshow={"slide_type": "subslide"}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def attention_matrix_bytes(size, p):
     n = (size // p) ** 2
     return n * n * 4
