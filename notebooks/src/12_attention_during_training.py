@@ -45,7 +45,7 @@ from helpers.widgets import Explorer
 #
 # 한 시퀀스(sequence)는 위치 10개입니다. 앞의 6개는 `키:값` 쌍(키 글자는 A–J 가운데 서로 다른 6개, 값은 숫자 0–9), 뒤의 4개는 `키?` 형태의 질문입니다. 각 질문 위치에서 그 키에 적혀 있던 값을 맞혀야 합니다. 도서관에서 청구 기호로 책을 찾는 것과 같습니다. 질문의 키 글자가 쿼리(query), 쌍의 키 글자가 키(key), 쌍의 값이 밸류(value) 역할을 합니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 KEYS = "ABCDEFGHIJ"           # key symbols; values are the digits 0..9
 N_KEYS, N_VALUES = 10, 10
 QUERY_MARK = N_VALUES         # value id of a query position: "?"
@@ -68,7 +68,7 @@ def token_labels(batch, i=0):
     keys, values = batch["keys"][i].tolist(), batch["values"][i].tolist()
     return [f"{KEYS[k]}?" if v == QUERY_MARK else f"{KEYS[k]}:{v}" for k, v in zip(keys, values)]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 아래에서 만드는 시퀀스 500개는 학습에 쓰지 않고 학습 중의 변화를 지켜보는 데만 쓰는 **관찰 묶음**(probe set)입니다. 이 노트북의 모든 곡선은 이 묶음에서 구한 값입니다.
 
 # %%
@@ -85,7 +85,7 @@ def correct_keys(keys):  # (n, T) -> (n, Q, T) boolean
     same = keys[:, N_PAIRS:, None] == keys[:, None, :]   # (n, Q, T): same key symbol
     return same & (torch.arange(SEQ_LEN) < N_PAIRS)      # only pair positions hold a value
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 correct = correct_keys(probe["keys"])  # (500, Q, T)
 print("시퀀스 0의 정답 키 위치:", correct[0].nonzero()[:, 1].tolist())
 assert (correct.sum(dim=-1) == 1).all()
@@ -101,7 +101,7 @@ assert not correct[..., N_PAIRS:].any()  # query positions are never correct key
 #
 # 비교 기준이 둘 있습니다. 모든 위치를 똑같이 보는 균등 가중치 $\alpha_{ij} = 1/T$이면 $m = |C(i)|/T = 1/10$이고, 정답 키만 보는 원-핫(one-hot) 가중치이면 $m = 1$입니다. 가중치가 얼마나 퍼져 있는지는 엔트로피(entropy) $H = -\sum_j \alpha_{ij} \log \alpha_{ij}$로 나타냅니다. 균등이면 $\log T = \log 10 \approx 2.30$, 원-핫이면 0입니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def query_weights(weights):  # (B, h, T, T) -> (B, Q, T): query rows, mean over heads
     return weights[:, :, N_PAIRS:, :].mean(dim=1)
 
@@ -130,7 +130,7 @@ assert math.isclose(row_entropy(uniform), math.log(10), rel_tol=1e-6) and attent
 #
 # 과제를 풀려면 질문 위치의 쿼리가 같은 글자 쌍의 키와 맞아야 하고($W^Q$, $W^K$), 그 쌍의 값이 밸류로 실려 와야 합니다($W^V$, $W^O$).
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 class LookupModel(nn.Module):
     """Key + value + position embeddings -> one attention layer (residual) -> a linear readout."""
 
@@ -156,7 +156,7 @@ logits, weights = model(probe["keys"][:2], probe["values"][:2])
 print(f"파라미터 {n_params:,}개, 로짓 {tuple(logits.shape)}, 가중치 {tuple(weights.shape)}")
 assert logits.shape == (2, N_QUERIES, 10) and weights.shape == (2, 1, SEQ_LEN, SEQ_LEN)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # > **원문 바로잡기**: 원문은 어텐션 맵이 학습되는 과정에서 "W_Q, W_K, W_V 행렬이" 의미 있는 관계를 포착하는 방향으로 학습된다고 설명합니다. 세 행렬 모두 학습되는 것은 맞지만, **어텐션 맵(가중치)을 바꾸는 것은 $W^Q$와 $W^K$(그리고 입력 $x$)뿐**입니다. 가중치는 $\mathrm{softmax}(qk^\top/\sqrt{d})$이고 그 층의 $W^V$는 이 식에 없습니다(층이 여럿이면 앞 층의 $W^V$는 다음 층의 입력 $x$를 바꾸므로, 다음 층의 맵에는 입력을 거쳐 영향을 줍니다). 한 층짜리인 이 모델에서 $W^V$와 $W^O$를 무작위 값으로 바꿔도 가중치는 한 자리도 변하지 않고 출력만 바뀝니다.
 
 # %%
@@ -190,7 +190,7 @@ def evaluate(model, batch):
             "entropy": row_entropy(qw),
             "on_queries": qw[..., N_PAIRS:].sum(dim=-1).mean().item()}
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def train_lookup(steps, seed=0, *, probe=None, eval_every=10, save_at=(), lr=1e-3, batch=64):
     """Adam on fresh batches, one thread; returns (model, {"loss", "eval", "checkpoints"})."""
     threads = torch.get_num_threads()
@@ -216,7 +216,7 @@ def train_lookup(steps, seed=0, *, probe=None, eval_every=10, save_at=(), lr=1e-
     torch.set_num_threads(threads)
     return model.eval(), log
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 긴 학습은 `scripts/train_dynamics.py`가 이 함수로 했습니다(시드 0–4, 학습률 $10^{-3}$, 배치 64, 1000단계, CPU 한 코어에서 1분 안쪽). 시드 0 모델의 파라미터는 단계 0, 25, 50, …, 1000에서 `data/dynamics_checkpoints.pt`에 저장되어 있고, 관찰 묶음에서 5단계마다 구한 곡선은 `data/dynamics_curves.json`에 있습니다. 파일에는 그 학습을 돌린 환경(PyTorch 버전, CPU 명령어 집합, 스레드 수)도 적혀 있습니다.
 
 # %%
@@ -242,7 +242,7 @@ print({k: round(v, 2) for k, v in init.items()}, f" 정답 키 가중치를 셋�
 assert all(math.isclose(init[k], curve0[k][0], abs_tol=1e-4) for k in ("loss", "mass", "accuracy"))
 assert abs(init["mass"] - 0.1) < 0.01 and abs(init["accuracy"] - 0.1) < 0.02 and init["loss"] > math.log(10)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 정답 키 가중치는 0.097로 균등값 0.1과 거의 같고, 정확도도 우연 수준(0.1)입니다. 손실 2.90은 값 10개를 똑같이 찍을 때의 $\ln 10 \approx 2.30$보다도 큽니다. 그렇다면 맵 자체도 균등할까요? 행마다 가장 큰 가중치와 엔트로피를 봅니다.
 
 # %%
@@ -259,7 +259,7 @@ assert 0.2 < row_max < 0.3 and row_entropy(qw0) < math.log(10) - 0.2
 #
 # 원문은 네 단어 문장의 학습 초기(랜덤 가중치) 맵을 모든 값이 0.24–0.26인 "거의 균일 분포"로 보여 줍니다. 원문에는 이 표를 만든 계산이 없습니다. 이 모델의 초기 파라미터로 네 위치짜리 입력 500개를 넣어 보면 그렇지 않습니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 with torch.no_grad():
     x4 = fresh.key_emb(probe["keys"][:, :4]) + fresh.value_emb(probe["values"][:, :4]) + fresh.pos_emb.weight[:4]  # (500, 4, C)
     _, w4 = fresh.attn(x4)  # (500, 1, 4, 4)
@@ -275,7 +275,7 @@ print(f"네 위치: 행 최대 가중치 평균 {w4.max(dim=-1).values.mean().it
 assert 0.45 < w4.max(dim=-1).values.mean() < 0.6 and near_uniform_share(w4) == 0.0
 assert 0.8 < scores4.std().item() < 1.3
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 행 최대 가중치가 평균 0.51(균등 0.25의 두 배)이고, 모든 값이 0.24–0.26 안에 드는 행은 하나도 없습니다. 이 모델(임베딩 세 개를 더한 입력, PyTorch 기본 초기화)에서는 점수 $q \cdot k/\sqrt{d}$의 표준편차가 약 1이라 가중치가 $e^{\pm 1}$배 정도씩 차이 나기 때문입니다. 같은 점수를 줄여 보면, 원문의 표처럼 거의 모든 행이 0.24–0.26 안에 들려면 점수의 표준편차가 얼마나 작아야 할까요?
 
 # %%
@@ -289,7 +289,7 @@ assert shares[0.3] < 0.05 and shares[0.02] > 0.9
 # %% [markdown]
 # 표준편차가 0.02 정도는 되어야 합니다. 실제 트랜스포머의 초기화는 어떨까요? BERT식 초기화(가중치 $\mathcal{N}(0, 0.02^2)$, 층 정규화(layer normalization)를 거친 입력)에서 점수의 표준편차는 대략 $0.02^2 \cdot d_{\text{model}}$입니다(각 $q_i$의 분산이 $d_{\text{model}} \cdot 0.02^2$이고, $\sqrt{d_{\text{head}}}$로 나누면 헤드 차원은 약분됩니다). BERT-base 크기($d_{\text{model}} = 768$, 헤드 12개)를 직접 만들어 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def bert_style_scores(d_model, n_heads, t=4, n=500, std=0.02, seed=0):
     """Scores q·k/√d_head of a freshly initialised layer: LayerNorm'd input, W ~ N(0, std²)."""
     g = torch.Generator().manual_seed(seed)
@@ -310,7 +310,7 @@ for d_model, n_heads in ((768, 12), (32, 1)):
     else:
         assert s.std() < 0.02 and near_uniform_share(s.softmax(-1)) > 0.9
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # BERT-base의 초기 점수 표준편차는 0.31로, 원문의 표에 필요한 0.02보다 열다섯 배 큽니다. 그 크기에서 0.24–0.26 안에 드는 행은 1%도 되지 않습니다. 원문 같은 표는 모델 폭이 32 정도로 아주 좁을 때(표준편차 0.01)에나 나옵니다. "초기 맵은 거의 균일하다"는 일반적인 사실이 아니라 초기화 규칙과 모델 폭에 달린 이야기이고, 평균 정답 키 가중치가 $1/T$라는 것만 어느 경우에나 성립합니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -413,10 +413,10 @@ def plot_curves(steps, mass, on_q, loss, acc, band):
     fig.tight_layout()
     plt.show()
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 plot_curves(steps, mass, on_q, loss, acc, band=(click[0.25], click[0.75]))
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 급변은 처음 150단계 안에서 일어나고, 1000단계까지의 나머지는 긴 꼬리입니다. 그림에서 읽은 것을 단계별 표로 정리합니다.
 
 # %%
@@ -432,7 +432,7 @@ assert (below_chance, click[0.25], click[0.75]) == (40, 55, 110) and 0.7 < drop_
 assert on_q[0] > 0.4 > 0.15 > on_q[at[50]] and mass[at[40]] < 0.2
 assert acc[at[150]] > 0.99 and loss[at[150]] > 100 * loss[-1] and mass[-1] - mass[at[150]] < 0.1
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # | 구간 | 단계 | 정답 키 가중치 | 질문 위치(`?`) 가중치 | 손실 | 정확도 |
 # |---|---|---|---|---|---|
 # | 출발 | 0 | 0.10 | 0.41 | 2.90 | 0.10 |
@@ -462,7 +462,7 @@ maps = checkpoint_maps(checkpoints, probe, 0)  # {step: (Q, T)}
 correct0 = correct[0]                           # (Q, T)
 print({step: round(attention_mass(m[None], correct0[None]), 2) for step, m in maps.items()})
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 explorer = checkpoint_explorer(maps, curve0, labels, correct0)
 explorer
 
@@ -480,7 +480,7 @@ for ax in axes[1:]:
 fig.tight_layout()
 plt.show()
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 row_max0 = {s: (round(maps[s].max(-1).values.min().item(), 2), round(maps[s].max(-1).values.max().item(), 2)) for s in shown}
 hits = {s: int((maps[s].argmax(dim=-1) == probe["source"][0]).sum()) for s in shown}
 top50 = [labels[int(maps[50][r].argmax())] for r in range(N_QUERIES)]
@@ -489,7 +489,7 @@ print("정답 키가 가장 진한 행의 수:", hits, " 50단계에 각 질문�
 assert attention_mass(maps[0][None], correct0[None]) < 0.2 < 0.9 < attention_mass(maps[1000][None], correct0[None])
 assert set(top50) == {"F:1", "I:9"} and hits[50] < 4 and hits[1000] == 4
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 시퀀스에서 0단계의 맵은 정답과 상관없이 흩어져 있습니다. 50단계에는 질문 위치(`?`)에 실린 가중치가 줄었고, 네 질문이 모두 같은 두 쌍(F:1, I:9)을 가장 많이 봅니다. 맵은 조금 날카로워졌는데 틀린 곳을 봅니다. 100단계에는 네 질문 중 세 개에서 정답 키가 가장 진하고, 1000단계에는 모든 행이 거의 원-핫입니다. 시퀀스 하나의 이야기가 관찰 묶음 전체에서도 맞는지, 행마다 가장 큰 가중치가 어디에 있는지 셉니다.
 
 # %%
@@ -506,7 +506,7 @@ for step in (0, 50, 100, 1000):
 assert argmax_share[50][0] > 0.95 and argmax_share[50][1] < 0.35 and argmax_share[1000][1] == 1.0
 assert mean_row_max[50] > 1.8 * mean_row_max[0]
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 50단계에 행 최대 가중치의 평균은 0.26에서 0.51로 두 배가 되었고, 그 최대 가중치는 99%가 쌍 위치에 있지만 정답 키에 있는 것은 29%뿐입니다(쌍 6개 중 아무거나 고르면 17%). 이 실행에서는 "쌍 쪽을 본다"가 "어느 쌍인지 안다"보다 먼저 왔습니다. 가중치가 한곳에 모였다고 해서 맞는 곳에 모인 것은 아닙니다.
 
 # %% [markdown]
@@ -532,7 +532,7 @@ assert all(math.isclose(final_eval[k], run0["test"][k], abs_tol=1e-4) for k in r
 # - **다른 CPU**: PyTorch는 CPU의 벡터 명령어(AVX-512, AVX2, 스칼라)에 따라 다른 계산 경로를 써서, 마지막 자리가 조금씩 다릅니다. 한 컴퓨터에서 세 가지 설정(AVX-512, AVX2, 벡터 명령어 없음)을 흉내 내어 돌려 보니, 150단계 동안 손실과 정답 키 가중치의 차이는 세 설정 모두 $10^{-6}$ 아래였습니다. 학습이 짧고 모델이 작아 반올림 차이가 거의 자라지 않은 것입니다. 다른 종류의 CPU나 더 긴 학습에서는 더 벌어질 수 있으므로, 검사는 $10^{-3}$까지 허용하고 출력도 그 한계만 보여 줍니다.
 # - **다른 시드나 배치 순서**: 차이가 이보다 훨씬 큽니다(10절).
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 live_model, live = train_lookup(150, seed=0, probe=probe, eval_every=5, lr=curves["lr"], batch=curves["batch"])
 live_mass = [e["mass"] for e in live["eval"]]
 loss_diff = max(abs(a - b) for a, b in zip(live["loss"], run0["train_loss"][:150]))
@@ -542,7 +542,7 @@ print(f"정답 키 가중치 {live_mass[0]:.2f} → {live_mass[-1]:.2f}")
 assert len(live_mass) == 31 and loss_diff < 1e-3 and mass_diff < 1e-3
 assert live_mass[-1] > 0.9 > 0.2 > live_mass[0]
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 3.2))
 ax.plot(steps[:61], mass[:61], color="lightgray", lw=6, label="저장된 곡선 (300단계까지)")
 ax.plot([e["step"] for e in live["eval"]], live_mass, "o-", ms=3, color="tab:blue", label="직접 학습 (150단계)")
@@ -561,7 +561,7 @@ plt.show()
 #
 # 스크립트는 시드 0–4로 같은 학습을 다섯 번 했습니다. 정답 키 가중치가 0.25, 0.5, 0.75에 처음 도달한 단계와 마지막 값을 봅니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 table = {}
 for seed, run in curves["runs"].items():
     p = run["probe"]
@@ -573,7 +573,7 @@ halves = [t[1] for t in table.values()]
 assert all(run["test"]["accuracy"] == 1.0 and run["probe"]["mass"][-1] > 0.95 for run in curves["runs"].values())
 assert (min(halves), max(halves)) == (60, 100) and (min(widths), max(widths)) == (40, 55)
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 lowest = {}
 for seed, run in curves["runs"].items():
     p = run["probe"]
@@ -583,7 +583,7 @@ print("곡선의 최저점 (단계, 정답 키 가중치, 질문 위치 가중�
 dipped = [seed for seed, (_, m, _) in lowest.items() if m < 0.09]
 assert dipped == ["1", "2", "3"] and all(10 <= lowest[s][0] <= 20 and lowest[s][2] > 0.6 for s in dipped)
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 3.2))
 for seed, run in curves["runs"].items():
     ax.plot(run["probe"]["step"], run["probe"]["mass"], label=f"시드 {seed}")
@@ -594,7 +594,7 @@ ax.set_title("시드 5개: 급변의 시점은 다르고 모양은 비슷하다"
 ax.legend(loc="lower right", fontsize=8)
 plt.show()
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # 정답 키 가중치가 0.5를 넘는 시점은 시드에 따라 60단계에서 100단계까지 흩어지지만, 0.25에서 0.75까지 걸리는 시간은 40–55단계로 비슷합니다. 다섯 번 모두 정확도 1.0, 정답 키 가중치 0.95 이상으로 끝납니다. 출발도 한결같지 않습니다. 시드 1, 2, 3에서는 10–20단계에서 정답 키 가중치가 가장 낮아지고, 균등값 0.1보다 한참 **아래**입니다(시드 1은 0.025). 그때 질문 위치(`?`)에 실린 가중치는 0.68–0.83입니다. 시드 0이 "쌍 쪽을 본다"를 먼저 배운 것과 반대로, 이 세 시드는 먼저 질문 위치 쪽으로 쏠렸다가 돌아옵니다. 학습 초기의 순서는 시드마다 다를 수 있습니다. 시드 다섯 개로 본 경향일 뿐, 분포를 말하기에는 적은 수입니다.
 
 # %% [markdown]
@@ -617,7 +617,7 @@ def my_correct_keys(keys):
 
 check("12-1", my_correct_keys)
 
-# %% [markdown]
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # **12-2.** 질문 행의 가중치 `qw` (n, Q, T)와 정답 표시 `correct` (n, Q, T)를 받아 정답 키 가중치 $m$(숫자 하나)을 돌려주는 `my_mass`를 완성하세요. 균등 가중치에서 $1/T$가 나와야 합니다.
 
 # %%
