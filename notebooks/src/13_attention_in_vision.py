@@ -5,7 +5,7 @@
 #
 # **학습 목표**
 # - Squeeze-and-Excitation(SE)의 채널 어텐션(channel attention)을 구현하고 학습시켜, 게이트가 소프트맥스(softmax)가 아니라 **시그모이드**(sigmoid)여야 하는 이유를 숫자로 설명한다.
-# - CBAM식 공간 어텐션(spatial attention)을 학습시켜, 위치별 게이트를 이미지에 겹친 히트맵으로 읽는다.
+# - CBAM식 공간 어텐션(spatial attention)을 학습시켜, 위치별 게이트를 이미지와 나란히 놓은 히트맵(heatmap)으로 읽는다.
 # - 이미지를 패치(patch) 토큰(token) $N = HW/P^2$개로 바꾸고, 패치 임베딩(patch embedding)·[CLS] 토큰·위치 임베딩을 거친 작은 ViT를 숫자 이미지로 학습시켜 어텐션 맵, 어텐션 롤아웃, 위치 임베딩의 유사도를 본다.
 # - 패치 크기에 따라 $N^2$ 비용과 $N \times N$ 행렬의 메모리가 어떻게 변하는지 계산한다.
 #
@@ -281,7 +281,7 @@ assert inside > 0.85 and outside < 0.15
 assert sum(p.numel() for p in gate_model.parameters()) == 2 * 7 * 7 + 1 == 99
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 위치별 게이트를 이미지에 겹친 히트맵으로 읽습니다. 가운데 열이 게이트(0~1, 색 눈금 공통)입니다.
+# 위치별 게이트를 히트맵으로 읽습니다. 입력 이미지(왼쪽)와 같은 자리의 게이트(가운데, 0~1, 색 눈금 공통), 게이트를 곱한 결과(오른쪽)를 나란히 놓았습니다.
 
 # %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(2, 3, figsize=(5.4, 3.6))
