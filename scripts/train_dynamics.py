@@ -2,11 +2,13 @@
 
     .venv/bin/python scripts/train_dynamics.py        # under 1 minute on one CPU core
 
-Task (helpers.dynamics): 6 "key:value" pairs (distinct keys A-J, values 0-9) then 4 queries "key?";
+Task, model and loop: the cells of notebooks/src/12_attention_during_training.py tagged "save"
+(generated into helpers.lessons.attention_during_training): 6 "key:value" pairs (distinct keys A-J, values 0-9) then 4 queries "key?";
 each query must output the value stored with its key, so its correct key is known in advance.
 For seeds 0..4 it trains 1000 Adam steps (lr 1e-3, batch 64, single thread) and evaluates a fixed
 probe batch (500 sequences) every 5 steps: loss, accuracy, attention mass on the correct keys,
-row entropy and the weight on query positions. Writes, all deterministic:
+row entropy and the weight on query positions. Deterministic on one machine and set-up; another CPU (vector width,
+BLAS kernel) changes the last digits, so the files record the set-up that produced them. Writes:
 
     data/dynamics_curves.json       config, every step's training loss (seed 0), the probe curves
                                     of every seed and the final model's test-set numbers (~100 KB)
@@ -15,6 +17,8 @@ row entropy and the weight on query positions. Writes, all deterministic:
 
 from __future__ import annotations
 
+import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -24,7 +28,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers.data import DATA_DIR, save_json  # noqa: E402
-from helpers.dynamics import evaluate, make_lookup_batch, train_lookup  # noqa: E402
+from helpers.lessons.attention_during_training import evaluate, make_lookup_batch, train_lookup  # noqa: E402
 
 SEEDS = (0, 1, 2, 3, 4)
 STEPS, EVAL_EVERY, BATCH, LR, D_MODEL = 1000, 5, 64, 1e-3, 32
@@ -39,6 +43,14 @@ def curve(evals: list[dict]) -> dict:
     return {k: [e[k] if k == "step" else round(e[k], 6) for e in evals] for k in keys}
 
 
+def setup_record() -> dict:
+    """What produced the numbers: another CPU or thread count changes their last digits."""
+    return {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
+            "env": {k: os.environ[k] for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
+                                               "ONEDNN_MAX_CPU_ISA") if k in os.environ}}
+
+
 def main() -> None:
     torch.set_num_threads(1)
     probe = make_lookup_batch(PROBE_SIZE, torch.Generator().manual_seed(PROBE_SEED))
@@ -47,7 +59,7 @@ def main() -> None:
     for seed in SEEDS:
         save_at = STEPS_SAVED if seed == 0 else ()
         model, log = train_lookup(STEPS, seed, probe=probe, eval_every=EVAL_EVERY, save_at=save_at,
-                                  lr=LR, batch=BATCH, d_model=D_MODEL)
+                                  lr=LR, batch=BATCH)
         runs[str(seed)] = {"probe": curve(log["eval"]),
                            "test": {k: round(v, 6) for k, v in evaluate(model, test).items()}}
         if seed == 0:
@@ -57,7 +69,7 @@ def main() -> None:
     save_json("dynamics_curves.json", {
         "steps": STEPS, "eval_every": EVAL_EVERY, "batch": BATCH, "lr": LR, "d_model": D_MODEL,
         "steps_saved": list(STEPS_SAVED), "probe_seed": PROBE_SEED, "probe_size": PROBE_SIZE,
-        "test_seed": TEST_SEED, "test_size": TEST_SIZE, "runs": runs,
+        "test_seed": TEST_SEED, "test_size": TEST_SIZE, "setup": setup_record(), "runs": runs,
     })
     print(f"done in {time.perf_counter() - start:.0f} s")
 

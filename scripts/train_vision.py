@@ -2,12 +2,14 @@
 
     .venv/bin/python scripts/train_vision.py        # about 30 s on one CPU core (a minute on a busy one)
 
-Model (helpers.vision.TinyViT): 2×2 patches (16 tokens of 4 pixels) → Linear(4, 16), a [CLS] token,
+Model (TinyViT, written out in notebooks/src/13_attention_in_vision.py and generated into
+helpers.lessons.attention_in_vision): 2×2 patches (16 tokens of 4 pixels) → Linear(4, 16), a [CLS] token,
 learned position embeddings, two pre-norm blocks with helpers.attention.MultiHeadAttention (2 heads)
 and a GELU MLP (16 → 32 → 16), a linear head on [CLS]; 5,018 parameters. Data: the fixed 80/20
-split of helpers.vision.load_digits_split (seed 0: 1,438 training and 359 test images).
-Training: helpers.vision.train_vit, Adam (lr 3e-3, cosine schedule), batch 64, EPOCHS epochs, seed 0,
-single thread, so every run writes the same numbers. Writes:
+split of load_digits_split (seed 0: 1,438 training and 359 test images).
+Training: train_vit (same module), Adam (lr 3e-3, cosine schedule), batch 64, EPOCHS epochs, seed 0,
+single thread, so every run on one machine writes the same numbers; another CPU set-up changes
+the last digits, so the record says which set-up produced it. Writes:
 
     data/vision_vit.pt      the model's state_dict (about 30 KB)
     data/vision_vit.json    configuration, per-epoch training loss, train/test accuracy, and the mean
@@ -16,6 +18,8 @@ single thread, so every run writes the same numbers. Writes:
 
 from __future__ import annotations
 
+import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -25,7 +29,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers.data import DATA_DIR, save_json  # noqa: E402
-from helpers.vision import cls_attention, ink_fraction, load_digits_split, train_vit, vit_accuracy  # noqa: E402
+from helpers.lessons.attention_in_vision import (  # noqa: E402
+    cls_attention,
+    ink_fraction,
+    load_digits_split,
+    train_vit,
+    vit_accuracy,
+)
 
 EPOCHS, SEED, LR, BATCH = 120, 0, 3e-3, 64
 MODEL = {"image_size": 8, "patch": 2, "channels": 1, "d_model": 16, "num_heads": 2, "depth": 2,
@@ -49,6 +59,10 @@ def main() -> None:
         "loss": [round(v, 5) for v in history],
         "cls_weight_ink": round(attn[ink > 0].mean().item(), 4),
         "cls_weight_empty": round(attn[ink == 0].mean().item(), 4),
+        "setup": {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
+                  "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
+                  "env": {k: os.environ[k] for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
+                                                     "ONEDNN_MAX_CPU_ISA") if k in os.environ}},
     }
     torch.save(model.state_dict(), DATA_DIR / "vision_vit.pt")
     save_json("vision_vit.json", record)

@@ -1,4 +1,5 @@
-"""helpers.dynamics (notebook 12): the lookup task, the model, measurements, training, drawings, checkers.
+"""Notebook 12's saved code (helpers.lessons.attention_during_training), its stored run, the
+regression pins of the notebook's numbers, the explorer and the checkers (helpers.exercises.ex12).
 
 conftest.py selects the Agg backend and the Korean font."""
 
@@ -10,9 +11,9 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from helpers import dynamics as dy
 from helpers.data import load_json, load_tensor_dict
 from helpers.exercises import check
+from helpers.lessons import attention_during_training as dy
 
 
 @pytest.fixture(autouse=True)
@@ -60,21 +61,6 @@ def test_token_labels(batch):
     assert labels[0] == f"{dy.KEYS[batch['keys'][0, 0]]}:{batch['values'][0, 0].item()}"
 
 
-def test_task_bad_input():
-    for bad in (0, -1, 2.0, True):
-        with pytest.raises(ValueError, match="positive integer"):
-            dy.make_lookup_batch(bad)
-    with pytest.raises(TypeError, match="torch.Tensor"):
-        dy.correct_keys([[0] * dy.SEQ_LEN])
-    with pytest.raises(ValueError, match="shape"):
-        dy.correct_keys(torch.zeros(2, 7, dtype=torch.long))
-    with pytest.raises(ValueError, match="2 dimensions"):
-        dy.correct_keys(torch.zeros(dy.SEQ_LEN, dtype=torch.long))
-
-
-# --------------------------------------------------------------------------- model and measurements
-
-
 def test_model_attention_equals_the_plain_formula(batch):
     torch.manual_seed(0)
     model = dy.LookupModel().eval()
@@ -94,7 +80,6 @@ def test_mass_uniform_entropy_against_formulas(batch):
     qw = torch.softmax(torch.randn(c.shape, generator=g), dim=-1)
     want = sum(qw[n, q, batch["source"][n, q]].item() for n in range(64) for q in range(dy.N_QUERIES)) / (64 * 4)
     assert math.isclose(dy.attention_mass(qw, c), want, rel_tol=1e-5)
-    assert math.isclose(dy.uniform_mass(c), 1 / dy.SEQ_LEN)
     ent = torch.distributions.Categorical(probs=qw).entropy().mean().item()
     assert math.isclose(dy.row_entropy(qw), ent, rel_tol=1e-5)
     assert dy.row_entropy(c.float()) == 0.0 and math.copysign(1, dy.row_entropy(c.float())) == 1
@@ -103,27 +88,11 @@ def test_mass_uniform_entropy_against_formulas(batch):
 def test_query_weights_averages_heads():
     w = torch.softmax(torch.randn(3, 2, dy.SEQ_LEN, dy.SEQ_LEN), dim=-1)
     torch.testing.assert_close(dy.query_weights(w), w[:, :, dy.N_PAIRS:].mean(1))
-    with pytest.raises(ValueError, match="4 dimensions"):
-        dy.query_weights(w[0])
-    with pytest.raises(ValueError, match="must end in"):
-        dy.query_weights(torch.ones(1, 1, 4, 4))
-
-
-def test_measurement_bad_input(batch):
-    c = dy.correct_keys(batch["keys"])
-    with pytest.raises(ValueError, match="one shape"):
-        dy.attention_mass(torch.ones(2, 4, 10), c)
-    with pytest.raises(ValueError, match="boolean"):
-        dy.attention_mass(c.float(), c.float())
-    with pytest.raises(TypeError, match="torch.Tensor"):
-        dy.row_entropy([[0.5, 0.5]])
 
 
 def test_first_step_at_or_above():
     assert dy.first_step_at_or_above([0, 5, 10], [0.1, 0.6, 0.4], 0.5) == 5
     assert dy.first_step_at_or_above([0, 5], [0.1, 0.2], 0.5) is None
-    with pytest.raises(ValueError, match="one length"):
-        dy.first_step_at_or_above([0, 5], [0.1], 0.5)
 
 
 # --------------------------------------------------------------------------- training and stored data
@@ -142,8 +111,6 @@ def test_training_is_deterministic_and_records():
     torch.manual_seed(3)
     assert all(torch.equal(v, log1["checkpoints"][0][k]) for k, v in dy.LookupModel().state_dict().items())
     assert log1["eval"][-1] == {"step": 12, **dy.evaluate(m1, probe)}
-    with pytest.raises(ValueError, match="positive integer"):
-        dy.train_lookup(0)
 
 
 def test_stored_run_starts_uniform_and_ends_sharp():
@@ -172,40 +139,137 @@ def drawing_inputs(batch):
     return maps, curve, dy.token_labels(batch, 2), dy.correct_keys(batch["keys"])[2], small
 
 
+# checkpoint_maps runs one sequence (batch 1); the reference runs 64. Another batch size takes
+# another GEMM blocking, so the float32 scores differ in the last bits and torch.equal fails on some
+# CPUs (it did on an AVX-512 EPYC). Measured max |difference| of the weights, every stored step, two
+# batches: 1.2e-7 (one float32 ulp below 1) under native AVX-512, AVX2 and ATEN_CPU_CAPABILITY=default;
+# 1e-6 leaves an 8x margin and is 1e-4 of the 0.01 steps the notebook prints.
+MAPS_ATOL = 1e-6
+
+
 def test_checkpoint_maps_match_the_model(batch, drawing_inputs):
     maps, _, _, _, small = drawing_inputs
     model = dy.LookupModel().eval()
     model.load_state_dict(small[1000])
     with torch.no_grad():
         want = dy.query_weights(model(batch["keys"], batch["values"])[1])[2]
-    assert sorted(maps) == [0, 1000] and torch.equal(maps[1000], want)
-    with pytest.raises(ValueError, match="non-empty dict"):
-        dy.checkpoint_maps({}, batch)
+    assert sorted(maps) == [0, 1000]
+    torch.testing.assert_close(maps[1000], want, atol=MAPS_ATOL, rtol=0)
 
 
-def test_draw_checkpoint_returns_the_drawn_values(drawing_inputs):
-    maps, curve, labels, correct, _ = drawing_inputs
-    fig, axes = plt.subplots(1, 2)
-    got = dy.draw_checkpoint(1000, maps, curve, labels, correct, axes=axes)
-    assert got["map"].shape == (dy.N_QUERIES, dy.SEQ_LEN)
-    assert math.isclose(got["mass"], (maps[1000] * correct).sum(-1).mean().item())
-    assert got["curve_mass"] == 0.9 and got["mass"] > 0.9
-    assert len(axes[0].patches) == dy.N_QUERIES  # one box per correct key
-    assert "1000단계" in axes[0].get_title() and axes[1].get_xscale() == "symlog"
-    with pytest.raises(ValueError, match="stored steps"):
-        dy.draw_checkpoint(7, maps, curve, labels, correct)
-    with pytest.raises(ValueError, match="map's shape"):
-        dy.draw_checkpoint(0, maps, curve, labels, correct[:2])
+def test_map_panel_draws_in_place(drawing_inputs):
+    maps, _, labels, correct, _ = drawing_inputs
+    fig, ax = plt.subplots()
+    im, set_map = dy.map_panel(ax, labels, correct)
+    assert len(ax.patches) == dy.N_QUERIES  # one box per correct key
+    n_artists = len(ax.texts)
+    set_map(maps[1000], "끝")
+    assert (im.get_array() == maps[1000].numpy()).all() and ax.get_title() == "끝"
+    assert len(ax.texts) == n_artists == dy.N_QUERIES * dy.SEQ_LEN
+    assert ax.texts[0].get_text() == f"{maps[1000][0, 0]:.2f}"
 
 
-def test_checkpoint_explorer_builds_a_slider(drawing_inputs):
+def test_checkpoint_explorer_updates_its_artists(drawing_inputs):
     import ipywidgets as widgets
 
     maps, curve, labels, correct, _ = drawing_inputs
-    box = dy.checkpoint_explorer(maps, curve, labels, correct)
-    slider = box.children[0]
+    ex = dy.checkpoint_explorer(maps, curve, labels, correct)
+    slider = ex.controls["step"]
     assert isinstance(slider, widgets.SelectionSlider) and list(slider.options) == [0, 1000]
-    slider.value = 1000  # redraws without error
+    assert ex.renders == 1 and ex.last["curve_mass"] == 0.1
+    first_png, (ax_map, ax_curve) = ex.png, ex.figure.axes[:2]
+    ex.set(step=1000)
+    assert ex.renders == 2 and ex.png != first_png
+    assert ex.last["curve_mass"] == 0.9 and ex.last["mass"] > 0.9
+    assert math.isclose(ex.last["mass"], (maps[1000] * correct).sum(-1).mean().item(), rel_tol=1e-6)
+    assert "1000단계" in ax_map.get_title() and "0.90" in ax_curve.get_title()
+    assert (ax_map.images[0].get_array() == maps[1000].numpy()).all()
+    assert list(ax_curve.lines[-1].get_xdata()) == [1000]
+
+
+# --------------------------------------------------------------------------- the notebook's numbers
+# Regression pins moved out of the notebook: the exact values its prose quotes. The notebook
+# asserts the claims (bounds that hold on any CPU); these pin the digits on the maintainer's machine.
+
+
+@pytest.fixture(scope="module")
+def stored():
+    curves = load_json("dynamics_curves.json")
+    return curves, load_tensor_dict("dynamics_checkpoints.pt")
+
+
+@pytest.fixture(scope="module")
+def probe():
+    return dy.make_lookup_batch(500, torch.Generator().manual_seed(2024))
+
+
+def test_pins_of_the_stored_curves(stored):
+    curves, _ = stored
+    p = curves["runs"]["0"]["probe"]
+    at = {s: i for i, s in enumerate(p["step"])}
+    r = {k: [round(v, 2) for v in p[k]] for k in ("mass", "on_queries", "accuracy")}
+    assert round(p["mass"][0], 3) == 0.097 and r["on_queries"][0] == 0.41 and r["on_queries"][at[50]] == 0.10
+    assert r["mass"][at[40]] == 0.18 and r["accuracy"][at[50]] == 0.21 and round(p["accuracy"][at[150]], 3) == 0.999
+    assert round(p["loss"][at[150]], 2) == 0.05 and (r["mass"][at[150]], r["mass"][-1]) == (0.91, 0.96)
+    drop = (p["loss"][at[50]] - p["loss"][at[150]]) / (p["loss"][0] - p["loss"][-1])
+    assert round(drop, 2) == 0.75
+    lowest = {}
+    for seed, run in curves["runs"].items():
+        q = run["probe"]
+        i = min(range(len(q["mass"])), key=q["mass"].__getitem__)
+        lowest[seed] = (round(q["mass"][i], 3), round(q["on_queries"][i], 2))
+    assert [lowest[s][1] for s in "123"] == [0.83, 0.68, 0.69] and lowest["1"][0] < 0.03
+
+
+def test_pins_of_the_initial_maps(stored, probe):
+    _, ckpt = stored
+    model = dy.LookupModel().eval()
+    model.load_state_dict(ckpt[0])
+    with torch.no_grad():
+        qw0 = dy.query_weights(model(probe["keys"], probe["values"])[1])
+        x4 = model.key_emb(probe["keys"][:, :4]) + model.value_emb(probe["values"][:, :4]) + model.pos_emb.weight[:4]
+        _, w4 = model.attn(x4)
+        s4 = model.attn.q_proj(x4) @ model.attn.k_proj(x4).transpose(-2, -1) / math.sqrt(32)
+    assert round(qw0.max(-1).values.mean().item(), 2) == 0.26
+    assert round(w4.max(-1).values.mean().item(), 2) == 0.51
+    w_small = torch.softmax(s4 * (0.02 / s4.std()), dim=-1)
+    assert round(((w_small - 0.25).abs().amax(-1) <= 0.01).double().mean().item(), 2) == 0.94
+
+
+def test_pins_of_the_checkpoint_maps(stored, probe):
+    _, ckpt = stored
+    maps = dy.checkpoint_maps(ckpt, probe, 0)
+    shown = (0, 50, 100, 1000)
+    row_max = {s: (round(maps[s].max(-1).values.min().item(), 2), round(maps[s].max(-1).values.max().item(), 2))
+               for s in shown}
+    on_q = {s: (round(maps[s][:, dy.N_PAIRS:].sum(-1).min().item(), 2), round(maps[s][:, dy.N_PAIRS:].sum(-1).max().item(), 2))
+            for s in (0, 50)}
+    hits = {s: int((maps[s].argmax(dim=-1) == probe["source"][0]).sum()) for s in shown}
+    assert row_max == {0: (0.19, 0.25), 50: (0.25, 0.36), 100: (0.41, 0.84), 1000: (0.89, 0.98)}
+    assert on_q == {0: (0.26, 0.58), 50: (0.16, 0.37)} and hits[100] == 3 and hits[1000] == 4
+    assert [int(maps[50][r].argmax()) for r in range(dy.N_QUERIES)] == [4, 3, 3, 4]  # I:9, F:1, F:1, I:9
+    model = dy.LookupModel().eval()
+    share = {}
+    for step in (0, 50):
+        model.load_state_dict(ckpt[step])
+        with torch.no_grad():
+            qw = dy.query_weights(model(probe["keys"], probe["values"])[1])
+        top = qw.argmax(-1)
+        share[step] = (round((top < dy.N_PAIRS).double().mean().item(), 2), round((top == probe["source"]).double().mean().item(), 2),
+                       round(qw.max(-1).values.mean().item(), 2))
+    assert share[50] == (0.99, 0.29, 0.51) and share[0][2] == 0.26
+
+
+def test_bert_style_initial_scores():
+    """The notebook's claim: score std ≈ 0.02² · d_model under BERT-style initialisation."""
+    g = torch.Generator().manual_seed(0)
+    for d, h in ((768, 12), (128, 2)):
+        x = torch.nn.functional.layer_norm(torch.randn(300, 4, d, generator=g), (d,))
+        wq, wk = 0.02 * torch.randn(d, d, generator=g), 0.02 * torch.randn(d, d, generator=g)
+        q = (x @ wq.T).view(300, 4, h, d // h).transpose(1, 2)
+        k = (x @ wk.T).view(300, 4, h, d // h).transpose(1, 2)
+        std = (q @ k.transpose(-2, -1) / math.sqrt(d // h)).std().item()
+        assert abs(std - 0.02 ** 2 * d) < 0.1 * 0.02 ** 2 * d
 
 
 # --------------------------------------------------------------------------- exercises
