@@ -96,13 +96,3 @@ def _load(exercise_id: str) -> None:
         except ModuleNotFoundError as err:
             if err.name != f"{__name__}.ex{number}":
                 raise
-            if number in _LEGACY:  # checkers not yet moved out of their lesson module
-                importlib.import_module(f"helpers.{_LEGACY[number]}")
-
-
-_LEGACY = {"12": "dynamics", "13": "vision"}
-
-
-# Old private names, kept while lesson modules move to the public ones.
-_call = call_learner
-_as_tensor = answer_tensor
