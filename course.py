@@ -62,28 +62,7 @@ def run(args: list[str], env: dict | None = None) -> int:
     return subprocess.run(args, cwd=ROOT, env=full_env).returncode
 
 
-# JupyterLab defaults for the course, written as the lab's "overrides" (a user's own settings still win).
-# RISE's default reveal theme ("simple") @imports its fonts from fonts.googleapis.com; "white" uses the
-# fonts bundled with the extension, so the live slideshow asks nothing from outside (tests/test_browser.py).
-LAB_OVERRIDES = {"jupyterlab-rise:plugin": {"theme": "white"}}
-
-
-def write_lab_overrides(settings_dir: Path) -> Path:
-    """Write LAB_OVERRIDES into a JupyterLab app settings folder (its overrides.json); return the file."""
-    import json
-
-    settings_dir.mkdir(parents=True, exist_ok=True)
-    target = settings_dir / "overrides.json"
-    current = json.loads(target.read_text(encoding="utf-8")) if target.exists() else {}
-    for plugin, values in LAB_OVERRIDES.items():
-        current.setdefault(plugin, {}).update(values)
-    target.write_text(json.dumps(current, indent=2) + "\n", encoding="utf-8")
-    return target
-
-
 def cmd_lab(extra: list[str]) -> int:
-    # The venv's app settings folder: also read by a plain `.venv/bin/jupyter lab`.
-    write_lab_overrides(VENV / "share" / "jupyter" / "lab" / "settings")
     args = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}",
             "--LabApp.default_url=/lab/tree/notebooks"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:

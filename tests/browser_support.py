@@ -91,7 +91,7 @@ def _free_port() -> int:
 @contextmanager
 def jupyter_lab(site: Path, home: Path):
     """A JupyterLab on 127.0.0.1 serving `site`, touching none of the user's Jupyter folders (all
-    under `home`); yields (url, token). The live RISE slideshow gets the course's theme settings."""
+    under `home`); yields (url, token)."""
     import json
     import secrets
     import subprocess
@@ -110,11 +110,6 @@ def jupyter_lab(site: Path, home: Path):
     (settings.parent / "apputils-extension").mkdir(exist_ok=True)
     (settings.parent / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false"}))
-    # The course's lab defaults (course.py writes the same into the venv for `course.py lab`).
-    sys.path.insert(0, str(ROOT))
-    import course
-
-    course.write_lab_overrides(home / "app-settings")
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
            "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
@@ -126,7 +121,6 @@ def jupyter_lab(site: Path, home: Path):
             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={site}",
             "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-            f"--LabApp.app_settings_dir={home / 'app-settings'}",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--allow-root")
@@ -289,9 +283,10 @@ def wait_figure_settled(page, cell, before: str, *, timeout_s: float = 20.0, qui
     return current
 
 
-def move_control(page, control, *, fraction: float = 1 / 3, steps: int = 10) -> None:
+def move_control(page, control, *, fraction: float = 0.6, steps: int = 10) -> None:
     """Move one control as a hand would: drag a slider's handle a fraction of its track (towards the
-    side with more room, through `steps` pointer moves), pick another option, or flip a checkbox."""
+    side with more room, through `steps` pointer moves; far enough to change a two-stop slider),
+    pick another option, or flip a checkbox."""
     kind = control_kind(control)
     if kind == "slider":
         handle = control.locator(".noUi-handle").first

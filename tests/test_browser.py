@@ -147,6 +147,23 @@ def test_rise_extension_is_installed():
 
 
 
+# RISE's reveal themes other than white/black @import fonts from fonts.googleapis.com (checked in
+# jupyterlab-rise 0.43's bundled theme CSS; "simple", its default, asks for News Cycle and Lato). The
+# theme comes from the notebook's metadata (`rise.theme`, written by tools/build_notebooks.py), which
+# overrides any JupyterLab setting, so the notebooks must name an offline theme.
+OFFLINE_RISE_THEMES = {"white"}
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_rise_theme_needs_no_outside_fonts(notebook):
+    import json
+
+    rise = json.loads(notebook.read_text(encoding="utf-8"))["metadata"].get("rise", {})
+    assert rise.get("theme", "simple") in OFFLINE_RISE_THEMES, (
+        f"{notebook.stem}: RISE theme {rise.get('theme', 'simple (default)')!r} fetches Google fonts during the "
+        f"live slideshow; set \"theme\": \"white\" in tools/build_notebooks.py's notebook metadata and rebuild")
+
+
 def rise_frame(page, notebook: Path, timeout_s: float = 60):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -191,6 +208,8 @@ def test_rise_slideshow_shows_and_moves_the_explorer(browser, lab, notebook):
         after = wait_figure_settled(page, cell, before)
         page.screenshot(path=artifact(f"rise_{notebook.stem}_explorer_moved.png"))
         assert after != before, f"a drag inside RISE did not change the picture (control {value!r})"
-        assert page.course_outside == [], f"the live slideshow asked outside for: {page.course_outside}"
+        assert page.course_outside == [], (
+            f"the live slideshow asked outside for: {page.course_outside} (RISE reads its reveal theme from the "
+            "notebook's metadata `rise.theme`; see test_rise_theme_needs_no_outside_fonts)")
     finally:
         close(page)
