@@ -62,7 +62,8 @@ MERMAID_STUB = "data:text/javascript," + urllib.parse.quote("export default {ini
 # The course's slide stylesheet, placed after reveal's theme so it wins. It only sizes things for a
 # 960x700 slide: figures scale down to the slide's width and to a height that leaves room for a heading
 # and a sentence (aspect ratio kept, nothing cropped), text and code slightly smaller than nbconvert's
-# 20/19 px, tighter headings, 4 px instead of reveal's 20 px of blank above and below each slide.
+# 20/19 px, tighter headings, 4 px instead of reveal's 20 px of blank above and below each slide,
+# code and printed lines longer than the slide wrapped (they were cut off at the right edge).
 # Nothing is hidden; tests/test_slides.py checks that every slide fits.
 COURSE_CSS = """
 :root { --jp-content-font-size1: 18px; --jp-ui-font-size1: 18px; --jp-code-font-size: 16px; }
@@ -74,6 +75,8 @@ COURSE_CSS = """
 .reveal .jp-OutputArea-output img { max-height: 480px; width: auto; object-fit: contain; }
 .reveal .jp-Cell { padding-top: 2px; padding-bottom: 2px; }
 .reveal .slides > section, .reveal .slides > section > section { padding: 4px 0; }
+.reveal pre { box-sizing: border-box; }  /* nbconvert's width: inherit + padding overflowed every code box by 13 px */
+.reveal .jp-InputArea-editor pre, .reveal .jp-OutputArea-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 """
 
 

@@ -30,6 +30,7 @@ OUT = ROOT / "build" / "slides-fit"
 # checked against screenshots at 960x700: a slide read as 700 ends just above the bottom edge, one read
 # as 1010 is cut off. (Laying every section out at once with `height: auto` instead, as this tool first
 # did, was off by -40 px to +90 px: it dropped reveal's section padding and changed the layout.)
+# A code line wider than the slide scrolls sideways inside its cell; its hidden part counts as width.
 _MEASURE = r"""async () => {
   const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
   Reveal.configure({transition: 'none', backgroundTransition: 'none'});
@@ -44,7 +45,13 @@ _MEASURE = r"""async () => {
     const heading = s.querySelector('h1, h2, h3, h4');
     const text = (heading ? heading.textContent : (s.textContent || '')).replace(/\u00b6/g, '')
       .trim().replace(/\s+/g, ' ');
-    sizes.push({index: i, height: Math.ceil(s.scrollHeight), width: Math.ceil(s.scrollWidth),
+    // A code line or output wider than its box scrolls inside it: cut off on the slide, so count it.
+    const hidden = Math.max(0, ...[...s.querySelectorAll('*')]
+      .filter(e => !e.closest('.MathJax_CHTML, .MathJax, .MJX_Assistive_MathML, mjx-container, script, style')
+                   && getComputedStyle(e).overflowX !== 'visible')
+      .map(e => e.scrollWidth - e.clientWidth));
+    sizes.push({index: i, height: Math.ceil(s.scrollHeight),
+                width: Math.ceil(Math.max(s.scrollWidth, s.clientWidth + (hidden > 1 ? hidden : 0))),
                 title: text.slice(0, 60), empty: s.textContent.trim() === '' && !s.querySelector('img, svg, canvas')});
   }
   Reveal.slide(0, 0);
