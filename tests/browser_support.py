@@ -164,7 +164,7 @@ DONE_JS = """() => {
 }"""
 
 
-def open_and_run_all(browser, lab, rel_path: str, shot_prefix: str, *, viewport=(1400, 1000)):
+def open_and_run_all(browser, lab, rel_path: str, shot_prefix: str, *, viewport=(1400, 1000), run_all_timeout_s=240):
     """Open a notebook in JupyterLab, Run All, wait for idle; return the page (no error outputs,
     no request beyond the loopback server)."""
     url, token = lab
@@ -188,7 +188,7 @@ def open_and_run_all(browser, lab, rel_path: str, shot_prefix: str, *, viewport=
                            timeout=90_000)
     # The same command as Run → Run All Cells (not awaited: DONE_JS polls for the end, with a timeout).
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-    page.wait_for_function(DONE_JS, timeout=240_000, polling=500)
+    page.wait_for_function(DONE_JS, timeout=run_all_timeout_s * 1000, polling=500)
     errors = page.evaluate(ERRORS_JS)
     if errors:
         page.screenshot(path=artifact(f"{shot_prefix}_error.png"))

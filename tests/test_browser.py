@@ -104,6 +104,8 @@ def test_explorers_are_found():
 
 @pytest.mark.parametrize("notebook", WITH_EXPLORERS, ids=[p.stem for p in WITH_EXPLORERS])
 def test_every_control_of_every_explorer_redraws(browser, lab, notebook):
+    """Run All, then move every control of every explorer; for 04 and 05 also the RISE slideshow
+    (check_rise_slideshow: the widget on its slide, a drag there, nothing requested from outside)."""
     rel = f"notebooks/{notebook.name}"
     page = open_and_run_all(browser, lab, rel, notebook.stem)
     try:
@@ -113,6 +115,8 @@ def test_every_control_of_every_explorer_redraws(browser, lab, notebook):
             assert changes, f"explorer {k} (cell {index}) has no control"
             # One small picture of each explorer for the README (docs/images/ holds the chosen ones).
             cell.screenshot(path=artifact(f"{notebook.stem}_explorer{k}.png"))
+        if notebook in RISE_NOTEBOOKS:  # in the same session: Run All once per notebook (CI time)
+            check_rise_slideshow(page, notebook)
     finally:
         close(page)
 
@@ -174,42 +178,37 @@ def rise_frame(page, notebook: Path, timeout_s: float = 60):
     raise AssertionError(f"Alt+R opened no RISE slideshow: {[f.url for f in page.frames]}")
 
 
-@pytest.mark.parametrize("notebook", RISE_NOTEBOOKS, ids=[p.stem for p in RISE_NOTEBOOKS])
-def test_rise_slideshow_shows_and_moves_the_explorer(browser, lab, notebook):
+def check_rise_slideshow(page, notebook: Path) -> None:
     """Live slides: with the explorer's cell selected, Alt+R opens RISE (reveal.js in a /rise/ panel)
     on the explorer's slide; the widget renders there and a drag inside the slideshow changes the
     picture. No request leaves 127.0.0.1 (RISE's default theme would fetch Google fonts)."""
-    page = open_and_run_all(browser, lab, f"notebooks/{notebook.name}", f"rise_{notebook.stem}")
+    index = explorer_cells(notebook)[0]
+    explorer_cell(page, index)
+    # Select the explorer's cell: RISE starts on the slide of the selected cell.
+    page.evaluate("(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
+                  " nb.mode = 'command'; nb.node.focus(); }", index)
+    page.keyboard.press("Alt+r")
+    frame = rise_frame(page, notebook)
+    frame.wait_for_function("() => document.querySelector('.reveal .slides section.present')", timeout=60_000)
+    title = frame.evaluate("() => document.querySelector('.reveal .slides section h1').innerText")
+    assert notebook.name[:2] in title, title
+    present = frame.locator(".reveal .slides section.present")
+    cell = present.locator(".jp-CodeCell").filter(has=frame.locator(".widget-slider, .widget-dropdown")).first
     try:
-        index = explorer_cells(notebook)[0]
-        explorer_cell(page, index)
-        # Select the explorer's cell: RISE starts on the slide of the selected cell.
-        page.evaluate("(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
-                      " nb.mode = 'command'; nb.node.focus(); }", index)
-        page.keyboard.press("Alt+r")
-        frame = rise_frame(page, notebook)
-        frame.wait_for_function("() => document.querySelector('.reveal .slides section.present')", timeout=60_000)
-        title = frame.evaluate("() => document.querySelector('.reveal .slides section h1').innerText")
-        assert notebook.name[:2] in title, title
-        present = frame.locator(".reveal .slides section.present")
-        cell = present.locator(".jp-CodeCell").filter(has=frame.locator(".widget-slider, .widget-dropdown")).first
-        try:
-            cell.locator(".widget-slider, .widget-dropdown").first.wait_for(timeout=60_000)
-        except Exception:
-            page.screenshot(path=artifact(f"rise_{notebook.stem}_no_widget.png"))
-            raise AssertionError("the explorer does not render on its RISE slide") from None
-        page.wait_for_timeout(1000)  # the slide transition
-        page.screenshot(path=artifact(f"rise_{notebook.stem}_explorer.png"))
-        before = wait_figure_settled(page, cell, "", timeout_s=30, quiet_ms=300)
-        assert before not in ("", "stale"), "no figure under the explorer on its RISE slide"
-        control = controls_of(cell)[0]
-        value = control.evaluate("c => c.textContent")
-        move_control(page, control)
-        after = wait_figure_settled(page, cell, before)
-        page.screenshot(path=artifact(f"rise_{notebook.stem}_explorer_moved.png"))
-        assert after != before, f"a drag inside RISE did not change the picture (control {value!r})"
-        assert page.course_outside == [], (
-            f"the live slideshow asked outside for: {page.course_outside} (RISE reads its reveal theme from the "
-            "notebook's metadata `rise.theme`; see test_rise_theme_needs_no_outside_fonts)")
-    finally:
-        close(page)
+        cell.locator(".widget-slider, .widget-dropdown").first.wait_for(timeout=60_000)
+    except Exception:
+        page.screenshot(path=artifact(f"rise_{notebook.stem}_no_widget.png"))
+        raise AssertionError("the explorer does not render on its RISE slide") from None
+    page.wait_for_timeout(1000)  # the slide transition
+    page.screenshot(path=artifact(f"rise_{notebook.stem}_explorer.png"))
+    before = wait_figure_settled(page, cell, "", timeout_s=30, quiet_ms=300)
+    assert before not in ("", "stale"), "no figure under the explorer on its RISE slide"
+    control = controls_of(cell)[0]
+    value = control.evaluate("c => c.textContent")
+    move_control(page, control)
+    after = wait_figure_settled(page, cell, before)
+    page.screenshot(path=artifact(f"rise_{notebook.stem}_explorer_moved.png"))
+    assert after != before, f"a drag inside RISE did not change the picture (control {value!r})"
+    assert page.course_outside == [], (
+        f"the live slideshow asked outside for: {page.course_outside} (RISE reads its reveal theme from the "
+        "notebook's metadata `rise.theme`; see test_rise_theme_needs_no_outside_fonts)")
