@@ -269,7 +269,7 @@ def test_deck_renders_offline_in_chromium(decks):
               visibleText(n.parentElement).trim() === '').length,
             sliders: document.querySelectorAll('.widget-slider').length,
             figures,
-            widgetFigure: widget ? widget.querySelectorAll('.widget-output img, .jupyter-widgets-output-area img').length : 0,
+            widgetFigure: widget ? widget.querySelectorAll('.widget-output img, .jupyter-widgets-output-area img, img.widget-image').length : 0,
           };
         }""")
         page.wait_for_timeout(800)  # the slide transition

@@ -148,7 +148,8 @@ def fast_drag(page, cell, control, moves: int = 30, every_ms: int = 16) -> dict:
             break
         count = now
     frames = page.evaluate(SHOWN_SINCE, [cell.element_handle(), n0])
-    settle = (frames[-1]["t"] - last_input) if frames else float("nan")
+    # 0 when the last frame was painted before the last move (that move did not change the value).
+    settle = max(0.0, frames[-1]["t"] - last_input) if frames else float("nan")
     return {"fast_frames": len(frames), "fast_moves": moves, "settle_ms": settle}
 
 
