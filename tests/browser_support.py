@@ -254,9 +254,10 @@ def control_kind(control) -> str:
 
 
 def control_label(control) -> str:
-    label = control.locator(".widget-label").first
-    text = label.text_content().strip() if label.count() else ""
-    return text or control_kind(control)
+    """The control's description (a checkbox keeps it next to the box, not in .widget-label)."""
+    texts = control.locator(".widget-label, .widget-label-basic").all_text_contents()
+    texts = [t.replace("\u200b", "").strip() for t in texts]
+    return next((t for t in texts if t), control_kind(control))
 
 
 def controls_of(cell) -> list:
