@@ -61,7 +61,7 @@ class Explorer:
                 widget.continuous_update = True
             widget.observe(self._on_change, names="value")
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="auto", max_width="100%"))
-        # The class lets the browser test and the slider benchmark find every explorer on a page.
+        # The class marks an Explorer in the page (tests/test_browser.py checks each explorer has it).
         self.widget = widgets.VBox([*self.controls.values(), self.image])
         self.widget.add_class("course-explorer")
         self.redraw()

@@ -112,6 +112,8 @@ def test_every_control_of_every_explorer_redraws(browser, lab, notebook):
         for k, index in enumerate(explorer_cells(notebook)):
             cell = explorer_cell(page, index)
             changes = check_explorer(page, cell, f"{notebook.stem}_explorer{k}")
+            assert cell.locator(".course-explorer").count() == 1, \
+                f"explorer {k} (cell {index}) is not a helpers.widgets.Explorer (it works, but redraws differently)"
             assert changes, f"explorer {k} (cell {index}) has no control"
             # One small picture of each explorer for the README (docs/images/ holds the chosen ones).
             cell.screenshot(path=artifact(f"{notebook.stem}_explorer{k}.png"))
