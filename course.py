@@ -7,6 +7,8 @@
     python3 course.py build --generate   regenerate helpers/lessons/ from the "save" cells
     python3 course.py slides [NN ...] export offline reveal.js slides to build/slides/
     python3 course.py slides-fit [NN ...]  list the slides taller than 960x700 (headless Chromium)
+    python3 course.py handout [NN ...]  print A4 PDF handouts to build/handouts/ (headless Chromium)
+    python3 course.py bench sliders   time every slider in JupyterLab + headless Chromium
 
 The first call creates .venv/ and installs requirements.txt into it; later calls reuse it
 and reinstall only when requirements.txt or pyproject.toml changed.
@@ -115,8 +117,19 @@ def cmd_slides_fit(extra: list[str]) -> int:
     return run([str(PYTHON), "tools/measure_slides.py", *extra])
 
 
+def cmd_handout(extra: list[str]) -> int:
+    return run([str(PYTHON), "tools/handout.py", *extra])
+
+
+def cmd_bench(extra: list[str]) -> int:
+    if extra[:1] != ["sliders"]:
+        print("usage: python3 course.py bench sliders [NN ...] [--drags K]")
+        return 2
+    return run([str(PYTHON), "tools/bench_sliders.py", *extra[1:]], env={"OMP_NUM_THREADS": "1"})
+
+
 COMMANDS = {"lab": cmd_lab, "test": cmd_test, "build": cmd_build, "slides": cmd_slides,
-            "slides-fit": cmd_slides_fit}
+            "slides-fit": cmd_slides_fit, "handout": cmd_handout, "bench": cmd_bench}
 
 
 def main(argv: list[str]) -> int:

@@ -2,8 +2,8 @@
 
 (That binder/requirements.txt pins the same versions as requirements.txt is checked in test_notebooks.py.)
 Set COURSE_REPO2DOCKER=/path/to/repo2docker, or put repo2docker on PATH, to run the --no-build check;
-it needs no Docker daemon and no network (e.g. `python3 -m venv /tmp/r2d && /tmp/r2d/bin/pip install
-jupyter-repo2docker`, kept out of the course's .venv).
+it needs no Docker daemon and no network. .ci/run installs jupyter-repo2docker into its own venv
+(build/repo2docker-venv, never the course's .venv) and sets COURSE_REPO2DOCKER, so CI always runs it.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from browser_support import ROOT, artifact, chromium, skip_or_fail
 
 sys.path.insert(0, str(ROOT / "tools"))
 import export_slides  # noqa: E402
+import measure_slides  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 OPENED = "01_weighted_average"  # the deck opened in the browser
@@ -174,7 +175,38 @@ def test_speaker_notes_are_notes_not_slides(decks):
     assert html.count('<aside class="notes">') == len(notes)
 
 
+def slide_type(cell) -> str:
+    return cell["metadata"].get("slideshow", {}).get("slide_type", "-")
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in NOTEBOOKS])
+def test_skipped_cells_are_not_on_the_slides(decks, stem):
+    """Cells of slide type `skip` (set-up, assert-only, long helper cells) stay in the notebook only."""
+    nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    html = (decks / f"{stem}.slides.html").read_text(encoding="utf-8")
+    shown = len(re.findall(r'<div[^>]* class="jp-Cell ', html))
+    assert shown == sum(slide_type(c) != "skip" for c in nb["cells"]), \
+        f"{stem}: {shown} cells in the deck, but {sum(slide_type(c) == 'skip' for c in nb['cells'])} of " \
+        f"{len(nb['cells'])} cells are `skip`"
+    assert "reveal_scroll" not in html and "var scroll = false" in html, "slides must not turn into scrolling pages"
+
+
 # --------------------------------------------------------------------------- offline browser
+
+def test_every_slide_fits_960x700(decks):
+    """Every slide and sub-slide of every deck fits reveal's 960x700 slide area, as reveal lays it out
+    (tools/measure_slides.py: each leaf section made current, its scrollHeight/scrollWidth read)."""
+    too_big = []
+    with chromium() as browser:
+        for notebook in NOTEBOOKS:
+            sizes = measure_slides.measure(browser, decks / f"{notebook.stem}.slides.html")
+            assert sizes, f"{notebook.stem}: no slides measured"
+            too_big += [f"{notebook.stem} slide {s['index']}: {s['width']}x{s['height']} px, \"{s['title']}\""
+                        for s in measure_slides.too_big(sizes)]
+    assert not too_big, (f"{len(too_big)} slide(s) larger than {measure_slides.WIDTH}x{measure_slides.HEIGHT} "
+                         "(split with ### / subslide, or make cells `skip`; `python3 course.py slides-fit NN`):\n"
+                         + "\n".join(too_big))
+
 
 def test_deck_renders_offline_in_chromium(decks):
     attempted: list[str] = []
@@ -237,7 +269,7 @@ def test_deck_renders_offline_in_chromium(decks):
               visibleText(n.parentElement).trim() === '').length,
             sliders: document.querySelectorAll('.widget-slider').length,
             figures,
-            widgetFigure: widget ? widget.querySelectorAll('.widget-output img, .jupyter-widgets-output-area img').length : 0,
+            widgetFigure: widget ? widget.querySelectorAll('.widget-output img, .jupyter-widgets-output-area img, img.widget-image').length : 0,
           };
         }""")
         page.wait_for_timeout(800)  # the slide transition
@@ -257,3 +289,43 @@ def test_deck_renders_offline_in_chromium(decks):
 
 def test_course_py_has_the_slides_command():
     assert '"slides"' in (ROOT / "course.py").read_text(encoding="utf-8")
+
+
+def test_speaker_view_shows_the_notes_offline(decks):
+    """Pressing S opens reveal's speaker view (the notes plugin) from file:// with no network; on a slide
+    whose notebook section has a `notes` cell, the speaker view shows that cell's text."""
+    nb = json.loads((ROOT / "notebooks" / f"{OPENED}.ipynb").read_text(encoding="utf-8"))
+    notes = ["".join(c["source"]) for c in nb["cells"] if slide_type(c) == "notes"]
+    assert notes, f"{OPENED} has no speaker notes to show"
+    attempted: list[str] = []
+
+    def only_files(route):
+        if route.request.url.startswith(("file:", "data:", "about:")):
+            route.continue_()
+        else:
+            attempted.append(route.request.url)
+            route.abort()
+
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1100, "height": 760})
+        context.route("**/*", only_files)  # the popup and its iframes too
+        page = context.new_page()
+        page.goto((decks / f"{OPENED}.slides.html").as_uri())
+        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+        expected = page.evaluate("""async () => {
+          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+          const aside = document.querySelector('.reveal .slides aside.notes');
+          const where = Reveal.getIndices(aside.closest('section'));
+          Reveal.slide(where.h, where.v);
+          return aside.innerText.trim(); }""")
+        with page.expect_popup(timeout=30_000) as popup:
+            page.keyboard.press("s")
+        speaker = popup.value
+        speaker.wait_for_function("() => { const v = document.querySelector('.speaker-controls-notes .value');"
+                                  " return v && v.innerText.trim().length > 0; }", timeout=60_000)
+        shown = speaker.evaluate("() => document.querySelector('.speaker-controls-notes .value').innerText.trim()")
+        speaker.screenshot(path=artifact(f"slides_{OPENED}_speaker_view.png"))
+        context.close()
+    assert expected and shown[:40] == expected[:40], f"speaker view shows {shown[:80]!r}, the slide's notes are {expected[:80]!r}"
+    assert any(shown[:20] in re.sub(r"\s+", " ", n) for n in notes), "the speaker view's text is not a notes cell"
+    assert attempted == [], f"the speaker view tried to reach the network: {attempted}"

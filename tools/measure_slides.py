@@ -23,25 +23,39 @@ import export_slides  # noqa: E402
 WIDTH, HEIGHT = 960, 700
 OUT = ROOT / "build" / "slides-fit"
 
-_MEASURE = r"""async ([width, height]) => {
+# Reveal's own test: it centres a slide with top = (700 - section.scrollHeight) / 2 and pins it to the
+# top when that is negative, so a leaf <section> whose scrollHeight (its padding included, in reveal's
+# real layout: fonts, MathJax, images decoded) exceeds 700 runs off the bottom. Each leaf is made the
+# current slide in turn (no transition) and its scrollHeight/scrollWidth are read there. This was
+# checked against screenshots at 960x700: a slide read as 700 ends just above the bottom edge, one read
+# as 1010 is cut off. (Laying every section out at once with `height: auto` instead, as this tool first
+# did, was off by -40 px to +90 px: it dropped reveal's section padding and changed the layout.)
+# A code line wider than the slide scrolls sideways inside its cell; its hidden part counts as width.
+_MEASURE = r"""async () => {
+  const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+  Reveal.configure({transition: 'none', backgroundTransition: 'none'});
   const leaves = [...document.querySelectorAll('.reveal .slides section')]
     .filter(s => !s.querySelector('section'));
-  const style = document.createElement('style');
-  style.textContent = `.reveal .slides { width: ${width}px !important; height: auto !important;
-      position: static !important; transform: none !important; zoom: 1 !important; left: 0 !important; top: 0 !important; }
-    .reveal .slides section { display: block !important; position: static !important; height: auto !important;
-      transform: none !important; opacity: 1 !important; visibility: visible !important; top: 0 !important;
-      min-height: 0 !important; padding: 0 !important; }
-    .reveal .slides section[data-visibility="hidden"], .reveal .slides section aside.notes { display: none !important; }
-    .reveal .slides .fragment { opacity: 1 !important; visibility: visible !important; }`;
-  document.head.appendChild(style);
-  await new Promise(r => setTimeout(r, 300));
-  return leaves.map((s, i) => {
+  const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const sizes = [];
+  for (const [i, s] of leaves.entries()) {
+    const where = Reveal.getIndices(s);
+    Reveal.slide(where.h, where.v);  // hidden fragments take their space in the layout too
+    await frame();
     const heading = s.querySelector('h1, h2, h3, h4');
-    const text = (heading ? heading.textContent : (s.textContent || '')).trim().replace(/\s+/g, ' ');
-    return {index: i, height: Math.ceil(s.scrollHeight), width: Math.ceil(s.scrollWidth),
-            title: text.slice(0, 60), empty: s.textContent.trim() === '' && !s.querySelector('img, svg, canvas')};
-  });
+    const text = (heading ? heading.textContent : (s.textContent || '')).replace(/\u00b6/g, '')
+      .trim().replace(/\s+/g, ' ');
+    // A code line or output wider than its box scrolls inside it: cut off on the slide, so count it.
+    const hidden = Math.max(0, ...[...s.querySelectorAll('*')]
+      .filter(e => !e.closest('.MathJax_CHTML, .MathJax, .MJX_Assistive_MathML, mjx-container, script, style')
+                   && getComputedStyle(e).overflowX !== 'visible')
+      .map(e => e.scrollWidth - e.clientWidth));
+    sizes.push({index: i, height: Math.ceil(s.scrollHeight),
+                width: Math.ceil(Math.max(s.scrollWidth, s.clientWidth + (hidden > 1 ? hidden : 0))),
+                title: text.slice(0, 60), empty: s.textContent.trim() === '' && !s.querySelector('img, svg, canvas')});
+  }
+  Reveal.slide(0, 0);
+  return sizes;
 }"""
 
 
@@ -56,7 +70,9 @@ def export_decks(numbers: list[str], out: Path = OUT) -> list[Path]:
 
 def measure(browser, deck: Path) -> list[dict]:
     """The natural size of every leaf slide of one deck (opened with the network blocked)."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    # Just under 960x700 plus reveal's 4% margin: reveal then scales the slide by a CSS transform
+    # (layout at exactly 960 px wide). Above scale 1 it uses CSS zoom, which re-wraps text differently.
+    page = browser.new_page(viewport={"width": 998, "height": 727})
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
                else route.abort())
     page.goto(deck.as_uri())
@@ -64,7 +80,7 @@ def measure(browser, deck: Path) -> list[dict]:
     page.wait_for_function("() => !window.MathJax || !MathJax.Hub || MathJax.Hub.queue.pending === 0",
                            timeout=90_000)
     page.wait_for_timeout(500)
-    sizes = page.evaluate(_MEASURE, [WIDTH, HEIGHT])
+    sizes = page.evaluate(_MEASURE)
     page.close()
     return sizes
 

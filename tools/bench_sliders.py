@@ -1,0 +1,261 @@
+"""How fast does every explorer follow the hand? End to end, in JupyterLab and headless Chromium.
+
+    python3 course.py bench sliders            every notebook with an explorer
+    python3 course.py bench sliders 04 05      only these numbers
+    tools/bench_sliders.py --drags 3 --steps 6 --json build/bench-sliders.json
+
+A benchmark, not a test (timings depend on the machine and its load). JupyterLab is started on
+127.0.0.1 exactly as tests/test_browser.py starts it, on a temporary copy of notebooks/; each
+notebook is opened and Run All, then every control of every explorer is moved:
+
+- a slider is dragged (`--drags` drags, alternating direction, each `--steps` single pointer moves of
+  an eighth of the track, the button held down); after each move that changes the readout the bench
+  waits for the new picture. Latency = from the pointer event (timestamped in the page, capture
+  phase) to the moment the new image is decoded and painted (img.decode(), then the next animation
+  frame), both on the page's clock;
+- a selector is switched to each other option (from its change event to the painted image);
+- a fast drag (one pointer move every 16 ms, like a real hand) counts the frames shown and the time
+  from the last move to the last frame (`settle`): it shows whether moves pile up in a queue.
+
+A slider with continuous_update=False draws only on release; it is measured from the pointerup and
+marked `live = no`. The table lists every control (notebook, explorer, control, live, samples, median,
+worst, fast-drag frames and settle); the last line is
+
+    slider latency: median ≤ X ms, worst median Y ms (N explorers)
+
+X = the median of all samples of all explorers, Y = the largest per-explorer median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+import browser_support as bs  # noqa: E402
+
+INSTRUMENT_JS = """(cell) => {
+  if (!window.__courseBench) {
+    const st = window.__courseBench = {input: 0};
+    const stamp = e => { if (e.type !== 'pointermove' || e.buttons) st.input = performance.now(); };
+    for (const type of ['pointermove', 'pointerup', 'change', 'click']) window.addEventListener(type, stamp, true);
+  }
+  const st = window.__courseBench;
+  cell.__shown = [];
+  const seen = new WeakMap();
+  const track = img => {
+    const src = img.getAttribute('src');
+    if (!src || seen.get(img) === src) return;
+    seen.set(img, src);
+    const input = st.input;
+    img.decode().catch(() => {}).then(() => requestAnimationFrame(() =>
+      cell.__shown.push({t: performance.now(), input})));
+  };
+  new MutationObserver(muts => {
+    for (const m of muts) {
+      if (m.type === 'attributes') { if (m.target.tagName === 'IMG') track(m.target); continue; }
+      for (const n of m.addedNodes) {
+        if (n.tagName === 'IMG') track(n);
+        else if (n.querySelectorAll) n.querySelectorAll('img').forEach(track);
+      }
+    }
+  }).observe(cell, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
+  cell.querySelectorAll('.jp-OutputArea img').forEach(img => seen.set(img, img.getAttribute('src')));
+}"""
+
+SHOWN_COUNT = "(cell) => cell.__shown.length"
+SHOWN_SINCE = "([cell, n]) => cell.__shown.slice(n)"
+
+
+def wait_shown(page, cell, n0: int, timeout_ms: int) -> list[dict]:
+    """Frames painted since frame n0 (waits for the first up to timeout_ms, then 150 ms more)."""
+    handle = cell.element_handle()
+    try:
+        page.wait_for_function(f"(cell) => cell.__shown.length > {n0}", arg=handle, timeout=timeout_ms, polling=5)
+    except Exception:
+        return []
+    page.wait_for_timeout(150)
+    return page.evaluate(SHOWN_SINCE, [handle, n0])
+
+
+def bench_slider(page, cell, control, drags: int, steps: int) -> dict:
+    handle_el = control.locator(".noUi-handle").first
+    track = control.locator(".noUi-target").bounding_box()
+    samples, live = [], True
+    direction = None
+    for _ in range(drags):
+        box = handle_el.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        room_right = track["x"] + track["width"] - x
+        direction = 1 if (direction is None and room_right > track["width"] / 2) or direction == -1 else -1
+        dx = direction * track["width"] / 8
+        page.mouse.move(x, y)
+        page.mouse.down()
+        for s in range(1, steps + 1):
+            before = control.evaluate(bs.STATE_JS)
+            n0 = page.evaluate(SHOWN_COUNT, cell.element_handle())
+            page.mouse.move(x + dx * s, y)  # one pointermove
+            if control.evaluate(bs.STATE_JS) == before:
+                continue  # the value did not change (a coarse slider between two stops)
+            if not live:
+                continue
+            frames = wait_shown(page, cell, n0, 3000 if not samples else 5000)
+            if not frames:
+                live = False  # draws only on release (continuous_update=False)
+                continue
+            samples.append(frames[0]["t"] - frames[0]["input"])
+        n0 = page.evaluate(SHOWN_COUNT, cell.element_handle())
+        page.mouse.up()
+        if not live:
+            frames = wait_shown(page, cell, n0, 10_000)
+            if frames:
+                samples.append(frames[-1]["t"] - frames[-1]["input"])
+        page.wait_for_timeout(300)
+    return {"live": live, "samples": samples, **fast_drag(page, cell, control)}
+
+
+def fast_drag(page, cell, control, moves: int = 30, every_ms: int = 16) -> dict:
+    """A quick sweep across the track: how many frames are painted, and how long after the last move
+    the last frame comes (a queue of stale renders shows as a long settle time)."""
+    handle_el = control.locator(".noUi-handle").first
+    track = control.locator(".noUi-target").bounding_box()
+    box = handle_el.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    direction = 1 if x < track["x"] + track["width"] / 2 else -1
+    span = direction * track["width"] * 0.45
+    n0 = page.evaluate(SHOWN_COUNT, cell.element_handle())
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for i in range(1, moves + 1):
+        page.mouse.move(x + span * i / moves, y)
+        page.wait_for_timeout(every_ms)
+    last_input = page.evaluate("() => window.__courseBench.input")
+    page.mouse.up()
+    # Wait until no new frame for 1 s (or 20 s in all).
+    deadline, count = time.monotonic() + 20, -1
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(1000)
+        now = page.evaluate(SHOWN_COUNT, cell.element_handle())
+        if now == count:
+            break
+        count = now
+    frames = page.evaluate(SHOWN_SINCE, [cell.element_handle(), n0])
+    # 0 when the last frame was painted before the last move (that move did not change the value).
+    settle = max(0.0, frames[-1]["t"] - last_input) if frames else float("nan")
+    return {"fast_frames": len(frames), "fast_moves": moves, "settle_ms": settle}
+
+
+def bench_selector(page, cell, control) -> dict:
+    samples = []
+    kind = bs.control_kind(control)
+    tries = 3 if kind != "dropdown" else max(1, min(3, control.locator("option").count()))
+    for _ in range(tries):
+        n0 = page.evaluate(SHOWN_COUNT, cell.element_handle())
+        bs.move_control(page, control)
+        frames = wait_shown(page, cell, n0, 10_000)
+        if frames:
+            samples.append(frames[-1]["t"] - frames[-1]["input"])
+        page.wait_for_timeout(200)
+    return {"live": True, "samples": samples}
+
+
+def bench_notebook(browser, lab, notebook: Path, drags: int, steps: int) -> list[dict]:
+    rows = []
+    page = bs.open_and_run_all(browser, lab, f"notebooks/{notebook.name}", f"bench_{notebook.stem}",
+                               run_all_timeout_s=600)  # Run All is not what is measured here
+    try:
+        for k, index in enumerate(bs.explorer_cells(notebook)):
+            cell = bs.explorer_cell(page, index)
+            cell.locator(bs.CONTROLS).first.wait_for(timeout=60_000)
+            cell.scroll_into_view_if_needed()
+            page.evaluate(INSTRUMENT_JS, cell.element_handle())
+            for control in bs.controls_of(cell):
+                control.scroll_into_view_if_needed()
+                name = bs.control_label(control)
+                kind = bs.control_kind(control)
+                result = bench_slider(page, cell, control, drags, steps) if kind == "slider" \
+                    else bench_selector(page, cell, control)
+                rows.append({"notebook": notebook.stem, "explorer": k, "cell": index, "control": name,
+                             "kind": kind, **result})
+                print(format_row(rows[-1]), flush=True)
+    finally:
+        bs.close(page)
+    return rows
+
+
+def format_row(r: dict) -> str:
+    s = r["samples"]
+    med = f"{statistics.median(s):7.0f}" if s else "      -"
+    worst = f"{max(s):7.0f}" if s else "      -"
+    fast = (f"{r['fast_frames']:>3}/{r['fast_moves']:<3} {r['settle_ms']:7.0f}" if "fast_frames" in r
+            else f"{'':>7} {'':>7}")
+    return (f"{r['notebook']:<30} {r['explorer']:>3}  {r['control'][:14]:<14} {('yes' if r['live'] else 'no'):>4} "
+            f"{len(s):>3} {med} {worst}   {fast}")
+
+
+HEADER = (f"{'notebook':<30} {'exp':>3}  {'control':<14} {'live':>4} {'n':>3} {'median':>7} {'worst':>7}"
+          f"   {'frames':>7} {'settle':>7}   (ms)")
+
+
+def summary(rows: list[dict]) -> str:
+    per_explorer: dict[tuple, list[float]] = {}
+    for r in rows:
+        per_explorer.setdefault((r["notebook"], r["explorer"]), []).extend(r["samples"])
+    medians = [statistics.median(v) for v in per_explorer.values() if v]
+    everything = [x for v in per_explorer.values() for x in v]
+    if not everything:
+        return f"slider latency: no samples ({len(per_explorer)} explorers)"
+    return (f"slider latency: median ≤ {statistics.median(everything):.0f} ms, worst median {max(medians):.0f} ms "
+            f"({len(per_explorer)} explorers)")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("numbers", nargs="*", help="notebook numbers (default: every notebook with an explorer)")
+    parser.add_argument("--drags", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--notebooks", type=Path, default=ROOT / "notebooks", help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path, help="also write every sample here")
+    args = parser.parse_args(argv)
+    reason = bs.missing_browser()
+    if reason:
+        print(f"bench sliders: {reason}")
+        return 1
+    notebooks = [p for p in sorted(args.notebooks.glob("[0-9][0-9]_*.ipynb")) if bs.explorer_cells(p)]
+    if args.numbers:
+        notebooks = [p for p in notebooks if p.name[:2] in args.numbers]
+    if not notebooks:
+        print("bench sliders: no notebook with an explorer matches")
+        return 1
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-sliders-") as tmp:
+        site = Path(tmp) / "site"
+        (site / "notebooks").mkdir(parents=True)
+        for p in notebooks:
+            shutil.copy2(p, site / "notebooks" / p.name)
+        home = Path(tmp) / "jupyter"
+        home.mkdir()
+        with bs.jupyter_lab(site, home) as lab, bs.chromium() as browser:
+            print(HEADER, flush=True)
+            for notebook in notebooks:
+                try:
+                    rows += bench_notebook(browser, lab, notebook, args.drags, args.steps)
+                except Exception as error:  # a benchmark reports what it could measure
+                    print(f"{notebook.stem:<30} not measured: {type(error).__name__}: {str(error)[:200]}", flush=True)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    print(summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
