@@ -52,7 +52,7 @@ def load_source(path: Path) -> nbformat.NotebookNode:
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python", "pygments_lexer": "ipython3"},
-        "rise": {"scroll": False, "enable_chalkboard": False, "theme": "simple"},
+        "rise": {"scroll": False, "enable_chalkboard": False, "theme": "white"},
     }
     nb.nbformat, nb.nbformat_minor = 4, 5
     return nb
