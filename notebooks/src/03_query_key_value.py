@@ -350,7 +350,7 @@ plt.show()
 # 점수와 가중치입니다. 가중치 그림의 색 범위를 0~1로 두면 전체가 한 가지 연한 색입니다.
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.3))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.0))
 sns.heatmap(scores.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Oranges", cbar=False,
             xticklabels=tokens, yticklabels=tokens, ax=ax1)
 sns.heatmap(weights.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,

@@ -97,9 +97,7 @@ assert view_failed and torch.equal(merged, x) and torch.equal(core.merge_heads(s
 # 어텐션의 출력은 메모리에 $(B, h, T, d)$ 순서로 놓이므로, 전치한 뒤에는 연속이 아닙니다. 그래서 `view`는 오류를 내고 `reshape`(또는 `.contiguous().view`)를 써야 합니다. 과정 전체에서 이 두 연산은 `helpers.attention.split_heads` / `merge_heads` 하나씩만 있습니다(위에서 같음을 assert).
 
 # %% [markdown]
-# ### 모듈 전체
-#
-# 투영 → 나누기 → 헤드별 어텐션 → 합치기 → 출력 투영. 마스크(mask): **True = 볼 수 있음**.
+# ### 모듈 전체: 투영 → 나누기 → 헤드별 어텐션 → 합치기 → 출력 투영 (마스크(mask)는 True = 볼 수 있음)
 
 # %% tags=["save"]
 import torch
