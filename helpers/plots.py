@@ -1,4 +1,4 @@
-"""Figures with Korean labels: font set-up, attention heatmaps, weight bars."""
+"""Figures with Korean labels: font set-up, attention heatmaps (seaborn), weight bars."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+import seaborn as sns
 from matplotlib import font_manager
+from matplotlib import transforms as mtransforms
 
 __all__ = ["use_korean_font", "attention_heatmap", "weight_bars", "to_numpy"]
 
@@ -54,7 +56,10 @@ def attention_heatmap(
     colorbar: bool = True,
     fmt: str = ".2f",
 ):
-    """Heatmap of a (T_q, T_k) weight matrix: rows are queries, columns are keys."""
+    """Heatmap of a (T_q, T_k) weight matrix (seaborn): rows are queries, columns are keys.
+
+    Cells are centred on integer coordinates, as with ``imshow``, so overlays use (j, i).
+    """
     w = to_numpy(weights)
     if w.ndim != 2:
         raise ValueError(f"weights must be a 2-D (T_q, T_k) matrix, got shape {w.shape}")
@@ -64,26 +69,25 @@ def attention_heatmap(
             raise ValueError(f"{name} has {len(labels)} labels but the matrix has {n} of them")
     if ax is None:
         _, ax = plt.subplots(figsize=FIGSIZE)
-    image = ax.imshow(w, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    if annotate is None:
+        annotate = t_q * t_k <= 100
+    # seaborn picks black or white annotation text from each cell's colour.
+    sns.heatmap(w, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, annot=annotate, fmt=fmt, annot_kws={"fontsize": 8},
+                cbar=colorbar, cbar_kws={"fraction": 0.046, "pad": 0.04}, square=False,
+                xticklabels=False, yticklabels=False)
+    for artist in [*ax.collections, *ax.texts]:  # cell (i, j) centred on (j, i), as with imshow
+        artist.set_transform(mtransforms.Affine2D().translate(-0.5, -0.5) + artist.get_transform())
+    ax.set_xlim(-0.5, t_k - 0.5)
+    ax.set_ylim(t_q - 0.5, -0.5)
     # long word labels overlap unless tilted; numbers and single characters do not
     tilt = key_labels is not None and t_k > 5 and max(len(str(label)) for label in key_labels) > 2
     ax.set_xticks(range(t_k), key_labels if key_labels is not None else range(t_k),
                   rotation=45 if tilt else 0, ha="right" if tilt else "center")
-    ax.set_yticks(range(t_q), query_labels if query_labels is not None else range(t_q))
+    ax.set_yticks(range(t_q), query_labels if query_labels is not None else range(t_q), rotation=0)
     ax.set_xlabel("키(key)")
     ax.set_ylabel("쿼리(query)")
     if title:
         ax.set_title(title)
-    if annotate is None:
-        annotate = t_q * t_k <= 100
-    if annotate:
-        for i in range(t_q):
-            for j in range(t_k):
-                dark = image.norm(w[i, j]) > 0.6  # position on the colour scale, not in the data
-                ax.text(j, i, format(w[i, j], fmt), ha="center", va="center",
-                        fontsize=8, color="white" if dark else "black")
-    if colorbar:
-        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return ax
 
 
