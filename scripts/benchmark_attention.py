@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -35,7 +34,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from helpers.data import save_json  # noqa: E402
+from helpers.data import cpu_name, numeric_setup, save_json  # noqa: E402
 from helpers.lessons.complexity_flash import METHOD_NAMES, attention_flops, attention_method, measure  # noqa: E402
 
 D = 64
@@ -43,13 +42,6 @@ NS = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 MAX_N = {"naive": 16384}
 PROCESS_PEAK_METHODS = ("naive", "chunked", "sdpa")  # one fresh process per case is slow: the main three only
 EXACT_METHODS = ("naive", "chunked", "sdpa")  # compute full attention: 4·N²·d FLOPs is their real work
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def matmul_gflops(size: int = 1024) -> float:
@@ -120,15 +112,14 @@ def run(ns, methods, repeat: int) -> dict:
     print(f"chunked / SDPA throughput: {summary}", flush=True)
     return {
         "machine": {
-            "cpu_model": cpu_model(),
+            "cpu_model": cpu_name(),
             "logical_cores": torch.multiprocessing.cpu_count(),
             "torch_version": torch.__version__,
             "torch_threads": torch.get_num_threads(),
             "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
-                                              "ONEDNN_MAX_CPU_ISA") if k in os.environ},
+            "env": numeric_setup()["env"],
             "note": "shared machine (2 cores, several users): timings are noisy",
         },
         "config": {"batch": 1, "heads": 1, "d": D, "dtype": "float32", "window": 128,

@@ -19,8 +19,6 @@ larger (see MEASURED_BOUND below).
 from __future__ import annotations
 
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -28,7 +26,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from helpers.data import save_json  # noqa: E402
+from helpers.data import numeric_setup, save_json  # noqa: E402
 from helpers.lessons.attention_dropout import train_classifier  # noqa: E402
 
 N_TRAIN = [32, 64, 128, 256, 512, 1024]
@@ -75,11 +73,7 @@ def main() -> None:
                 "negative (tie: coin), 10% of labels flipped; 4000 fixed validation examples",
         "settings": {"n_train": N_TRAIN, "p_values": P_VALUES, "seeds": SEEDS, "steps": 300, "lr": 1e-2,
                      "d": 16, "dtype": "float64", "eval_every": 25},
-        "produced_by": {"script": "scripts/train_dropout.py", "torch": torch.__version__,
-                        "python": platform.python_version(), "machine": platform.machine(),
-                        "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
-                        "env": {k: os.environ.get(k) for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
-                                                               "ONEDNN_MAX_CPU_ISA")},
+        "produced_by": {"script": "scripts/train_dropout.py", **numeric_setup(),
                         "seconds": round(time.perf_counter() - start)},
         "live_check": {"runs": [list(r) for r in LIVE], "measured_bound": MEASURED_BOUND,
                        "tolerance": TOLERANCE,

@@ -17,8 +17,6 @@ BLAS kernel) changes the last digits, so the files record the set-up that produc
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -27,7 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from helpers.data import DATA_DIR, save_json  # noqa: E402
+from helpers.data import DATA_DIR, numeric_setup, save_json  # noqa: E402
 from helpers.lessons.attention_during_training import evaluate, make_lookup_batch, train_lookup  # noqa: E402
 
 SEEDS = (0, 1, 2, 3, 4)
@@ -41,14 +39,6 @@ def curve(evals: list[dict]) -> dict:
     """List of evaluate() records -> one list per quantity, rounded for a small readable file."""
     keys = evals[0].keys()
     return {k: [e[k] if k == "step" else round(e[k], 6) for e in evals] for k in keys}
-
-
-def setup_record() -> dict:
-    """What produced the numbers: another CPU or thread count changes their last digits."""
-    return {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
-            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
-            "env": {k: os.environ[k] for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
-                                               "ONEDNN_MAX_CPU_ISA") if k in os.environ}}
 
 
 def main() -> None:
@@ -69,7 +59,7 @@ def main() -> None:
     save_json("dynamics_curves.json", {
         "steps": STEPS, "eval_every": EVAL_EVERY, "batch": BATCH, "lr": LR, "d_model": D_MODEL,
         "steps_saved": list(STEPS_SAVED), "probe_seed": PROBE_SEED, "probe_size": PROBE_SIZE,
-        "test_seed": TEST_SEED, "test_size": TEST_SIZE, "setup": setup_record(), "runs": runs,
+        "test_seed": TEST_SEED, "test_size": TEST_SIZE, "setup": numeric_setup(), "runs": runs,
     })
     print(f"done in {time.perf_counter() - start:.0f} s")
 

@@ -16,8 +16,6 @@ the previous and on the first token. Writes (single thread, fixed seeds; the set
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -26,7 +24,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from helpers.data import DATA_DIR, save_json  # noqa: E402
+from helpers.data import DATA_DIR, numeric_setup, save_json  # noqa: E402
 from helpers.lessons.multi_head_attention import (  # noqa: E402
     OffsetModel,
     head_profile,
@@ -80,11 +78,7 @@ def main() -> None:
     save_json("multihead_runs.json", {
         "steps": STEPS, "eval_every": EVAL_EVERY, "batch": BATCH, "lr": LR, "d_model": D_MODEL,
         "test_seed": TEST_SEED, "test_size": TEST_SIZE,
-        "produced_by": {"script": "scripts/train_multihead.py", "torch": torch.__version__,
-                        "python": platform.python_version(), "machine": platform.machine(),
-                        "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
-                        "env": {k: os.environ.get(k) for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
-                                                               "ONEDNN_MAX_CPU_ISA")},
+        "produced_by": {"script": "scripts/train_multihead.py", **numeric_setup(),
                         "seconds": round(time.perf_counter() - start)},
         "runs": runs,
     })

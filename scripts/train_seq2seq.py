@@ -19,8 +19,6 @@ the notebook reads the stored ones. About 1.5-3.5 minutes per model on one quiet
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -30,7 +28,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers import seed_everything  # noqa: E402
-from helpers.data import DATA_DIR, load_json, save_json  # noqa: E402
+from helpers.data import DATA_DIR, load_json, numeric_setup, save_json  # noqa: E402
 from helpers.lessons.seq2seq_attention import (  # noqa: E402
     Seq2Seq,
     accuracy_by_length,
@@ -52,17 +50,7 @@ LOSS_EVERY = 25  # the JSON stores the mean loss of each block of this many step
 
 def setup_used() -> dict:
     """What produced the numbers: torch, CPU, kernels, threads."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    env = {k: os.environ[k] for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
-           if k in os.environ}
-    return {"torch": torch.__version__, "python": platform.python_version(), "cpu": cpu,
-            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
-            "env": env, "date": time.strftime("%Y-%m-%d")}
+    return {**numeric_setup(), "date": time.strftime("%Y-%m-%d")}
 
 
 def train_one(kind: str) -> dict:

@@ -18,8 +18,6 @@ the last digits, so the record says which set-up produced it. Writes:
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -28,7 +26,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from helpers.data import DATA_DIR, save_json  # noqa: E402
+from helpers.data import DATA_DIR, numeric_setup, save_json  # noqa: E402
 from helpers.lessons.attention_in_vision import (  # noqa: E402
     cls_attention,
     ink_fraction,
@@ -59,10 +57,7 @@ def main() -> None:
         "loss": [round(v, 5) for v in history],
         "cls_weight_ink": round(attn[ink > 0].mean().item(), 4),
         "cls_weight_empty": round(attn[ink == 0].mean().item(), 4),
-        "setup": {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
-                  "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
-                  "env": {k: os.environ[k] for k in ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
-                                                     "ONEDNN_MAX_CPU_ISA") if k in os.environ}},
+        "setup": numeric_setup(),
     }
     torch.save(model.state_dict(), DATA_DIR / "vision_vit.pt")
     save_json("vision_vit.json", record)

@@ -219,3 +219,14 @@ def test_setup_is_deterministic():
     a = torch.randn(3)
     helpers.setup()
     assert torch.equal(a, torch.randn(3))
+
+
+def test_numeric_setup_records_what_changes_low_order_digits(monkeypatch):
+    from helpers.data import NUMERIC_ENV, numeric_setup
+
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    monkeypatch.delenv("MKL_ENABLE_INSTRUCTIONS", raising=False)
+    record = numeric_setup()
+    assert record["torch"] == torch.__version__ and record["threads"] == torch.get_num_threads()
+    assert record["env"]["ATEN_CPU_CAPABILITY"] == "default" and "MKL_ENABLE_INSTRUCTIONS" not in record["env"]
+    assert set(record["env"]) <= set(NUMERIC_ENV) and record["cpu"] and record["cpu_capability"]
