@@ -96,7 +96,9 @@ def cmd_test(extra: list[str]) -> int:
     failed = []
     for title, args, env in steps:
         print(f"\ncourse test: {title}", flush=True)
-        if run(args, env=env) != 0:
+        code = run(args, env=env)
+        # pytest's 5 = "nothing collected": fine when ARGS (e.g. -k test_softmax) leave a pass no notebook.
+        if code != 0 and not (code == 5 and extra):
             failed.append(title)
     print(f"\ncourse test: {len(steps) - len(failed)} of {len(steps)} steps passed"
           + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
