@@ -146,8 +146,9 @@ def test_check_result_prints_clearly():
 
 
 def test_check_unknown_id_and_empty_answers():
-    with pytest.raises(KeyError, match="unknown exercise '99-9'"):
+    with pytest.raises(KeyError, match="unknown exercise '99-9'") as err:
         check("99-9", 1)
+    assert "04-1" in str(err.value) and "13-1" in str(err.value)  # every notebook's ids, loaded or not
     assert "비어 있습니다" in check("01-3", ...).message
     assert "비어 있습니다" in check("01-3", None).message
 

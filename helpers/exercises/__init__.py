@@ -11,6 +11,7 @@ notebook NN live in ``helpers/exercises/exNN.py`` and are imported on the first
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -54,6 +55,8 @@ def check(exercise_id: str, answer) -> CheckResult:
     if exercise_id not in EXERCISES:
         _load(exercise_id)
     if exercise_id not in EXERCISES:
+        for module in pkgutil.iter_modules(__path__):  # so the message lists every exercise, not only loaded ones
+            importlib.import_module(f"{__name__}.{module.name}")
         known = ", ".join(sorted(EXERCISES))
         raise KeyError(f"unknown exercise {exercise_id!r}; known: {known}")
     if answer is None or answer is Ellipsis:
