@@ -10,7 +10,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 from matplotlib import font_manager
-from matplotlib import transforms as mtransforms
 
 __all__ = ["use_korean_font", "attention_heatmap", "weight_bars", "to_numpy"]
 
@@ -58,7 +57,7 @@ def attention_heatmap(
 ):
     """Heatmap of a (T_q, T_k) weight matrix (seaborn): rows are queries, columns are keys.
 
-    Cells are centred on integer coordinates, as with ``imshow``, so overlays use (j, i).
+    As in ``seaborn.heatmap``, cell (i, j) spans [j, j + 1] x [i, i + 1] in data coordinates.
     """
     w = to_numpy(weights)
     if w.ndim != 2:
@@ -75,15 +74,11 @@ def attention_heatmap(
     sns.heatmap(w, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, annot=annotate, fmt=fmt, annot_kws={"fontsize": 8},
                 cbar=colorbar, cbar_kws={"fraction": 0.046, "pad": 0.04}, square=False,
                 xticklabels=False, yticklabels=False)
-    for artist in [*ax.collections, *ax.texts]:  # cell (i, j) centred on (j, i), as with imshow
-        artist.set_transform(mtransforms.Affine2D().translate(-0.5, -0.5) + artist.get_transform())
-    ax.set_xlim(-0.5, t_k - 0.5)
-    ax.set_ylim(t_q - 0.5, -0.5)
     # long word labels overlap unless tilted; numbers and single characters do not
     tilt = key_labels is not None and t_k > 5 and max(len(str(label)) for label in key_labels) > 2
-    ax.set_xticks(range(t_k), key_labels if key_labels is not None else range(t_k),
+    ax.set_xticks(np.arange(t_k) + 0.5, key_labels if key_labels is not None else range(t_k),
                   rotation=45 if tilt else 0, ha="right" if tilt else "center")
-    ax.set_yticks(range(t_q), query_labels if query_labels is not None else range(t_q), rotation=0)
+    ax.set_yticks(np.arange(t_q) + 0.5, query_labels if query_labels is not None else range(t_q), rotation=0)
     ax.set_xlabel("키(key)")
     ax.set_ylabel("쿼리(query)")
     if title:
