@@ -31,11 +31,10 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from helpers.data import cpu_name, numeric_setup, save_json
+from helpers.lessons.complexity_flash import METHOD_NAMES, attention_flops, attention_method, measure
 
-from helpers.data import cpu_name, numeric_setup, save_json  # noqa: E402
-from helpers.lessons.complexity_flash import METHOD_NAMES, attention_flops, attention_method, measure  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 D = 64
 NS = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]

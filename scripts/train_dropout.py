@@ -21,13 +21,11 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from helpers.data import numeric_setup, save_json  # noqa: E402
-from helpers.lessons.attention_dropout import train_classifier  # noqa: E402
+from helpers.data import numeric_setup, save_json
+from helpers.lessons.attention_dropout import train_classifier
 
 N_TRAIN = [32, 64, 128, 256, 512, 1024]
 P_VALUES = [0.0, 0.1, 0.2, 0.3, 0.5]

@@ -17,16 +17,12 @@ BLAS kernel) changes the last digits, so the files record the set-up that produc
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from helpers.data import DATA_DIR, numeric_setup, save_json  # noqa: E402
-from helpers.lessons.attention_during_training import evaluate, make_lookup_batch, train_lookup  # noqa: E402
+from helpers.data import DATA_DIR, numeric_setup, save_json
+from helpers.lessons.attention_during_training import evaluate, make_lookup_batch, train_lookup
 
 SEEDS = (0, 1, 2, 3, 4)
 STEPS, EVAL_EVERY, BATCH, LR, D_MODEL = 1000, 5, 64, 1e-3, 32

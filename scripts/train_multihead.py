@@ -16,16 +16,12 @@ the previous and on the first token. Writes (single thread, fixed seeds; the set
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from helpers.data import DATA_DIR, numeric_setup, save_json  # noqa: E402
-from helpers.lessons.multi_head_attention import (  # noqa: E402
+from helpers.data import DATA_DIR, numeric_setup, save_json
+from helpers.lessons.multi_head_attention import (
     OffsetModel,
     head_profile,
     make_offset_batch,

@@ -21,15 +21,12 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from helpers import seed_everything  # noqa: E402
-from helpers.data import DATA_DIR, load_json, numeric_setup, save_json  # noqa: E402
-from helpers.lessons.seq2seq_attention import (  # noqa: E402
+from helpers import seed_everything
+from helpers.data import DATA_DIR, load_json, numeric_setup, save_json
+from helpers.lessons.seq2seq_attention import (
     Seq2Seq,
     accuracy_by_length,
     accuracy_by_position,

@@ -18,16 +18,12 @@ the last digits, so the record says which set-up produced it. Writes:
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from helpers.data import DATA_DIR, numeric_setup, save_json  # noqa: E402
-from helpers.lessons.attention_in_vision import (  # noqa: E402
+from helpers.data import DATA_DIR, numeric_setup, save_json
+from helpers.lessons.attention_in_vision import (
     cls_attention,
     ink_fraction,
     load_digits_split,

@@ -2,8 +2,10 @@
 
 import matplotlib
 
-matplotlib.use("Agg")
 
-from helpers.plots import use_korean_font  # noqa: E402
+def pytest_configure(config):
+    # Agg before anything imports pyplot, so no test ever needs a display.
+    matplotlib.use("Agg")
+    from helpers.plots import use_korean_font
 
-use_korean_font()
+    use_korean_font()

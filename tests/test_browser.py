@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_support import (
+
+from tools.browser_support import (
     ROOT,
     artifact,
     check_explorer,

@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import math
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from helpers.attention import chunked_attention  # noqa: E402
-from helpers.exercises import check  # noqa: E402
-from helpers.lessons.complexity_flash import (  # noqa: E402
+from helpers.attention import chunked_attention
+from helpers.exercises import check
+from helpers.lessons.complexity_flash import (
     GIB,
     attention_flops,
     chunked_extra_bytes,

@@ -3,23 +3,20 @@
 import warnings
 
 import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-import helpers  # noqa: E402
-from helpers.exercises import EXERCISES, CheckResult, check  # noqa: E402
-from helpers.lessons.weighted_average import (  # noqa: E402
+import helpers
+from helpers.exercises import EXERCISES, CheckResult, check
+from helpers.lessons.weighted_average import (
     softmax_explorer,
     softmax_panels,
     softmax_small_multiples,
     stable_softmax,
 )
-from helpers.plots import attention_heatmap, weight_bars  # noqa: E402
+from helpers.plots import attention_heatmap, weight_bars
 
 
 @pytest.fixture(autouse=True)

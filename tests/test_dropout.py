@@ -4,19 +4,16 @@ import json
 import math
 
 import ipywidgets as widgets
-import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from helpers.attention import scaled_dot_product_attention  # noqa: E402
-from helpers.data import DATA_DIR  # noqa: E402
-from helpers.exercises import check  # noqa: E402
-from helpers.lessons.attention_dropout import (  # noqa: E402
+from helpers.attention import scaled_dot_product_attention
+from helpers.data import DATA_DIR
+from helpers.exercises import check
+from helpers.lessons.attention_dropout import (
     CLS,
     SEQ_LEN,
     PolarityClassifier,
@@ -28,7 +25,7 @@ from helpers.lessons.attention_dropout import (  # noqa: E402
     make_polarity_task,
     train_classifier,
 )
-from helpers.widgets import Explorer  # noqa: E402
+from helpers.widgets import Explorer
 
 
 @pytest.fixture

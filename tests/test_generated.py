@@ -2,15 +2,13 @@
 
 import ast
 import importlib
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import build_notebooks
 
-import build_notebooks  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 GENERATED = build_notebooks.generated_modules()
 

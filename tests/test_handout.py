@@ -14,11 +14,9 @@ import sys
 
 import nbformat
 import pytest
-from browser_support import ROOT, missing_browser, skip_or_fail
 
-sys.path.insert(0, str(ROOT / "tools"))
-import export_slides  # noqa: E402
-import handout  # noqa: E402
+from tools import export_slides, handout
+from tools.browser_support import ROOT, missing_browser, skip_or_fail
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 PRINTED = "05_temperature"  # the notebook printed by the PDF test (math, figures, a slider, exercises)

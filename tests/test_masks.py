@@ -1,19 +1,17 @@
 """Notebook 09: the generated helpers.lessons.masks (masks, the seed's recipe, the mask explorer)
 and the checkers in helpers.exercises.ex09."""
 
-import matplotlib
 
-matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
 
-from helpers.attention import causal_mask, scaled_dot_product_attention, softmax  # noqa: E402
-from helpers.exercises import check  # noqa: E402
-from helpers.lessons.masks import (  # noqa: E402
+from helpers.attention import causal_mask, scaled_dot_product_attention, softmax
+from helpers.exercises import check
+from helpers.lessons.masks import (
     PAD,
     additive_mask,
     attention_mask,

@@ -1,21 +1,18 @@
 """Tests of notebook 07's generated code (helpers.lessons.multi_head_attention), its explorer and checkers 07-1, 07-2."""
 
 import ipywidgets as widgets
-import matplotlib
+import matplotlib.pyplot as plt
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
-
-from helpers import attention as core  # noqa: E402
-from helpers.data import load_json, load_tensor_dict  # noqa: E402
-from helpers.exercises import check  # noqa: E402
-from helpers.lessons import multi_head_attention as mh  # noqa: E402
-from helpers.widgets import Explorer  # noqa: E402
+from helpers import attention as core
+from helpers.data import load_json, load_tensor_dict
+from helpers.exercises import check
+from helpers.lessons import multi_head_attention as mh
+from helpers.widgets import Explorer
 
 
 def _torch_pair(c, h, seed=0, dtype=torch.float64):

@@ -1,4 +1,4 @@
-"""The notebook contract (COURSE.md): structure, sources in sync, clean stored outputs, README map."""
+"""The notebook contract (see CONTRIBUTING.md): structure, sources in sync, clean stored outputs, README map."""
 
 import json
 import re

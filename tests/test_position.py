@@ -3,18 +3,14 @@ PyTorch; the offset explorer; the 10-1 and 10-2 checkers."""
 
 import math
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from helpers.attention import MultiHeadAttention  # noqa: E402
-from helpers.exercises import check  # noqa: E402
-from helpers.exercises.ex10 import _rope_half, reference_rope  # noqa: E402
-from helpers.lessons.positional_encoding import (  # noqa: E402
+from helpers.attention import MultiHeadAttention
+from helpers.exercises import check
+from helpers.exercises.ex10 import _rope_half, reference_rope
+from helpers.lessons.positional_encoding import (
     LearnedPositionalEncoding,
     RoPEMultiHeadAttention,
     apply_rope,

@@ -2,17 +2,13 @@
 
 import math
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from helpers.exercises import check  # noqa: E402
-from helpers.exercises.ex11 import MISTAKES, reference_layer  # noqa: E402
-from helpers.lessons.pretrained_attention import (  # noqa: E402
+from helpers.exercises import check
+from helpers.exercises.ex11 import MISTAKES, reference_layer
+from helpers.lessons.pretrained_attention import (
     encode,
     head_explorer,
     head_panel,

@@ -3,28 +3,24 @@
 import math
 import re
 
-import matplotlib
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import pytest
+import torch
+import torch.nn.functional as F
 
-matplotlib.use("Agg")
-
-import ipywidgets as widgets  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from helpers.attention import scaled_dot_product_attention as core_attention  # noqa: E402
-from helpers.exercises import check  # noqa: E402
-from helpers.exercises.ex03 import chicken_weight  # noqa: E402
-from helpers.lessons.query_key_value import (  # noqa: E402
+from helpers.attention import scaled_dot_product_attention as core_attention
+from helpers.exercises import check
+from helpers.exercises.ex03 import chicken_weight
+from helpers.lessons.query_key_value import (
     CHICKEN_TOKENS,
     SelfAttention,
     attention,
     chicken_example,
     query_explorer_figure,
 )
-from helpers.plots import use_korean_font  # noqa: E402
-from helpers.widgets import Explorer  # noqa: E402
+from helpers.plots import use_korean_font
+from helpers.widgets import Explorer
 
 
 @pytest.fixture(autouse=True)

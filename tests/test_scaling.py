@@ -3,18 +3,14 @@
 import math
 import warnings
 
-import matplotlib
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import ipywidgets as widgets  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from helpers.attention import entropy  # noqa: E402
-from helpers.exercises import check  # noqa: E402
-from helpers.lessons.scaling_variance import (  # noqa: E402
+from helpers.attention import entropy
+from helpers.exercises import check
+from helpers.lessons.scaling_variance import (
     DKS,
     dk_explorer_figure,
     dk_panel_data,
@@ -24,8 +20,8 @@ from helpers.lessons.scaling_variance import (  # noqa: E402
     saturation_summary,
     softmax_jacobian,
 )
-from helpers.plots import use_korean_font  # noqa: E402
-from helpers.widgets import Explorer  # noqa: E402
+from helpers.plots import use_korean_font
+from helpers.widgets import Explorer
 
 
 @pytest.fixture(autouse=True)

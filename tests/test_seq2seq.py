@@ -3,21 +3,17 @@
 import importlib.util
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from helpers import seed_everything  # noqa: E402
-from helpers.attention import padding_mask, scaled_dot_product_attention  # noqa: E402
-from helpers.data import DATA_DIR, load_json, load_tensor_dict  # noqa: E402
-from helpers.exercises import check  # noqa: E402
-from helpers.lessons.seq2seq_attention import (  # noqa: E402
+from helpers import seed_everything
+from helpers.attention import padding_mask, scaled_dot_product_attention
+from helpers.data import DATA_DIR, load_json, load_tensor_dict
+from helpers.exercises import check
+from helpers.lessons.seq2seq_attention import (
     BOS,
     PAD,
     AdditiveAttention,

@@ -16,11 +16,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from browser_support import ROOT, artifact, chromium, skip_or_fail
 
-sys.path.insert(0, str(ROOT / "tools"))
-import export_slides  # noqa: E402
-import measure_slides  # noqa: E402
+from tools import export_slides, measure_slides
+from tools.browser_support import ROOT, artifact, chromium, skip_or_fail
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 OPENED = "01_weighted_average"  # the deck opened in the browser

@@ -4,19 +4,15 @@ import math
 import statistics
 import time
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from helpers.attention import entropy, softmax  # noqa: E402
-from helpers.data import load_json  # noqa: E402
-from helpers.exercises import check  # noqa: E402
-from helpers.lessons.temperature import (  # noqa: E402
+from helpers.attention import entropy, softmax
+from helpers.data import load_json
+from helpers.exercises import check
+from helpers.lessons.temperature import (
     softmax_t,
     temperature_explorer,
     temperature_panels,

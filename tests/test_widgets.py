@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import ipywidgets as widgets
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from helpers.widgets import Explorer  # noqa: E402
+from helpers.widgets import Explorer
 
 
 def make(**control_kw):

@@ -37,10 +37,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from tools import browser_support as bs
 
-import browser_support as bs  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 INSTRUMENT_JS = """(cell) => {
   if (!window.__courseBench) {

@@ -23,11 +23,9 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT / "tests"))
+from tools import export_slides
 
-import export_slides  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 NOTEBOOKS = ROOT / "notebooks"
 DEFAULT_OUT = ROOT / "build" / "handouts"
@@ -150,7 +148,7 @@ def notebook_title(notebook: Path) -> str:
 
 
 def build(numbers: list[str], out: Path = DEFAULT_OUT, cache: Path = export_slides.DEFAULT_CACHE) -> list[Path]:
-    from browser_support import chromium, missing_browser
+    from tools.browser_support import chromium, missing_browser
 
     if missing_browser():
         raise SystemExit(f"handout: {missing_browser()}")

@@ -14,11 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT / "tests"))
+from tools import export_slides
 
-import export_slides  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 WIDTH, HEIGHT = 960, 700
 OUT = ROOT / "build" / "slides-fit"
@@ -90,7 +88,7 @@ def too_big(sizes: list[dict]) -> list[dict]:
 
 
 def main(numbers: list[str]) -> int:
-    from browser_support import chromium
+    from tools.browser_support import chromium
 
     decks = export_decks(numbers)
     worst = 0
