@@ -161,3 +161,15 @@ def test_binder_pins_agree_with_requirements():
     assert main["torch"] == "2.13.0"
     assert (ROOT / "binder" / "runtime.txt").read_text().strip() == "python-3.11"
     assert "fonts-nanum" in (ROOT / "binder" / "apt.txt").read_text()
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_solutions_are_folded_and_off_the_slides(nb_path):
+    """Every cell that re-runs check() with a worked answer hides source and output and is no slide."""
+    cells = load(nb_path)["cells"]
+    solutions = [(i, c) for i, c in enumerate(cells) if c["cell_type"] == "code" and "check(" in text(c)
+                 and c["metadata"].get("jupyter", {}).get("source_hidden")]
+    assert solutions, "no solution cell found"
+    for i, c in solutions:
+        assert c["metadata"]["jupyter"].get("outputs_hidden") is True, f"cell {i}: solution output is not folded"
+        assert c["metadata"].get("slideshow", {}).get("slide_type") == "skip", f"cell {i}: solution is on a slide"

@@ -43,11 +43,24 @@ def default_slide_type(cell) -> str:
     return "-"
 
 
+def is_solution(cell) -> bool:
+    """A worked solution: a code cell whose source is folded and that calls the exercise checker."""
+    return (cell.cell_type == "code" and cell.metadata.get("jupyter", {}).get("source_hidden", False)
+            and "check(" in cell.source)
+
+
 def load_source(path: Path) -> nbformat.NotebookNode:
-    """Read a percent-format source into a notebook with slide metadata and stable cell ids."""
+    """Read a percent-format source into a notebook with slide metadata and stable cell ids.
+
+    A solution cell is folded whole (source and output: its output often prints the answer) and
+    kept off the slides, so a study group works the exercise before anyone sees the answer.
+    """
     nb = jupytext.read(path, fmt="py:percent")
     for i, cell in enumerate(nb.cells):
         cell.metadata.setdefault("slideshow", {"slide_type": default_slide_type(cell)})
+        if is_solution(cell):
+            cell.metadata["slideshow"] = {"slide_type": "skip"}
+            cell.metadata["jupyter"]["outputs_hidden"] = True
         cell["id"] = f"c{i:03d}"
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
