@@ -1,0 +1,54 @@
+"""Every source the course cites is named in SOURCES.md, and each notebook links it at first use."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = (ROOT / "SOURCES.md").read_text(encoding="utf-8")
+NOTEBOOK_SOURCES = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
+
+# "Vaswani 등 2017", "Rabe & Staats 2021", "Dao 2024": an author, optional co-author or 등, a year.
+CITATION = re.compile(r"\b([A-Z][a-zA-Z-]+(?: & [A-Z][a-zA-Z-]+)?(?: 등)?) ((?:19|20)\d\d)\b")
+SEED = re.compile(r"원문 (00[0-4])")
+LINK_TO_SOURCES = re.compile(r"\[[^\]]*\]\(\.\./SOURCES\.md[^)]*\)")
+
+
+def prose(path: Path) -> str:
+    nb = jupytext.read(path, fmt="py:percent")
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_sources_list_names_every_seed_by_title_and_kind():
+    for n in range(5):
+        row = next((line for line in SOURCES.splitlines() if line.startswith(f"| 원문 00{n} |")), None)
+        assert row, f"SOURCES.md has no row for 원문 00{n}"
+        title, kind = (cell.strip() for cell in row.split("|")[2:4])
+        assert title.startswith('"') and len(title) > 5, f"원문 00{n}: no quoted title"
+        assert len(kind) > 10, f"원문 00{n}: no kind (blog post, notes, ...)"
+
+
+def test_sources_list_names_no_path_outside_the_repository():
+    assert "shared/" not in SOURCES and ".txt" not in SOURCES
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_SOURCES, ids=lambda p: p.name[:2])
+def test_every_cited_paper_is_in_the_sources_list(path):
+    text = prose(path)
+    listed = set(re.findall(r"\*\*(.+?)\*\*", SOURCES))
+    for author, year in set(CITATION.findall(text)):
+        assert f"{author} {year}" in listed, f"{path.name} cites '{author} {year}', which SOURCES.md does not list"
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_SOURCES, ids=lambda p: p.name[:2])
+def test_first_mention_of_each_seed_links_the_sources_list(path):
+    text = prose(path)
+    for number in dict.fromkeys(SEED.findall(text)):
+        first = text.index(f"원문 {number}")
+        line = text[text.rfind("\n", 0, first) + 1: text.find("\n", first)]
+        assert any(f"원문 {number}" in m.group(0) for m in LINK_TO_SOURCES.finditer(line)), (
+            f"{path.name}: the first mention of 원문 {number} does not link ../SOURCES.md: {line[:120]!r}")
