@@ -195,7 +195,7 @@ for name, module in (("고친 모듈", right), ("버그 모듈", buggy)):
 assert torch.equal(right(x), right(x)) and not torch.allclose(buggy(x), buggy(x))
 
 # %% [markdown]
-# 버그 모듈은 평가 모드에서도 호출마다 결과가 다릅니다. 검증 손실이 잡음을 띠고, 배포한 모델의 예측이 흔들립니다. `nn.MultiheadAttention`과 `helpers.attention.MultiHeadAttention`은 안에서 `self.training`을 보므로 이 문제가 없습니다. 함수 `F.scaled_dot_product_attention`을 직접 부를 때만 `dropout_p=self.p if self.training else 0.0`을 직접 써야 합니다.
+# 버그 모듈은 평가 모드에서도 호출마다 결과가 다릅니다. 검증 손실에 잡음이 섞이고, 배포한 모델의 예측이 흔들립니다. `nn.MultiheadAttention`과 `helpers.attention.MultiHeadAttention`은 안에서 `self.training`을 보므로 이 문제가 없습니다. 함수 `F.scaled_dot_product_attention`을 직접 부를 때만 `dropout_p=self.p if self.training else 0.0`을 직접 써야 합니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 이 함정은 nanoGPT 같은 널리 읽히는 코드에도 같은 형태(`dropout_p=self.dropout if self.training else 0`)로 들어 있습니다. 청중에게 "`else 0`을 빼면 무엇이 잘못될까?"를 먼저 물어보세요.

@@ -127,7 +127,7 @@ class MultiHeadAttention(nn.Module):  # h heads of size d = C/h; boolean mask: T
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 우리 모듈은 `helpers.attention.MultiHeadAttention`(검증을 갖춘 핵심 구현)과 파라미터 이름이 같아서 `state_dict`를 그대로 옮길 수 있습니다. 셀프 어텐션과, 쿼리 길이와 키 길이가 다른 크로스 어텐션(cross-attention) 모두 같은지 봅니다.
+# 우리 모듈은 `helpers.attention.MultiHeadAttention`(입력 검사를 갖춘 핵심 구현)과 파라미터 이름이 같아서 `state_dict`를 그대로 옮길 수 있습니다. 셀프 어텐션과, 쿼리 길이와 키 길이가 다른 크로스 어텐션(cross-attention) 모두 같은지 봅니다.
 
 # %%
 seed_everything(7)
