@@ -12,6 +12,8 @@
 # **선수 지식**: 01번(소프트맥스), 03번(쿼리·키·밸류와 "배" 예제), 04번(√d_k로 나누는 이유)
 #
 # **예상 시간**: 혼자 공부 40분 / 스터디 발표 20분
+#
+# 출처 목록: [SOURCES.md](../SOURCES.md) (원문 000–004와 인용한 논문)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 첫 문장은 "온도는 점수를 나누는 수 하나일 뿐"입니다. 오늘 보여 줄 것은 세 가지입니다. (1) 양 끝(τ→0, τ→∞)에서 무슨 일이 생기는지, (2) 03번의 "배" 어텐션 맵이 거의 평평한데 τ를 얼마나 낮춰야 날카로워지는지(4절 슬라이더), (3) 지식 증류와 ChatGPT류 모델의 샘플링에서도 같은 식 softmax(z/τ)가 쓰인다는 것.
@@ -53,7 +55,7 @@ def softmax_t(z, tau):  # z (..., T), tau a number or a tensor broadcastable to 
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 원문 004의 점수 `[2.0, 1.0, 0.5]`로 세 온도의 가중치를 계산하고, 그 결과가 과정의 핵심 구현(`helpers.attention.softmax`) 및 PyTorch와 같은지 확인합니다.
+# [원문 004](../SOURCES.md)의 점수 `[2.0, 1.0, 0.5]`로 세 온도의 가중치를 계산하고, 그 결과가 과정의 핵심 구현(`helpers.attention.softmax`) 및 PyTorch와 같은지 확인합니다.
 
 # %%
 z = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
@@ -146,7 +148,7 @@ assert torch.isfinite(softmax_t(z32, 1e-3)).all()
 # τ는 $10^{-3}$부터 $10^{2}$까지, 가장 큰 값이 가장 작은 값의 10만 배인 범위를 움직여야 하므로 **로그 눈금**으로 훑습니다. 점수 세 가지를 비교합니다.
 #
 # 1. 원문 004의 `[2.0, 1.0, 0.5]`
-# 2. 03번 "배" 문장에서 쿼리(query) "배"의 점수 한 행 (원문 003의 X, W_Q, W_K로 계산; 4절에서 자세히)
+# 2. 03번 "배" 문장에서 쿼리(query) "배"의 점수 한 행 ([원문 003](../SOURCES.md)의 X, W_Q, W_K로 계산; 4절에서 자세히)
 # 3. 더 날카로운 비교 대상: 표준정규분포에서 뽑은 쿼리·키(key) 8개, 키 차원(key dimension, d_k) 64, 점수 = q·k/√64
 
 # %%
@@ -192,7 +194,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 세 곡선 모두 같은 모양(τ가 커지면 엔트로피는 오르고 최대 가중치는 내려감)이지만 **좌우로 밀려 있습니다.** 두 성질(단조성, 양 끝 값)을 먼저 확인합니다.
+# 세 곡선 모두 같은 방향으로 움직이지만(τ가 커지면 엔트로피는 오르고 최대 가중치는 내려감) **놓인 자리가 다릅니다.** 같은 곡선을 옮겨 놓은 것은 아닙니다. 점수가 세 개뿐인 원문 004 행은 엔트로피가 $\log 3$까지만, 최대 가중치가 $1/3$까지만 가므로 곡선의 높이부터 다릅니다. 두 성질(단조성, 양 끝 값)을 먼저 확인합니다.
 
 # %% slideshow={"slide_type": "skip"}
 for name, (h, top) in sweeps.items():
@@ -213,6 +215,9 @@ for name, (h, _) in sweeps.items():
     print(f"{name:<22} 점수 표준편차 {s.std().item():.4f}, 엔트로피가 절반인 τ ≈ {tau_mid:.3f}, 비 {tau_mid / s.std().item():.2f}")
     assert 0.5 < tau_mid / s.std().item() < 0.75, name
 assert min(rows[k].std().item() for k in list(rows)[::2]) > 25 * rows["'배' 행 (d_k = 4)"].std().item()
+h_bae, top_bae = sweeps["'배' 행 (d_k = 4)"]
+h_x30, top_x30 = sweep(30 * rows["'배' 행 (d_k = 4)"], 30 * tau_grid)      # scores ×30 and τ ×30: same curve
+assert np.allclose(h_x30, h_bae, atol=1e-12) and np.allclose(top_x30, top_bae, atol=1e-12)
 
 # %% [markdown]
 # 세 행 모두 엔트로피가 절반이 되는 τ가 점수 표준편차의 0.5~0.75배입니다. τ로 나누는 것은 점수를 1/τ배 하는 것과 같으므로, 곡선의 위치는 점수의 퍼짐이 정합니다. "배" 행은 표준편차가 약 0.03으로 다른 두 행보다 25배 넘게 작아서 곡선 전체가 왼쪽으로 밀려 있고, τ = 1에서 이미 균등 분포와 거의 구별되지 않습니다.
@@ -231,7 +236,7 @@ assert abs(entropy(w_half).item() - 0.524) < 5e-4 and 0.45 < entropy(w_half).ite
 assert entropy(w_dk) < entropy(w_half) and 1 - w_half.max() > 0.15
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 그래프에서 세 곡선이 "같은 곡선을 좌우로 옮긴 것처럼" 보인다는 점을 짚으세요. τ를 바꾸는 것과 점수 전체를 배율만큼 키우는 것은 같은 일이라서, 곡선의 위치는 점수 간격이 정합니다. 이것이 5절(1/√d_k = 고정 온도)의 복선입니다. "거의 hard attention" 바로잡기에서는 숫자 하나(e^H ≈ 1.69개의 키)만 기억하게 하면 충분합니다.
+# 발표 노트: 그래프에서 키가 8개인 두 곡선("배" 행, 무작위 행)이 비슷한 모양으로 좌우에 놓인다는 점을 짚으세요. 점수가 세 개인 원문 004 행은 끝값이 $\log 3$, $1/3$이라 모양이 다릅니다. τ를 바꾸는 것과 점수 전체를 배율만큼 키우는 것은 같은 일이라서, 한 행의 점수를 c배 하면 그 곡선이 로그 눈금에서 정확히 c배 자리로 옮겨 갑니다(아래 셀). 곡선의 위치는 점수 간격이 정합니다. 이것이 5절(1/√d_k = 고정 온도)의 복선입니다. "거의 hard attention" 바로잡기에서는 숫자 하나(e^H ≈ 1.69개의 키)만 기억하게 하면 충분합니다.
 
 # %% [markdown]
 # ## 4. 실제 어텐션 맵: "어제 밤에 배가 고파서 치킨을 시켜서 먹었다"
@@ -415,13 +420,14 @@ torch.testing.assert_close(w_dk, torch.tensor([0.9576, 0.0199, 0.0225], dtype=to
 assert w_dk.max() > 0.95 and entropy(w_dk) < 0.25
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 무작위 쿼리·키로 "d_k가 클 때 나누지 않으면(τ = 1) 포화(saturation)되고, τ = √d_k면 d_k와 상관없이 비슷한 엔트로피"가 되는지도 봅니다.
+# 무작위 쿼리·키로 "d_k가 클 때 나누지 않으면(τ = 1) 포화(saturation)되고, τ = √d_k면 d_k와 상관없이 비슷한 엔트로피"가 되는지도 봅니다. 어텐션 맵처럼 쿼리 32개가 **같은 키 8개**를 봅니다(점수 행렬 $qk^\top$, 32 × 8).
 
 # %%
 seed_everything(7)
 for d_k in [4, 64, 1024]:
-    qk = (torch.randn(256, d_k, dtype=torch.float64) * torch.randn(256, d_k, dtype=torch.float64)).sum(-1)
-    qk = qk.reshape(32, 8)                                   # (32 rows, 8 keys)
+    q = torch.randn(32, d_k, dtype=torch.float64)           # (T_q=32, d_k)
+    k = torch.randn(8, d_k, dtype=torch.float64)            # (T_k=8, d_k)
+    qk = q @ k.T                                             # (32, 8): 32 queries, the same 8 keys
     h_raw = entropy(softmax_t(qk, 1.0)).mean().item()
     h_scaled = entropy(softmax_t(qk, math.sqrt(d_k))).mean().item()
     print(f"d_k = {d_k:>4}: 평균 엔트로피 τ=1 {h_raw:.2f}, τ=√d_k {h_scaled:.2f}  (log 8 = {math.log(8):.2f})")
@@ -436,7 +442,7 @@ for d_k in [4, 64, 1024]:
 #
 # ### 지식 증류: τ > 1의 부드러운 정답
 #
-# 지식 증류(knowledge distillation)에서는 큰 교사(teacher) 모델의 출력 분포를 작은 학생(student) 모델이 따라 하게 합니다. 교사의 로짓(logit)을 τ = 1로 소프트맥스하면 정답 하나에 거의 모든 확률이 몰려, "호랑이는 고양이와 조금 닮았고 자동차와는 전혀 다르다" 같은 정보가 0.001 아래로 묻힙니다. τ > 1로 부드럽게 만든 **소프트 타깃**(soft target)은 그 순서를 드러냅니다. 아래 로짓은 지어낸 예입니다.
+# 지식 증류(knowledge distillation)에서는 큰 교사(teacher) 모델의 출력 분포를 작은 학생(student) 모델이 따라 하게 합니다. 교사의 로짓(logit)을 τ = 1로 소프트맥스하면 정답에 확률이 크게 몰립니다. 그래도 아래 예에서 "호랑이"(0.074)처럼 그럴듯한 오답은 보이지만, 아주 작은 확률들 사이의 차이, 곧 "자동차가 비행기보다 조금 더 고양이 같다"는 정보는 둘 다 0.001 아래로 묻혀 교차 엔트로피에 거의 아무 영향도 주지 못합니다. [Hinton 등 2015](../SOURCES.md)의 예로는, BMW 사진을 쓰레기 트럭으로 착각할 확률은 아주 작지만 당근으로 착각할 확률보다는 훨씬 큽니다. τ > 1로 부드럽게 만든 **소프트 타깃**(soft target)은 이런 작은 확률들의 순서를 드러냅니다. 아래 로짓은 지어낸 예입니다.
 
 # %%
 classes = ["고양이", "호랑이", "개", "자동차", "비행기"]
@@ -448,9 +454,10 @@ for tau in [1.0, 4.0, 10.0]:
     print(f"τ = {tau:>4}: " + "  ".join(f"{c} {p:.3f}" for c, p in zip(classes, soft[tau].tolist())))
 assert all(torch.equal(p.argsort(), teacher.argsort()) for p in soft.values())
 assert soft[1.0][3:].max() < 0.001 and soft[4.0][3] > 0.05
+assert soft[1.0][1] > 0.05                          # τ = 1: the likely wrong answer (호랑이) is visible
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기**: 원문 004는 지식 증류에서 "teacher 모델의 attention"을 τ > 1로 부드럽게 전달한다고 적었습니다. 온도로 부드럽게 만드는 것은 어텐션 가중치가 아니라 교사 모델의 **출력 로짓**입니다. Hinton, Vinyals & Dean(2015, "Distilling the Knowledge in a Neural Network")은 마지막 소프트맥스 층에 들어가는 클래스 로짓 $z_i$를 $q_i = e^{z_i/T} / \sum_j e^{z_j/T}$로 부드럽게 만든 확률을 소프트 타깃으로 삼고, 학생의 로짓도 **같은 온도 T**로 소프트맥스해 두 분포의 교차 엔트로피를 줄입니다(정답 레이블 항은 T = 1로 따로 더함). 소프트 타깃 항의 기울기가 $1/T^2$로 줄어들기 때문에 그 항에 $T^2$를 곱합니다. 어텐션 맵을 따라 배우게 하는 증류(예: Zagoruyko & Komodakis 2017의 attention transfer)는 따로 있는 기법으로, 온도로 부드럽게 하는 방식이 아니라 합이 1이 되도록 나눈 어텐션 맵 사이의 거리를 줄입니다. 이 노트북은 Hinton 등의 방식대로 출력 로짓에 온도를 씁니다.
+# > **원문 바로잡기**: 원문 004는 지식 증류에서 "teacher 모델의 attention"을 τ > 1로 부드럽게 전달한다고 적었습니다. 온도로 부드럽게 만드는 것은 어텐션 가중치가 아니라 교사 모델의 **출력 로짓**입니다. Hinton 등 2015(Hinton, Vinyals & Dean, "Distilling the Knowledge in a Neural Network")는 마지막 소프트맥스 층에 들어가는 클래스 로짓 $z_i$를 $q_i = e^{z_i/T} / \sum_j e^{z_j/T}$로 부드럽게 만든 확률을 소프트 타깃으로 삼고, 학생의 로짓도 **같은 온도 T**로 소프트맥스해 두 분포의 교차 엔트로피를 줄입니다(정답 레이블 항은 T = 1로 따로 더함). 소프트 타깃 항의 기울기가 $1/T^2$로 줄어들기 때문에 그 항에 $T^2$를 곱합니다. 어텐션 맵을 따라 배우게 하는 증류(예: Zagoruyko & Komodakis 2017의 attention transfer)는 따로 있는 기법으로, 온도로 부드럽게 하는 방식이 아니라 합이 1이 되도록 나눈 어텐션 맵 사이의 거리를 줄입니다. 이 노트북은 Hinton 등의 방식대로 출력 로짓에 온도를 씁니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # τ가 크면 두 분포 사이의 KL 발산(Kullback-Leibler divergence)의 기울기(gradient)가 약 $1/\tau^2$에 비례해 작아집니다(교사 분포는 고정이므로 KL 발산과 교차 엔트로피의 기울기는 같습니다). 그래서 증류 손실(loss)에는 보통 $\tau^2$를 곱해 기울기 크기를 τ와 상관없이 맞춥니다. 학생 로짓에 대한 기울기를 직접 재 봅니다.
@@ -514,7 +521,7 @@ plt.show()
 # **05-1. 예측한 뒤 재기.** 원문 004는 점수 `[2.0, 1.0, 0.5]`가 τ = 2에서 "거의 균등"하다고 했지만, 1절에서 본 대로 τ = 2의 최대 가중치는 0.48입니다. 최대 가중치가 **1/3 + 0.01 이하**가 되는 가장 작은 τ를 "거의 균등"의 기준으로 삼읍시다.
 # 1. **예측**: 소프트맥스를 계산하지 말고, 2절의 1차 근사 $w_i \approx \frac{1}{n}\left(1 + \frac{z_i - \bar z}{\tau}\right)$만으로 그 τ를 구해 `tau_predicted`에 넣으세요.
 # 2. **측정**: `softmax_t`로 τ를 바꿔 가며(이분법이나 촘촘한 격자) 실제 τ를 찾아 `tau_measured`에 넣으세요.
-# 3. 두 값이 얼마나, 왜 다른지 생각해 보세요. 체커가 두 값을 비교해 줍니다.
+# 3. 두 값이 얼마나, 왜 다른지 생각해 보세요. 체커가 두 값을 비교해 줍니다. 두 값 모두 정답과의 **상대 오차가 0.1% 안**이면 맞습니다(측정은 이분법을 20번쯤 돌리면 충분합니다).
 
 # %%
 tau_predicted = ...
@@ -582,7 +589,7 @@ check("05-3", tau_half)
 # 4. 언어 모델 샘플링에서 τ = 0(탐욕적(그리디) 디코딩)이 항상 가장 좋은 답을 줄까요? 같은 문장이 반복되는 현상과 연결해 이야기해 보세요.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번과 2번을 묶어 "온도는 점수의 크기 조절과 같다"는 결론으로 모으세요. W_Q를 c배 하면 점수가 c배가 되어 τ = 1/c와 정확히 같습니다. 다른 점은 학습되는 온도는 값 하나라 전체 맵을 한꺼번에 조절한다는 것입니다. 3번은 04번(포화와 야코비안)으로 이어집니다.
+# 발표 노트: 1번과 2번을 묶어 "온도는 점수의 크기 조절과 같다"는 결론으로 모으세요. W_Q를 c배 하면 점수가 c배가 되어 τ = 1/c와 정확히 같습니다. "학습되는 온도는 값 하나"라는 것은 차이가 아닙니다: W_Q 전체에 곱한 배율 c도 값 하나입니다. 실제 차이는 최적화에 있습니다. τ에 오는 기울기의 크기가 W_Q의 원소에 오는 것과 다르고, 가중치 감쇠(weight decay)가 W_Q의 크기는 줄이지만 따로 둔 τ는 건드리지 않게 할 수 있으며, log τ로 두고 학습하면 τ가 늘 양수이고 배율을 곱셈으로 움직입니다. 그리고 점수 크기를 W_Q로 정할 수 없는 경우가 있습니다. Swin Transformer V2([Liu 등 2022](../SOURCES.md))의 코사인 어텐션은 q와 k의 길이를 1로 맞춘 뒤 코사인을 점수로 쓰므로 점수가 −1~1에 갇히고, 그 크기를 정할 수 있는 것은 학습되는 온도 τ뿐입니다. 3번은 04번(포화와 야코비안)으로 이어집니다.
 
 # %% [markdown]
 # ## 요약
