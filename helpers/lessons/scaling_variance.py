@@ -37,11 +37,9 @@ SCALES = {"none": lambda d: 1.0, "sqrt": lambda d: d**0.5, "linear": lambda d: f
 
 def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
     """Per-row statistics of softmax(q·k / SCALES[scale](d_k)) for random rows (seed + d_k)."""
-    n_values = n_rows * n_keys * (d_k + d_v)                # float64 entries of k and v together
-    if n_values > 2**24:                                    # 128 MiB: a small notebook kernel survives it
-        raise ValueError(f"n_rows * n_keys * (d_k + d_v) = {n_values:,} float64 values "
-                         f"({8 * n_values / 2**30:.1f} GiB) exceeds 2**24 (128 MiB): use fewer rows, e.g. "
-                         f"n_rows={max(1, 2**24 // (n_keys * (d_k + d_v)))}")
+    if n_rows * n_keys * (d_k + d_v) > 2**24:      # k and v in float64 over 128 MiB: a small kernel may die
+        raise ValueError(f"n_rows * n_keys * (d_k + d_v) exceeds 2**24 float64 values (128 MiB): use fewer rows, "
+                         f"e.g. n_rows={max(1, 2**24 // (n_keys * (d_k + d_v)))}")
     gen = torch.Generator().manual_seed(seed + d_k)
     q = torch.randn(n_rows, d_k, generator=gen).double().requires_grad_(True)   # (n, d_k)
     k = torch.randn(n_rows, n_keys, d_k, generator=gen).double()                # (n, T, d_k)

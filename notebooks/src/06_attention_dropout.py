@@ -42,8 +42,6 @@ setup()
 # 드롭아웃은 학습 중에 무작위로 고른 값을 0으로 만드는 **정규화**(regularization) 방법입니다. 어텐션 드롭아웃은 그 대상을 **어텐션 가중치**(weight)로 삼습니다. 가중치 $w_{ij}$는 "쿼리 $i$가 키 $j$를 얼마나 보는가"이므로, 이를 0으로 만드는 것은 그 단계에서 $i \to j$ 연결을 끊는 것과 같습니다.
 #
 # 남은 가중치는 $1/(1-p)$배로 키웁니다. 코드로는 소프트맥스와 밸류 곱하기 사이의 두 줄입니다.
-#
-# **어디서 왔나.** 드롭아웃 자체는 [Srivastava 등 2014](../SOURCES.md)의 방법입니다. 트랜스포머 논문 [Vaswani 등 2017](../SOURCES.md)이 본문에 적은 드롭아웃은 두 곳, 어텐션과 피드포워드 층의 출력이 잔차 연결(residual connection)에 더해지기 전과 임베딩과 위치 인코딩의 합에 거는 것이고, 비율은 $P_{drop} = 0.1$입니다. 어텐션 **가중치**에 거는 드롭아웃은 논문 본문이 아니라 구현에서 자리 잡았습니다. 저자들의 tensor2tensor 코드가 소프트맥스 뒤에 드롭아웃을 걸었고, BERT([Devlin 등 2019](../SOURCES.md))의 `attention_probs_dropout_prob = 0.1`, GPT-2([Radford 등 2019](../SOURCES.md))의 `attn_pdrop = 0.1`이 같은 자리의 설정입니다. 이 노트북의 드롭아웃은 모두 그 자리, 소프트맥스와 밸류 곱하기 사이에 겁니다.
 
 # %% tags=["save"]
 import numpy as np
@@ -65,6 +63,9 @@ def attend(q, k, v, p=0.0, training=True):
     weights = attention_dropout(weights, p, training)       # rows no longer sum to 1
     return weights @ v, weights                             # (..., T_q, d_v), (..., T_q, T_k)
 
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **어디서 왔나.** 드롭아웃 자체는 [Srivastava 등 2014](../SOURCES.md)의 방법입니다. 트랜스포머 논문 [Vaswani 등 2017](../SOURCES.md)이 본문에 적은 드롭아웃은 두 곳, 어텐션과 피드포워드 층의 출력이 잔차 연결(residual connection)에 더해지기 전과 임베딩과 위치 인코딩의 합에 거는 것이고, 비율은 $P_{drop} = 0.1$입니다. 어텐션 **가중치**에 거는 드롭아웃은 논문 본문이 아니라 구현에서 자리 잡았습니다. 저자들의 tensor2tensor 코드가 소프트맥스 뒤에 드롭아웃을 걸었고, BERT([Devlin 등 2019](../SOURCES.md))의 `attention_probs_dropout_prob = 0.1`, GPT-2([Radford 등 2019](../SOURCES.md))의 `attn_pdrop = 0.1`이 같은 자리의 설정입니다. 이 노트북의 드롭아웃은 모두 그 자리, 소프트맥스와 밸류 곱하기 사이에 겁니다.
 
 # %% [markdown]
 # ### "고양이가 매트 위에 앉았다"에 걸어 보기
