@@ -180,6 +180,13 @@ def test_check_06_2():
         r = check("06-2", answer)
         assert not r.passed and phrase in r.message, (answer, r.message)
     assert "숫자 하나" in check("06-2", [0.1, 0.2]).message
+    torch.manual_seed(0)
+    w = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)
+    sums = (w * torch.empty(20_000, 3, dtype=torch.float64).bernoulli_(0.8) / 0.8).sum(-1)   # (n,) row sums
+    estimate = sums.var().item()                                   # a Monte-Carlo estimate, not the formula
+    assert not math.isclose(estimate, 0.095, rel_tol=1e-3)
+    r = check("06-2", estimate)
+    assert not r.passed and "정확한 값" in r.message and "표본" in r.message, r.message
     assert not check("06-2", ...).passed
 
 

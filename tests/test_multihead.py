@@ -170,6 +170,21 @@ def test_check_07_1_other_answers():
     assert not check("07-1", lambda m, x: (_ for _ in ()).throw(NotImplementedError)).passed
 
 
+@pytest.mark.parametrize("forbidden", [
+    lambda m, x: m(x, x, x)[0],
+    lambda m, x: m(x, x, x, need_weights=False)[0],
+    lambda m, x: m.forward(x, x, x)[0],
+    lambda m, x: F.multi_head_attention_forward(
+        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), m.embed_dim, m.num_heads, m.in_proj_weight,
+        m.in_proj_bias, None, None, False, 0.0, m.out_proj.weight, m.out_proj.bias, training=False)[0].transpose(0, 1),
+])
+def test_check_07_1_refuses_calling_the_module(forbidden):
+    r = check("07-1", forbidden)
+    assert not r.passed and "모듈 자체를 호출했습니다" in r.message, r.message
+    assert F.multi_head_attention_forward.__name__ == "multi_head_attention_forward"   # restored after the check
+    assert check("07-1", _assemble()).passed                                           # no hook left behind
+
+
 def _gqa(c, h, g, bias):
     kv = g * (c // h)
     return 2 * c * c + 2 * c * kv + ((2 * c + 2 * kv) if bias else 0)

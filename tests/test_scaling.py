@@ -139,7 +139,8 @@ def test_04_1_correct_and_wrong_answers():
         "√d_k를 곱했습니다": lambda q, k: q @ k.transpose(-2, -1) * math.sqrt(q.shape[-1]),
         "√T_k = √5로 나눴습니다": lambda q, k: q @ k.transpose(-2, -1) / math.sqrt(k.shape[-2]),
         "q @ kᵀ 순서": lambda q, k: k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]),
-        "k.transpose(-2, -1)": lambda q, k: q @ k.T / math.sqrt(q.shape[-1]),
+        "k.T는 모든 축의 순서를 뒤집어": lambda q, k: q @ k.T / math.sqrt(q.shape[-1]),
+        "배치 축 B와 키 축 T_k를 맞바꿉니다": lambda q, k: q @ k.transpose(0, 1) / math.sqrt(q.shape[-1]),
         "아직 구현하지 않았습니다": lambda q, k: (_ for _ in ()).throw(NotImplementedError),
     }
     for expected, fn in cases.items():
@@ -176,3 +177,10 @@ def test_04_3_correct_and_wrong_answers():
     for expected, fn in cases.items():
         ok, msg = _msg("04-3", fn)
         assert not ok and expected in msg, (expected, msg)
+
+
+def test_saturation_rows_refuses_a_request_too_large_for_a_small_kernel():
+    with pytest.raises(ValueError, match="exceeds 2\\*\\*24"):
+        saturation_rows(64, "sqrt", n_keys=4096)                 # 512 rows: about 1.6 GB of k and v
+    r = saturation_rows(64, "sqrt", n_keys=1024, n_rows=128)     # the size the notebook's note suggests
+    assert r["grad_q"].shape == (128,)

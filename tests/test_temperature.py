@@ -221,6 +221,16 @@ def test_05_3_accepts_tau_for_half():
     tau = math.exp(lo)
     assert check("05-3", tau).passed
     assert check("05-3", torch.tensor(tau)).passed
+    for same in (torch.tensor([tau]), np.array([tau]), np.array(tau), np.float64(tau), np.float32(tau), [tau], (tau,)):
+        assert check("05-3", same).passed, type(same)
+
+
+def test_05_3_accepts_an_int_and_names_an_array_of_several():
+    result = check("05-3", 1)                     # an int is a number: judged, not refused
+    assert not result and "τ를 줄이세요" in result.message
+    result = check("05-3", np.array([0.02, 0.03]))
+    assert not result and "원소 2개" in result.message
+    assert "원소 0개" in check("05-3", torch.tensor([])).message
 
 
 @pytest.mark.parametrize("answer, words", [

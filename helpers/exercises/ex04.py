@@ -11,6 +11,25 @@ import torch
 from . import Wrong, answer_tensor, call_learner, exercise
 
 
+def _batch_transpose_hint(fn) -> str:
+    """Which transpose broke the batched case: probe with a cube (B = T_k = d_k = 4), where every one runs."""
+    gen = torch.Generator().manual_seed(41)
+    q = torch.randn(4, 2, 4, generator=gen, dtype=torch.float64)   # (B, T_q, d_k)
+    k = torch.randn(4, 4, 4, generator=gen, dtype=torch.float64)   # (B, T_k, d_k)
+    try:
+        got = torch.as_tensor(fn(q.clone(), k.clone()), dtype=torch.float64)
+    except Exception:
+        got = None
+    fix = "k.transpose(-2, -1)로 마지막 두 축(T_k, d_k)만 바꾸세요."
+    if got is not None and got.shape == (4, 2, 4):
+        if torch.allclose(got, q @ k.transpose(0, 1) / 2, atol=1e-9):
+            return ("k.transpose(0, 1)은 배치 차원이 있으면 첫 두 축, 곧 배치 축 B와 키 축 T_k를 맞바꿉니다 "
+                    f"((B, T_k, d_k) → (T_k, B, d_k)): 2차원에서만 kᵀ입니다. {fix}")
+        if torch.allclose(got, q @ k.permute(2, 1, 0) / 2, atol=1e-9):
+            return f"k.T는 모든 축의 순서를 뒤집어 (B, T_k, d_k)를 (d_k, T_k, B)로 만듭니다. {fix}"
+    return f"2차원에서만 맞는 전치(k.T, k.transpose(0, 1))는 배치 축까지 옮깁니다. {fix}"
+
+
 @exercise("04-1")
 def _scaled_scores(fn):
     gen = torch.Generator().manual_seed(4)
@@ -23,8 +42,7 @@ def _scaled_scores(fn):
             got = answer_tensor(call_learner(fn, q.clone(), k.clone(), what=what), what)
         except Wrong as wrong:
             if len(q_shape) == 3:
-                raise Wrong(f"{wrong} 배치 차원이 있는 입력에서 실패했습니다: k.T는 모든 축을 뒤집으니 "
-                            "k.transpose(-2, -1)로 마지막 두 축만 바꾸세요.") from None
+                raise Wrong(f"{wrong} 배치 차원이 있는 입력에서 실패했습니다: {_batch_transpose_hint(fn)}") from None
             raise
         raw = q @ k.transpose(-2, -1)  # (..., T_q, T_k)
         d_k, want = q_shape[-1], raw / math.sqrt(q_shape[-1])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
 import torch
 
 from ..data import load_json
@@ -17,7 +18,12 @@ NEAR_UNIFORM = 0.01  # "almost uniform": the top weight at most 1/n + 0.01
 def _number(x, name: str) -> float:
     if x is None or x is Ellipsis:
         raise Wrong(f"{name}가 비어 있습니다. `...` 자리를 채운 뒤 다시 실행하세요.")
-    if isinstance(x, torch.Tensor) and x.numel() == 1:
+    if isinstance(x, (list, tuple)) and len(x) == 1:            # a size-1 container: its one number
+        x = x[0]
+    if isinstance(x, (torch.Tensor, np.ndarray, np.generic)):   # tensor, array, 0-d array, numpy scalar
+        size = x.numel() if isinstance(x, torch.Tensor) else x.size
+        if size != 1:
+            raise Wrong(f"{name}는 숫자 하나여야 합니다; 모양 {tuple(x.shape)}의 배열(원소 {size}개)을 받았습니다.")
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise Wrong(f"{name}는 숫자 하나여야 합니다; 받은 것은 {type(x).__name__}입니다.")

@@ -63,6 +63,10 @@ def _row_sum_variance(answer):
     if math.isclose(got, p * (w ** 2).sum().item(), rel_tol=1e-3):
         raise Wrong("p만 곱했습니다. 살아남은 값이 w/(1−p)로 커지므로 한 항목의 분산은 w²·p/(1−p)입니다 "
                     "(p/(1−p) = 0.25).")
+    if math.isclose(got, want, rel_tol=0.2):
+        raise Wrong(f"받은 값 {got:.4g}은 정답과 {abs(got - want) / want:.1%} 다릅니다: 표본으로 잰 추정값으로 보입니다. "
+                    "이 문제는 식으로 구한 **정확한 값**을 원합니다. 항목마다 분산 w²·p/(1−p)를 구해 더하세요. "
+                    "표본 분산은 그 값을 확인하는 데 쓰세요.")
     if math.isclose(got, 0.0, abs_tol=1e-9):
         raise Wrong("분산이 0이라면 행의 합이 늘 1이라는 뜻인데, 드롭아웃 뒤에는 행의 합이 뽑을 때마다 달라집니다.")
     raise Wrong(f"받은 값 {got:.4g}은 정답과 다릅니다. 항목마다 분산 w²·p/(1−p)를 구해 더하세요 "

@@ -59,6 +59,33 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and torch.allclose(a, b, atol=1e-8, rtol=1e-6)
 
 
+_FORBIDDEN_CALL = ("m(x, x, x)로 모듈 자체를 호출했습니다(또는 F.multi_head_attention_forward를 썼습니다). 그러면 검사기가 "
+                   "비교하는 값을 그대로 돌려주는 셈이라 아무것도 확인되지 않습니다. 이 문제는 m.in_proj_weight, "
+                   "m.in_proj_bias, m.out_proj만으로 투영 → 헤드 나누기 → 어텐션 → 합치기 → 출력 투영을 직접 계산하는 "
+                   "연습입니다.")
+
+
+def _call_without_the_module(fn, m: nn.MultiheadAttention, x: torch.Tensor, what: str):
+    """Run the learner's function, recording any call of m itself or of F.multi_head_attention_forward."""
+    called = []
+    hook = m.register_forward_pre_hook(lambda *_: called.append("m"))
+    original = F.multi_head_attention_forward
+
+    def spy(*args, **kwargs):
+        called.append("F")
+        return original(*args, **kwargs)
+
+    F.multi_head_attention_forward = spy
+    try:
+        result = call_learner(fn, m, x, what=what)
+    finally:
+        F.multi_head_attention_forward = original
+        hook.remove()
+    if called:
+        raise Wrong(_FORBIDDEN_CALL)
+    return result
+
+
 @exercise("07-1")
 def _assemble(fn):
     for i, (b, t, c, h) in enumerate(_CASES):
@@ -66,7 +93,8 @@ def _assemble(fn):
         x = torch.randn(b, t, c, dtype=torch.float64, generator=torch.Generator().manual_seed(10 + i))
         with torch.no_grad():
             want = m(x, x, x, need_weights=False)[0]
-            got = answer_tensor(call_learner(fn, m, x.clone(), what=f"assemble_mha(m, x), x {tuple(x.shape)}, h={h}"),
+            got = answer_tensor(_call_without_the_module(fn, m, x.clone(),
+                                                         what=f"assemble_mha(m, x), x {tuple(x.shape)}, h={h}"),
                                 "assemble_mha")
             if got.shape != want.shape:
                 raise Wrong(f"결과의 모양이 {tuple(got.shape)}입니다. 입력과 같은 (B, T, C) = {tuple(want.shape)}이어야 합니다.")

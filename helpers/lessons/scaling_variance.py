@@ -37,6 +37,9 @@ SCALES = {"none": lambda d: 1.0, "sqrt": lambda d: d**0.5, "linear": lambda d: f
 
 def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
     """Per-row statistics of softmax(q·k / SCALES[scale](d_k)) for random rows (seed + d_k)."""
+    if n_rows * n_keys * (d_k + d_v) > 2**24:      # k and v in float64 over 128 MiB: a small kernel may die
+        raise ValueError(f"n_rows * n_keys * (d_k + d_v) exceeds 2**24 float64 values (128 MiB): use fewer rows, "
+                         f"e.g. n_rows={max(1, 2**24 // (n_keys * (d_k + d_v)))}")
     gen = torch.Generator().manual_seed(seed + d_k)
     q = torch.randn(n_rows, d_k, generator=gen).double().requires_grad_(True)   # (n, d_k)
     k = torch.randn(n_rows, n_keys, d_k, generator=gen).double()                # (n, T, d_k)

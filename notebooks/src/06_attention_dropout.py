@@ -12,6 +12,8 @@
 # **선수 지식**: 01번(소프트맥스와 가중합), 03번(쿼리·키·밸류), 05번(온도와 엔트로피)
 #
 # **예상 시간**: 혼자 공부 45분 / 스터디 발표 25분
+#
+# 출처 목록: [원문 000–004와 인용한 논문](../SOURCES.md)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 첫 문장은 "드롭아웃은 가중치를 틀리게 만든다, 그런데 평균으로는 맞다"입니다. 앞 노트북들에서 계속 assert한 "행의 합 = 1"이 오늘 처음으로 깨집니다. 실무에서 가장 자주 보는 버그(평가 모드에서도 켜진 `dropout_p`)는 3절, 슬라이더는 5절, 실험은 6절에 있습니다.
@@ -61,6 +63,9 @@ def attend(q, k, v, p=0.0, training=True):
     weights = attention_dropout(weights, p, training)       # rows no longer sum to 1
     return weights @ v, weights                             # (..., T_q, d_v), (..., T_q, T_k)
 
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **어디서 왔나.** 드롭아웃 자체는 [Srivastava 등 2014](../SOURCES.md)의 방법입니다. 트랜스포머 논문 [Vaswani 등 2017](../SOURCES.md)이 본문에 적은 드롭아웃은 두 곳, 어텐션과 피드포워드 층의 출력이 잔차 연결(residual connection)에 더해지기 전과 임베딩과 위치 인코딩의 합에 거는 것이고, 비율은 $P_{drop} = 0.1$입니다. 어텐션 **가중치**에 거는 드롭아웃은 논문 본문이 아니라 구현에서 자리 잡았습니다. 저자들의 tensor2tensor 코드가 소프트맥스 뒤에 드롭아웃을 걸었고, BERT([Devlin 등 2019](../SOURCES.md))의 `attention_probs_dropout_prob = 0.1`, GPT-2([Radford 등 2019](../SOURCES.md))의 `attn_pdrop = 0.1`이 같은 자리의 설정입니다. 이 노트북의 드롭아웃은 모두 그 자리, 소프트맥스와 밸류 곱하기 사이에 겁니다.
 
 # %% [markdown]
 # ### "고양이가 매트 위에 앉았다"에 걸어 보기
@@ -159,6 +164,8 @@ assert torch.equal(eval_a, eval_b) and torch.equal(eval_a, mha(x)[0])
 # ### 함정: `F.scaled_dot_product_attention`에는 학습 모드가 없다
 #
 # PyTorch의 함수 `F.scaled_dot_product_attention(q, k, v, dropout_p=p)`는 `training` 인자가 없습니다. `dropout_p > 0`이면 **언제나** 지웁니다. 모듈 안에서 이 함수에 `dropout_p=self.p`를 그대로 넘기면 `model.eval()`을 불러도 드롭아웃이 켜져 있습니다.
+#
+# 이 함수는 GPU에서 FlashAttention([Dao 등 2022](../SOURCES.md)) 같은 합쳐진 커널로 돌 수 있습니다. 그 커널은 가중치 행렬 전체를 메모리에 만들지 않으므로, 드롭아웃도 커널 **안에서** 블록마다 마스크를 만들어 곱합니다. 마스크를 저장하지 않고 난수 생성기의 상태만 저장해 두었다가, 역전파 때 같은 상태에서 같은 마스크를 다시 만들어 씁니다. 그래서 우리 `attention_dropout`과 같은 수식이지만 같은 시드에서 같은 마스크가 나온다는 보장은 없습니다(같은 것은 분포입니다).
 
 # %% tags=["save"]
 import torch.nn as nn
@@ -195,10 +202,10 @@ for name, module in (("고친 모듈", right), ("버그 모듈", buggy)):
 assert torch.equal(right(x), right(x)) and not torch.allclose(buggy(x), buggy(x))
 
 # %% [markdown]
-# 버그 모듈은 평가 모드에서도 호출마다 결과가 다릅니다. 검증 손실이 잡음을 띠고, 배포한 모델의 예측이 흔들립니다. `nn.MultiheadAttention`과 `helpers.attention.MultiHeadAttention`은 안에서 `self.training`을 보므로 이 문제가 없습니다. 함수 `F.scaled_dot_product_attention`을 직접 부를 때만 `dropout_p=self.p if self.training else 0.0`을 직접 써야 합니다.
+# 버그 모듈은 평가 모드에서도 호출마다 결과가 다릅니다. 검증 손실에 잡음이 섞이고, 배포한 모델의 예측이 흔들립니다. `nn.MultiheadAttention`과 `helpers.attention.MultiHeadAttention`은 안에서 `self.training`을 보므로 이 문제가 없습니다. 함수 `F.scaled_dot_product_attention`을 직접 부를 때만 `dropout_p=self.p if self.training else 0.0`을 직접 써야 합니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 이 함정은 nanoGPT 같은 널리 읽히는 코드에도 같은 형태(`dropout_p=self.dropout if self.training else 0`)로 들어 있습니다. 청중에게 "`else 0`을 빼면 무엇이 잘못될까?"를 먼저 물어보세요.
+# 발표 노트: nanoGPT 같은 널리 읽히는 코드도 이 함수를 쓰는 곳에 바로 이 방어 코드(`dropout_p=self.dropout if self.training else 0`)를 넣어 두었습니다. 청중에게 그 한 줄을 보여 주고 "`else 0`을 빼면 무엇이 잘못될까?"를 먼저 물어보세요.
 
 # %% [markdown]
 # ## 4. p가 크면: 한 행이 통째로 사라진다
@@ -220,9 +227,9 @@ assert abs(dead.float().mean().item() - p ** 4) < 0.01 and (out9[dead] == 0).all
 # 짧은 시퀀스(sequence)와 큰 p의 조합에서만 문제가 됩니다. 키가 64개면 p = 0.9에서도 $0.9^{64} \approx 0.0012$입니다. 보통 쓰는 p = 0.1에서는 키가 4개여도 $10^{-4}$입니다.
 
 # %% [markdown]
-# ## 원문 바로잡기
+# ## 원문 보충과 바로잡기
 #
-# > **원문 바로잡기** (원문 000의 코드): 원문은 소프트맥스가 "가중치의 합이 1이 되도록" 만든다고 설명한 뒤 그 가중치에 곧바로 드롭아웃을 겁니다. 그 줄을 지난 가중치는 학습 모드에서 행의 합이 1이 아닙니다. 원문의 순서(점수 → 소프트맥스 → `nn.Dropout` → 밸류와 곱하기)를 그대로 계산하면, 같은 난수에서 우리 `attend`와 같은 결과가 나오고, 행의 합은 1에서 벗어납니다.
+# > **원문 보충** ([원문 000](../SOURCES.md)의 코드): 원문은 소프트맥스가 "가중치의 합이 1이 되도록" 만든다고 설명한 뒤 그 가중치에 곧바로 드롭아웃을 겁니다. 이 순서는 틀리지 않았습니다. BERT, GPT-2와 같은 표준 구현입니다. 다만 설명에 한 줄이 빠졌습니다. 그 줄을 지난 가중치는 학습 모드에서 행의 합이 1이 아닙니다. 원문의 순서(점수 → 소프트맥스 → `nn.Dropout` → 밸류와 곱하기)를 그대로 계산하면, 같은 난수에서 우리 `attend`와 같은 결과가 나오고, 행의 합은 1에서 벗어납니다.
 
 # %% slideshow={"slide_type": "subslide"}
 def seed000_order(q, k, v, dropout):
@@ -242,7 +249,7 @@ assert not torch.allclose(theirs_w.sum(dim=-1), torch.ones(4))
 assert torch.allclose(seed000_order(q, k, v, drop.eval())[1].sum(dim=-1), torch.ones(4))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기** (원문 004의 `p=0.1` 예): 주석 "10% 확률로 연결 끊기"는 절반만 맞습니다. 끊기는 비율은 약 10%이지만, 남은 연결은 그대로가 아니라 1/0.9 ≈ 1.111배가 됩니다. 그래서 아무것도 끊기지 않은 행(키 4개면 0.9⁴ ≈ 66%)조차 합이 1.111이고, 합이 정확히 1인 행은 사실상 없습니다.
+# > **원문 바로잡기** ([원문 004](../SOURCES.md)의 `p=0.1` 예): 주석 "10% 확률로 연결 끊기"는 절반만 맞습니다. 끊기는 비율은 약 10%이지만, 남은 연결은 그대로가 아니라 1/0.9 ≈ 1.111배가 됩니다. 그래서 아무것도 끊기지 않은 행(키 4개면 0.9⁴ ≈ 66%)조차 합이 1.111이고, 합이 정확히 1인 행은 사실상 없습니다.
 
 # %%
 torch.manual_seed(5)
@@ -510,7 +517,7 @@ def apply_keep_mask(weights, keep, p):
 check("06-1", apply_keep_mask)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **06-2.** 가중치 행 $w = [0.5, 0.3, 0.2]$에 $p = 0.2$로 드롭아웃을 걸었습니다. 행의 합 $S$의 분산 $\mathrm{Var}[S]$를 식으로 예상해 숫자 하나로 답하세요. 그다음 `attention_dropout`으로 뽑아 확인해 보세요.
+# **06-2.** 가중치 행 $w = [0.5, 0.3, 0.2]$에 $p = 0.2$로 드롭아웃을 걸었습니다. 행의 합 $S$의 분산 $\mathrm{Var}[S]$를 식으로 구해 **정확한 값**을 숫자 하나로 답하세요(표본으로 잰 추정값은 받지 않습니다). 그다음 `attention_dropout`으로 뽑아 확인해 보세요.
 
 # %%
 var_row_sum = ...

@@ -13,6 +13,8 @@
 # **선수 지식**: 03번(쿼리·키·밸류와 투영), 04번($\sqrt{d_k}$로 나누는 이유). 06번의 드롭아웃은 몰라도 됩니다.
 #
 # **예상 시간**: 혼자 공부 60분 / 스터디 발표 30분
+#
+# 출처 목록: [원문 000–004와 인용한 논문](../SOURCES.md)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 시작 질문은 "어텐션 한 번으로 '앉았다'가 주어와 장소를 동시에 가져올 수 있을까?"입니다. 1절의 숫자 예가 답(한 번의 가중 평균은 섞어 버린다)을 보여 주고, 8절의 학습된 모델이 헤드 두 개가 실제로 일을 나누는 모습을 보여 줍니다. 시간이 부족하면 3절의 모듈, 4절의 실수 표, 7절의 KV 캐시만 짚으세요.
@@ -48,7 +50,7 @@ print("헤드 2개:", torch.cat([a, b]), torch.cat([b, a]))
 assert torch.equal(0.5 * a + 0.5 * b, 0.5 * b + 0.5 * a) and not torch.equal(torch.cat([a, b]), torch.cat([b, a]))
 
 # %% [markdown]
-# 멀티 헤드 어텐션(multi-head attention)은 이 생각을 그대로 구현합니다. 단, 헤드를 늘려도 계산량이 늘지 않도록 **특성 차원을 나눠서** 씁니다. 특성 $C$개를 헤드 $h$개가 $d = C/h$개씩 나눠 가집니다.
+# 멀티 헤드 어텐션(multi-head attention)은 이 생각을 그대로 구현합니다([Vaswani 등 2017](../SOURCES.md), 3.2.2절; 헤드 8개, $d = 64$). 단, 헤드를 늘려도 계산량이 늘지 않도록 **특성 차원을 나눠서** 씁니다. 특성 $C$개를 헤드 $h$개가 $d = C/h$개씩 나눠 가집니다.
 
 # %% [markdown]
 # ## 2. 수식
@@ -127,7 +129,7 @@ class MultiHeadAttention(nn.Module):  # h heads of size d = C/h; boolean mask: T
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 우리 모듈은 `helpers.attention.MultiHeadAttention`(검증을 갖춘 핵심 구현)과 파라미터 이름이 같아서 `state_dict`를 그대로 옮길 수 있습니다. 셀프 어텐션과, 쿼리 길이와 키 길이가 다른 크로스 어텐션(cross-attention) 모두 같은지 봅니다.
+# 우리 모듈은 `helpers.attention.MultiHeadAttention`(입력 검사를 갖춘 핵심 구현)과 파라미터 이름이 같아서 `state_dict`를 그대로 옮길 수 있습니다. 셀프 어텐션과, 쿼리 길이와 키 길이가 다른 크로스 어텐션(cross-attention) 모두 같은지 봅니다.
 
 # %%
 seed_everything(7)
@@ -301,7 +303,7 @@ for h in (1, 12):
 assert measured[1] == measured[12] and round(measured[12] / 1e9, 4) == 1.0429
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기**: 원문은 768차원을 헤드 12개로 나누면 "총 연산량은 Single-Head와 동일"하다고 합니다. 행렬 곱 FLOP은 정확히 같습니다(위에서 측정: 두 경우 모두 1.0429 GFLOP). 그러나 소프트맥스는 길이 196인 행을 196번이 아니라 2,352번(12배) 계산하고, 가중치 행렬도 $196^2$개가 아니라 $12 \cdot 196^2 = 460{,}992$개를 만듭니다. 원문 복잡도 표의 "N=196이면 약 150 KB"는 헤드 하나, 예제 하나의 값입니다(153.7 kB = 150.1 KiB). 같은 원문의 ViT-Base 예(배치 32, 헤드 12개, float32)에서 한 층의 가중치 행렬은 **56.3 MiB**로, 헤드 하나일 때(4.7 MiB)의 12배입니다. 08번도 같은 값을 MiB로 씁니다.
+# > **원문 바로잡기**: [원문 004](../SOURCES.md)는 768차원을 헤드 12개로 나누면 "총 연산량은 Single-Head와 동일"하다고 합니다. 행렬 곱 FLOP은 정확히 같습니다(위에서 측정: 두 경우 모두 1.0429 GFLOP). 그러나 소프트맥스는 길이 196인 행을 196번이 아니라 2,352번(12배) 계산하고, 가중치 행렬도 $196^2$개가 아니라 $12 \cdot 196^2 = 460{,}992$개를 만듭니다. 원문 복잡도 표의 "N=196이면 약 150 KB"는 헤드 하나, 예제 하나의 값입니다(153.7 kB = 150.1 KiB). 같은 원문의 ViT-Base 예(배치 32, 헤드 12개, float32)에서 한 층의 가중치 행렬은 **56.3 MiB**로, 헤드 하나일 때(4.7 MiB)의 12배입니다. 08번도 같은 값을 MiB로 씁니다.
 
 # %%
 mib = {h: mha_costs(196, 768, h, batch=32)["weight_floats"] * 4 / 2 ** 20 for h in (1, 12)}
@@ -327,7 +329,7 @@ assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-6)
 print("캐시로 한 토큰씩 계산 = 인과 마스크로 한 번에 계산 (차이 < 1e-6)")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 캐시는 토큰마다, 층마다 $2 \times (\text{키·밸류 헤드 수}) \times d$개의 수를 저장합니다. **MQA**(multi-query attention)는 모든 쿼리 헤드가 키·밸류 헤드 하나를 같이 쓰고, **GQA**(grouped-query attention)는 쿼리 헤드 $h$개를 $g$개 그룹으로 묶어 키·밸류 헤드를 $g$개만 둡니다. 계산은 키·밸류 헤드를 그룹 크기만큼 반복해 쓰는 것과 같습니다. PyTorch 함수 `F.scaled_dot_product_attention(..., enable_gqa=True)`가 바로 그것입니다.
+# 캐시는 토큰마다, 층마다 $2 \times (\text{키·밸류 헤드 수}) \times d$개의 수를 저장합니다. **MQA**(multi-query attention, [Shazeer 2019](../SOURCES.md))는 모든 쿼리 헤드가 키·밸류 헤드 하나를 같이 쓰고, **GQA**(grouped-query attention, [Ainslie 등 2023](../SOURCES.md))는 쿼리 헤드 $h$개를 $g$개 그룹으로 묶어 키·밸류 헤드를 $g$개만 둡니다. 계산은 키·밸류 헤드를 그룹 크기만큼 반복해 쓰는 것과 같습니다. PyTorch 함수 `F.scaled_dot_product_attention(..., enable_gqa=True)`가 바로 그것입니다.
 
 # %%
 seed_everything(13)
@@ -348,11 +350,22 @@ for name, kv_heads in (("MHA", 32), ("GQA (g = 8)", 8), ("MQA", 1)):
     params = 2 * C * C + 2 * C * kv_heads * D                     # W^Q, W^O: C×C; W^K, W^V: C×(g·d)  (no biases)
     cache = 2 * LAYERS * CTX * kv_heads * D * 2                   # keys and values, every layer and token, 2 bytes
     rows[name] = (params, cache)
-    print(f"{name:<12} 키·밸류 헤드 {kv_heads:>2}: 층당 파라미터 {params / 1e6:5.1f}M, KV 캐시 {cache / 2 ** 30:6.3f} GiB")
+    print(f"{name:<12} 키·밸류 헤드 {kv_heads:>2}: 층당 어텐션 투영 파라미터 {params / 1e6:5.1f}M, KV 캐시 {cache / 2 ** 30:6.3f} GiB")
 assert rows["MHA"][1] == 2 * 2 ** 30 and rows["MHA"][1] // rows["GQA (g = 8)"][1] == 4 and rows["MHA"][1] // rows["MQA"][1] == 32
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 위의 파라미터 수는 어텐션의 투영 $W^Q, W^K, W^V, W^O$만 센 것입니다. 층에는 피드포워드(feed-forward) 블록도 있습니다. Llama 계열처럼 게이트가 있는 피드포워드(SwiGLU, 중간 크기 11008, 행렬 3개)를 가정하면 그쪽이 훨씬 큽니다.
+
+# %%
+FFN = 11008                                                       # Llama-style (SwiGLU) hidden size for C = 4096
+ffn_params = 3 * C * FFN                                          # gate, up: C×FFN; down: FFN×C  (no biases)
+layer_params = rows["MHA"][0] + ffn_params
+print(f"피드포워드 {ffn_params / 1e6:.1f}M + 어텐션 투영 {rows['MHA'][0] / 1e6:.1f}M = 층당 약 {layer_params / 1e6:.0f}M "
+      f"(어텐션 몫 {rows['MHA'][0] / layer_params:.0%}; 층 정규화의 파라미터 수천 개는 뺌)")
+assert 190e6 < layer_params < 210e6 and ffn_params > 2 * rows["MHA"][0]
+
 # %% [markdown]
-# KV 캐시는 키·밸류 헤드 수에 비례합니다. MHA에서 시퀀스 하나에 2 GiB이던 캐시가 GQA(8그룹)에서는 0.5 GiB, MQA에서는 64 MiB가 됩니다. 파라미터는 덜 줄지만(층당 67.1M → GQA 41.9M, MQA 34.6M), 긴 문맥에서 메모리와 메모리 대역폭을 지배하는 것은 캐시입니다. 08번은 같은 질문, "무엇을 메모리에 두고 몇 번 읽는가"를 어텐션 행렬 자체에 던집니다.
+# KV 캐시는 키·밸류 헤드 수에 비례합니다. MHA에서 시퀀스 하나에 2 GiB이던 캐시가 GQA(8그룹)에서는 0.5 GiB, MQA에서는 64 MiB가 됩니다. 파라미터는 덜 줄지만(층당 어텐션 투영 67.1M → GQA 41.9M, MQA 34.6M; 피드포워드까지 넣은 층 전체 약 202M에서는 더 작은 몫), 긴 문맥에서 메모리와 메모리 대역폭을 지배하는 것은 캐시입니다. 08번은 같은 질문, "무엇을 메모리에 두고 몇 번 읽는가"를 어텐션 행렬 자체에 던집니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: GQA는 Llama 2(70B)·Llama 3·Mistral 같은 최근 모델이 쓰는 방식으로 알려져 있습니다. 숫자는 위의 가정(32층, 4096 토큰, 16비트)에서 계산한 값이지 특정 모델의 공식 수치가 아니라는 점을 함께 말하세요.
@@ -480,6 +493,28 @@ head_explorer.set(head=1)
 assert head_explorer.last["prev"] == drawn[1]["prev"] and head_explorer.renders == 2
 
 # %% [markdown]
+# ### 헤드 번호는 시드마다 다르다
+#
+# 저장된 실행 표에는 헤드 2개 모델 다섯 개(시드 0–4)의 헤드별 프로필이 있습니다. 헤드마다 (이전 토큰, 첫 토큰) 평균 가중치 중 큰 쪽을 그 헤드의 역할로 읽습니다.
+
+# %%
+roles = {}
+for r in (r for r in runs["runs"] if r["num_heads"] == 2):
+    roles[r["seed"]] = ["이전 토큰" if prev > first else "첫 토큰" for prev, first in r["profile"]]
+    shares = ", ".join(f"헤드 {i}: {role} {max(p):.2f}" for i, (role, p) in enumerate(zip(roles[r["seed"]], r["profile"])))
+    print(f"시드 {r['seed']}: {shares}")
+swapped = [seed for seed, rs in roles.items() if rs[0] == "첫 토큰"]
+print("헤드 0이 첫 토큰을 맡은 시드:", swapped)
+assert all(sorted(rs) == ["이전 토큰", "첫 토큰"] for rs in roles.values())   # every seed splits the two roles
+assert swapped == [2, 3]
+mixed = [seed for seed, r in ((r["seed"], r) for r in runs["runs"] if r["num_heads"] == 2)
+         if all(0.75 < max(p) < 0.85 for p in r["profile"])]
+assert mixed == [1, 3, 4]
+
+# %% [markdown]
+# 다섯 시드 모두 두 헤드가 두 역할을 나눠 맡지만, 어느 번호의 헤드가 어느 역할을 맡는지는 시드 2와 3에서 뒤바뀝니다. 시드 1, 3, 4에서는 두 헤드 모두 자기 역할에 0.77~0.83만 쓰고 나머지를 다른 역할에 나눕니다. 헤드 번호 자체에는 뜻이 없습니다. 초기값의 우연이 누가 무엇을 맡을지 정합니다.
+
+# %% [markdown]
 # ### 여기서 직접 학습하기
 #
 # 저장된 실행의 처음 150단계를 이 자리에서 다시 돌립니다(같은 시드, 같은 배치 순서, 몇 초). 손실 값의 끝자리는 CPU마다 조금 다를 수 있으므로, 어느 컴퓨터에서나 성립하는 것만 출력하고 확인합니다.
@@ -544,7 +579,7 @@ assert all(max(r["profile"][0]) < 0.7 for r in summary[1])
 #
 # 각 문제는 `check("07-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **07-1. 멀티 헤드 어텐션 조립하기.** `torch.nn.MultiheadAttention(batch_first=True)` 모듈 `m`과 입력 `x` $(B, T, C)$를 받아, `m`의 가중치(`m.in_proj_weight`, `m.in_proj_bias`, `m.out_proj`)만으로 셀프 어텐션 출력 $(B, T, C)$를 계산하는 `assemble_mha(m, x)`를 완성하세요. `m(x, x, x)`나 `F.multi_head_attention_forward`는 쓰지 마세요. 검사기는 결과를 `m(x, x, x)[0]`과 비교하고, 다르면 흔한 실수(√C로 나누기, 전치 없이 나누기·합치기, 헤드 순서, Q·K·V 조각 순서, 편향 누락) 중 무엇인지 알려 줍니다.
+# **07-1. 멀티 헤드 어텐션 조립하기.** `torch.nn.MultiheadAttention(batch_first=True)` 모듈 `m`과 입력 `x` $(B, T, C)$를 받아, `m`의 가중치(`m.in_proj_weight`, `m.in_proj_bias`, `m.out_proj`)만으로 셀프 어텐션 출력 $(B, T, C)$를 계산하는 `assemble_mha(m, x)`를 완성하세요. `m(x, x, x)`나 `F.multi_head_attention_forward`는 쓰지 마세요. `m`을 호출하면 검사기가 알아채고 거절합니다. 검사기는 결과를 `m(x, x, x)[0]`과 비교하고, 다르면 흔한 실수(√C로 나누기, 전치 없이 나누기·합치기, 헤드 순서, Q·K·V 조각 순서, 편향 누락) 중 무엇인지 알려 줍니다.
 
 # %%
 def assemble_mha(m, x):
@@ -590,7 +625,7 @@ check("07-2", gqa_param_count)
 # 4. MQA는 KV 캐시를 32배 줄였습니다. 잃는 것은 무엇일까요? GQA가 그 중간에 서는 이유를 생각해 보세요.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번은 "저차원 헤드의 표현력" 문제로, 헤드 크기를 너무 줄이면 점수가 표현할 수 있는 관계가 단순해진다는 점을 이끌어 내세요. 3번은 시드별 결과(헤드 번호가 시드마다 다름)를 다시 보여 주면 좋습니다. 4번은 08번의 메모리 이야기로 이어집니다.
+# 발표 노트: 1번은 "저차원 헤드의 표현력" 문제로, 헤드 크기를 너무 줄이면 점수가 표현할 수 있는 관계가 단순해진다는 점을 이끌어 내세요. 3번은 8절의 시드별 역할 표(시드 2와 3에서 헤드 번호가 뒤바뀜)를 다시 보여 주면 좋습니다. 4번은 08번의 메모리 이야기로 이어집니다.
 
 # %% [markdown]
 # ## 요약
