@@ -683,7 +683,7 @@ weight_rows(x_test[:6], [w.reshape(4, 4).numpy() for w in cls_w[:6]], vmax=0.3, 
 on_ink, on_empty = cls_w[ink > 0].mean().item(), cls_w[ink == 0].mean().item()
 ink_mass = (cls_w * (ink > 0)).sum(-1).mean().item()
 print(f"패치 하나당 평균 가중치: 획이 있는 패치 {on_ink:.3f}, 빈 패치 {on_empty:.3f} (10배 이상: {on_ink > 10 * on_empty})")
-print(f"[CLS] 가중치 중 획이 있는 패치로 가는 몫 {ink_mass:.2f}  (그런 패치의 비율 {(ink > 0).float().mean():.2f})")
+print(f"[CLS] 행 전체(합 1) 중 획이 있는 패치로 가는 몫 {ink_mass:.2f}  (그런 패치의 비율 {(ink > 0).float().mean():.2f})")
 assert abs(on_ink - run["cls_weight_ink"]) < 1e-3 and abs(on_empty - run["cls_weight_empty"]) < 1e-3
 assert on_ink > 10 * on_empty and ink_mass > 0.9
 
