@@ -628,7 +628,7 @@ ax.plot(steps[:41], mass[:41], color="tab:blue", label="정답 키 가중치")
 ax.plot(step_entropy_up, [entropy_curve[s // 5] for s in step_entropy_up], "o", color="tab:red", label="직전보다 커진 단계")
 ax.set_xlabel("학습 단계 (200단계까지)")
 ax.set_title("정답 키 가중치가 오르는 동안의 엔트로피")
-ax.legend(loc="center right", fontsize=8)
+ax.legend(loc="upper right", fontsize=8)
 plt.show()
 
 check("12-1", step_entropy_up)
