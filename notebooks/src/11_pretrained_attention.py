@@ -494,8 +494,8 @@ assert missing == ["ᆻ"]
 # 한글이 음절이 아니라 **자모**로 쪼개집니다. 소문자 모델의 토크나이저는 악센트를 없애려고 글자를 유니코드 **NFD**(정준 분해, canonical decomposition)로 바꾼 뒤 결합 부호(é의 ´ 같은 것)를 지우는데, 한글 음절도 NFD에서 초성·중성·종성 자모로 분해되기 때문입니다. 자모는 결합 부호가 아니라 글자로 분류되어 지워지지 않고 남습니다. 그 결과 "어제"는 ᄋ, ᅥ, ᄌ, ᅦ 네 조각이 되고, WordPiece는 어휘에 있는 자모 조각으로 단어를 덮습니다. "먹었다"는 받침 ᆻ이 어휘에 없어서 한 조각도 만들지 못하고 단어 통째로 [UNK]가 됩니다.
 
 # %% slideshow={"slide_type": "subslide"}
-n_shown = 14                                              # "[CLS] 어제 밤에 배가 ..." : readable labels
-fig, ax = plt.subplots(figsize=(6.4, 4.4))
+n_shown = 12                                              # "[CLS] 어제 밤에 배가 ..." : readable labels
+fig, ax = plt.subplots(figsize=(5.6, 2.8))
 attention_heatmap(ko_weights[0, 2, :n_shown, :n_shown], ko_tokens[:n_shown], ko_tokens[:n_shown], ax=ax,
                   annotate=False, vmax=1.0,
                   title=f"층 0·헤드 2 (바로 앞 토큰 헤드): 토큰 {len(ko_tokens)}개 중 처음 {n_shown}개")
