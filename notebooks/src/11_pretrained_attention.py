@@ -40,7 +40,7 @@ setup()
 #
 # all-MiniLM-L6-v2는 BERT 구조의 작은 인코더(층 6개, 헤드 12개)입니다. 두 단계를 거쳐 만들어졌습니다.
 #
-# 1. **지식 증류**(knowledge distillation): MiniLM([Wang 등 2020](../SOURCES.md))은 교사 모델 BERT-base의 **마지막 층** 셀프 어텐션 분포와, 밸류끼리의 내적으로 만든 "밸류 관계"를 학생 모델이 따라 하도록 학습한 12층 모델입니다. 그 12층 모델의 층을 하나 걸러 남긴 6층 모델이 MiniLM-L6-H384-uncased입니다.
+# 1. **지식 증류**(knowledge distillation): MiniLM([Wang 등 2020](../SOURCES.md))은 교사 모델 BERT-base([Devlin 등 2019](../SOURCES.md))의 **마지막 층** 셀프 어텐션 분포와, 밸류끼리의 내적으로 만든 "밸류 관계"를 학생 모델이 따라 하도록 학습한 12층 모델입니다. 그 12층 모델의 층을 하나 걸러 남긴 6층 모델이 MiniLM-L6-H384-uncased입니다.
 # 2. **문장 임베딩 학습**: sentence-transformers([Reimers & Gurevych 2019](../SOURCES.md)의 라이브러리)가 이 6층 모델을 문장 쌍 약 10억 개로 대조 학습(contrastive learning)해 비슷한 문장의 임베딩이 가까워지게 만든 것이 all-MiniLM-L6-v2입니다.
 #
 # 그러니 지금의 어텐션 맵은 증류로 교사를 흉내 낸 뒤, 문장 임베딩 목표에 맞게 다시 바뀐 결과입니다.
