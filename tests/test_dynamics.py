@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 import torch
 
@@ -275,27 +276,38 @@ def test_bert_style_initial_scores():
 # --------------------------------------------------------------------------- exercises
 
 
-def test_12_1_correct_and_wrong():
-    def right(keys):
-        return (keys[:, dy.N_PAIRS:, None] == keys[:, None, :]) & (torch.arange(dy.SEQ_LEN) < dy.N_PAIRS)
+def test_12_1_accepts_every_form_of_the_right_steps():
+    for answer in ([5, 55, 60, 65], (65, 60, 55, 5), {5, 55, 60, 65}, torch.tensor([5, 55, 60, 65]),
+                   np.array([5.0, 55.0, 60.0, 65.0])):
+        assert check("12-1", answer).passed, answer
 
-    assert check("12-1", right).passed
-    assert check("12-1", lambda k: right(k).int()).passed  # 0/1 is accepted too
-    r = check("12-1", lambda k: k[:, dy.N_PAIRS:, None] == k[:, None, :])
-    assert not r.passed and "쿼리 자신" in r.message
-    r = check("12-1", lambda k: right(k).float().argmax(-1))
-    assert not r.passed and "(n, Q)" in r.message
-    r = check("12-1", lambda k: right(k)[..., : dy.N_PAIRS])
-    assert not r.passed and "쌍 위치 6개만" in r.message
-    r = check("12-1", lambda k: k[:, :, None] == k[:, None, :])
-    assert not r.passed and "(n, T, T)" in r.message
-    r = check("12-1", lambda k: right(k).roll(1, dims=-1))
-    assert not r.passed and "정답 키는 위치" in r.message
-    r = check("12-1", lambda k: right(k) | (torch.arange(dy.SEQ_LEN) == 0))
-    assert not r.passed and "정확히 하나" in r.message
-    r = check("12-1", lambda k: right(k).float() * 2)
-    assert not r.passed and "True/False" in r.message
-    assert "오류" in check("12-1", lambda k: 1 / 0).message
+
+@pytest.mark.parametrize("answer, fragment", [
+    ([1, 11, 12, 13], "인덱스"),
+    ([0, 50, 55, 60], "직전의 단계"),
+    ([55, 60, 65], "5단계의 엔트로피도"),
+    ([5], "첫 기록"),
+    ([5, 55, 60, 65, 70], "[70]단계에서는"),
+    ([55, 60], "빠진 단계가 2개"),
+    ([3], "기록된 단계가 아닙니다"),
+    ([5, 5, 55, 60, 65], "두 번"),
+    ("5, 55", "문자열"),
+    ([float("nan")], "NaN"),
+])
+def test_12_1_diagnoses(answer, fragment):
+    r = check("12-1", answer)
+    assert not r.passed and fragment in r.message, r.message
+
+
+def test_12_1_diagnoses_the_falls_and_a_flag_list():
+    probe = load_json("dynamics_curves.json")["runs"]["0"]["probe"]
+    ent, steps = probe["entropy"], probe["step"]
+    falls = [steps[i] for i in range(1, len(ent)) if ent[i] < ent[i - 1]]
+    r = check("12-1", falls)
+    assert not r.passed and "줄어든" in r.message
+    flags = [ent[i] > ent[i - 1] for i in range(1, len(ent))]
+    r = check("12-1", flags)
+    assert not r.passed and "참/거짓" in r.message
 
 
 def test_12_2_correct_and_wrong():

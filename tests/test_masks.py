@@ -198,6 +198,8 @@ def test_ex3_passes_and_explains_mistakes():
     cases = {
         "그대로": lambda m: m,
         "1/0 float": lambda m: m.float(),
+        "더해지는": lambda m: (~m).float(),        # the right cells, but a float mask is added, not a flag
+        "큰 음수(-inf)가 하나도": lambda m: (~m).float() * -10,   # added, but far too small to hide anything
         "자리가 뒤바뀌": lambda m: additive_mask(~m),
         "모양": lambda m: (~m)[0],
         "다릅니다": lambda m: ~m.roll(1, -1),   # every row keeps one key, but the wrong one

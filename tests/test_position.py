@@ -260,6 +260,20 @@ def decode_middle_pair(row):
     return math.atan2(row[2 * i].item(), row[2 * i + 1].item()) / 10000 ** (-2 * i / d)
 
 
+def decode_second_slowest_pair(row):
+    """Pair d/2 - 2 without % 2π: at d = 16 its wavelength is 6,283 > 4321, but atan2 covers only half of it."""
+    i = row.shape[-1] // 2 - 2
+    d = row.shape[-1]
+    return math.atan2(row[2 * i].item(), row[2 * i + 1].item()) / 10000 ** (-2 * i / d)
+
+
+def decode_second_slowest_pair_wrapped(row):
+    """The same pair with % 2π: right up to 6,283 at d = 16, so it passes every position <= 5000."""
+    i = row.shape[-1] // 2 - 2
+    d = row.shape[-1]
+    return round((math.atan2(row[2 * i].item(), row[2 * i + 1].item()) % (2 * math.pi)) / 10000 ** (-2 * i / d))
+
+
 def decode_wrong_exponent(row):
     d = row.shape[-1]
     return math.atan2(row[-2].item(), row[-1].item()) / 10000 ** (-(d - 2) / 2 / d)
@@ -269,6 +283,8 @@ def decode_wrong_exponent(row):
     (decode_pair0, "쌍 0의 각도만"),
     (decode_swapped, "인자 순서"),
     (decode_middle_pair, "쌍 3의 각도"),
+    (decode_middle_pair, "한 바퀴 이상"),
+    (decode_second_slowest_pair, "반 바퀴(파장의 절반, 3,142 위치)"),
     (decode_wrong_exponent, "배입니다"),
     (lambda row: torch.zeros(2), "숫자 하나"),
     (lambda row: 17, "기대값"),
@@ -280,6 +296,7 @@ def test_exercise_10_1_wrong_answers(fn, fragment):
 
 def test_exercise_10_1_right_answer():
     assert check("10-1", decode_ok).passed
+    assert check("10-1", decode_second_slowest_pair_wrapped).passed    # % 2π uses the whole wavelength
 
 
 def rope_ok(x, positions):
@@ -319,4 +336,13 @@ def test_exercise_10_2_one_frequency_and_right_answer():
         return torch.stack((x1 * a.cos() - x2 * a.sin(), x1 * a.sin() + x2 * a.cos()), -1).flatten(-2)
     result = check("10-2", one_freq)
     assert not result and "같은 각도 p" in result.message
+
+    def exponent_slip(x, positions):
+        d = x.shape[-1]
+        omega = 10000 ** (-torch.arange(d // 2, dtype=torch.float64) / d)    # 10000^(-i/d): should be -2i/d
+        a = positions.double()[:, None, :, None] * omega
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.stack((x1 * a.cos() - x2 * a.sin(), x1 * a.sin() + x2 * a.cos()), -1).flatten(-2)
+    result = check("10-2", exponent_slip)
+    assert not result and "10000^(−i/d)" in result.message
     assert check("10-2", rope_ok).passed

@@ -123,6 +123,38 @@ def test_exercise_11_1_other_answers(fn, fragment):
     assert not result and fragment in result.message
 
 
+def test_exercise_11_1_a_shared_linear_without_transpose_crashes_at_the_ffn():
+    """Dropping .T in one linear() used everywhere raises at the (1536, 384) FFN matrix: the hint says so."""
+    def shared(H, block, num_heads=12):
+        T, d = H.shape
+
+        def linear(x, lin):
+            return x @ lin.weight + lin.bias                              # .T forgotten everywhere
+
+        def heads(lin):
+            return linear(H, lin).view(T, num_heads, d // num_heads).transpose(0, 1)
+
+        a = block.attention.self
+        w = torch.softmax(heads(a.query) @ heads(a.key).transpose(-1, -2) / math.sqrt(d // num_heads), -1)
+        ctx = (w @ heads(a.value)).transpose(0, 1).reshape(T, d)
+        ln1, ln2 = block.attention.output.LayerNorm, block.output.LayerNorm
+        X = torch.nn.functional.layer_norm(H + linear(ctx, block.attention.output.dense), (d,), ln1.weight, ln1.bias, ln1.eps)
+        f = linear(torch.nn.functional.gelu(linear(X, block.intermediate.dense)), block.output.dense)
+        return torch.nn.functional.layer_norm(X + f, (d,), ln2.weight, ln2.bias, ln2.eps)
+
+    result = check("11-1", shared)
+    assert not result and "cannot be multiplied" in result.message and "(1536, 384)인 피드포워드" in result.message
+
+
+def test_the_new_diagnoses_are_distinct_from_the_right_answer(model):
+    """tanh-GELU, all biases dropped, q/k/v untransposed and the literal view each move the output beyond 1e-4."""
+    _, _, hidden = encode("Time flies like an arrow")
+    for switches in (dict(gelu="tanh"), dict(bias=(), ffn_bias=False), dict(skip_t=("q", "k", "v")), dict(split="literal")):
+        with torch.no_grad():
+            gap = (reference_layer(hidden[0], model.encoder.layer[0], **switches) - hidden[1]).abs().max()
+        assert gap > 1e-4, switches
+
+
 def test_a_missing_key_bias_changes_nothing(model):
     """q·b_K is the same for every key of a row, so softmax cancels it: the notebook says so."""
     _, _, hidden = encode("Time flies like an arrow")

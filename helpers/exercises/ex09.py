@@ -139,6 +139,15 @@ def _check_to_torch_mask(fn):
         if got.is_floating_point() and torch.equal(got, mask.to(got.dtype)):
             raise Wrong(f"{what}: 1/0 float 마스크입니다. float attn_mask는 점수에 더해지므로 1을 더해도 아무것도 "
                         "가려지지 않습니다. 가릴 칸에 -inf, 볼 칸에 0을 넣으세요.")
+        if got.is_floating_point() and torch.equal(got, (~mask).to(got.dtype)):
+            raise Wrong(f"{what}: 가릴 칸이 1, 볼 칸이 0인 float 마스크입니다. 자리는 맞지만 float attn_mask는 가리는 "
+                        "표시가 아니라 점수에 더해지는 값이라서, 가릴 칸의 점수가 1 커질 뿐 아무것도 가려지지 않습니다 "
+                        "(오히려 그 칸의 가중치가 e배 커집니다). float로 답하려면 가릴 칸에 -inf, 볼 칸에 0을 넣고, "
+                        "아니면 불리언 ~mask를 돌려주세요.")
+        if got.is_floating_point() and bool(torch.isfinite(got).all()) and got.min() > -1e4:
+            raise Wrong(f"{what}: float 마스크에 큰 음수(-inf)가 하나도 없습니다. float attn_mask는 점수에 더해지므로 "
+                        f"[{got.min().item():.3g}, {got.max().item():.3g}] 범위의 값은 가중치를 e^(값)배로 바꿀 뿐 0으로 "
+                        "만들지 못합니다. 가릴 칸(False)에 -inf, 볼 칸(True)에 0을 넣으세요.")
         if got.is_floating_point() and (got[mask] < -1e4).all() and (got[~mask] == 0).all():
             raise Wrong(f"{what}: float 마스크에서 0과 -inf의 자리가 뒤바뀌었습니다. 볼 수 있는 칸(True)이 0, 가릴 칸(False)이 -inf여야 합니다.")
         with torch.no_grad():

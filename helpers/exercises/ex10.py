@@ -33,21 +33,28 @@ def _decode_position(fn):
                 continue
             if abs(value - _angle_of_pair(row, 0) % (2 * math.pi)) < 1e-3 or abs(value - _angle_of_pair(row, 0)) < 1e-3 \
                     or abs(value - round(_angle_of_pair(row, 0) % (2 * math.pi))) < 1e-9:
-                raise Wrong(f"{what} = {value:.3g}: 쌍 0의 각도만 썼습니다. 쌍 0은 2π ≈ 6.3 위치마다 한 바퀴 돌아서 "
-                            f"p = {p}와 p − 2π·n을 구별하지 못합니다. 파장이 5000보다 긴 쌍을 쓰세요.")
+                raise Wrong(f"{what} = {value:.3g}: 쌍 0의 각도만 썼습니다. 쌍 0은 2π ≈ 6.3 위치마다 한 바퀴 돌아서, "
+                            f"{p}인 위치를 그보다 2π의 배수만큼 앞선 위치와 구별하지 못합니다. 파장이 5000보다 긴 쌍을 쓰세요.")
             swapped = math.atan2(row[-1].item(), row[-2].item()) / omega[-1].item()
             if abs(value - swapped) < 0.5 + 1e-6:
                 raise Wrong(f"{what} = {value:.4g}: atan2의 인자 순서가 바뀌었습니다. 차원 2i가 sin, 2i+1이 cos이므로 "
                             "atan2(pe_row[2i], pe_row[2i+1])입니다.")
             candidates = {}
             for i in range(d // 2):
-                for x in (_angle_of_pair(row, i), _angle_of_pair(row, i) % (2 * math.pi)):
+                for wrapped, x in ((False, _angle_of_pair(row, i)), (True, _angle_of_pair(row, i) % (2 * math.pi))):
                     x /= omega[i].item()
-                    candidates[i] = min(candidates.get(i, math.inf), abs(value - x), abs(value - round(x)))
+                    gap = min(abs(value - x), abs(value - round(x)))
+                    if gap < candidates.get(i, (math.inf,))[0]:
+                        candidates[i] = (gap, wrapped)
             i = min(candidates, key=candidates.get)
-            if candidates[i] < 1e-6:
-                raise Wrong(f"{what} = {value:.4g}: 쌍 {i}의 각도를 썼습니다. 이 쌍의 파장은 {2 * math.pi / omega[i].item():,.0f} "
-                            f"위치라서, p = {p}에서는 이미 한 바퀴 이상 돌아 각도가 되풀이됩니다. 더 느린 쌍을 쓰세요.")
+            if candidates[i][0] < 1e-6:
+                wavelength = 2 * math.pi / omega[i].item()
+                if p >= wavelength:
+                    raise Wrong(f"{what} = {value:.4g}: 쌍 {i}의 각도를 썼습니다. 이 쌍의 파장은 {wavelength:,.0f} 위치라서, "
+                                f"{p}인 위치에서는 이미 한 바퀴 이상 돌아 각도가 되풀이됩니다. 더 느린 쌍을 쓰세요.")
+                raise Wrong(f"{what} = {value:.4g}: 쌍 {i}의 각도를 atan2 그대로 썼습니다. 이 쌍의 파장은 {wavelength:,.0f} 위치로 "
+                            f"{p}보다 길지만, atan2는 (−π, π]의 각도를 돌려주므로 반 바퀴(파장의 절반, {wavelength / 2:,.0f} 위치)를 "
+                            "넘으면 음수 각도가 나옵니다. 각도를 % (2π)로 [0, 2π)에 옮기거나, 파장의 절반이 5000보다 긴 더 느린 쌍을 쓰세요.")
             other = 999 if p != 999 else 50
             again = answer_tensor(call_learner(fn, table[other].clone(), what=what), what).reshape(-1)[0].item()
             if p > 0 and abs(value / p - again / other) < 1e-6 * abs(value / p):
@@ -103,6 +110,12 @@ def _check_rope(fn):
     one_freq = torch.stack((x1 * angle.cos() - x2 * angle.sin(), x1 * angle.sin() + x2 * angle.cos()), dim=-1).flatten(-2)
     if torch.allclose(got, one_freq, atol=1e-6):
         raise Wrong("모든 쌍을 같은 각도 p로 돌렸습니다. 쌍 i의 각도는 p·ω_i이고 ω_i = 10000^(−2i/d)입니다.")
+    slip = 10000.0 ** (-torch.arange(d // 2, dtype=torch.float64) / d)  # ω_i = 10000^(−i/d): the exponent halved
+    angle = positions.to(torch.float64)[:, None, :, None] * slip  # (B, 1, T, d/2)
+    slow = torch.stack((x1 * angle.cos() - x2 * angle.sin(), x1 * angle.sin() + x2 * angle.cos()), dim=-1).flatten(-2)
+    if torch.allclose(got, slow, atol=1e-6):
+        raise Wrong("각진동수를 ω_i = 10000^(−i/d)로 썼습니다. 쌍 i(차원 2i, 2i+1)의 각진동수는 10000^(−2i/d)입니다: "
+                    "지수의 분자는 쌍 번호 i가 아니라 차원 번호 2i입니다 (torch.arange(0, d, 2) / d). 모양과 축은 맞습니다.")
     bad = torch.nonzero((got - want).abs() > 1e-6)[0].tolist()
     raise Wrong(f"값이 다릅니다. 처음 다른 곳은 (문장, 헤드, 위치, 차원) = {tuple(bad)}: {got[tuple(bad)].item():.4f}, "
                 f"기대값 {want[tuple(bad)].item():.4f}. 각도 (B, T, d/2)를 헤드 축에 맞게 (B, 1, T, d/2)로 바꿨는지 보세요.")

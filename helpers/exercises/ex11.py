@@ -15,19 +15,30 @@ SENTENCES = ("Time flies like an arrow", "The quick brown fox jumps over the laz
 
 
 def reference_layer(H, block, num_heads=12, *, bias=("q", "k", "v", "o"), scale="d_head",
-                    split="right", transpose=True):
-    """One BERT layer, with switches that reproduce the common mistakes the checker diagnoses."""
+                    split="right", transpose=True, skip_t=(), ffn_bias=True, gelu="none"):
+    """One BERT layer, with switches that reproduce the common mistakes the checker diagnoses.
+
+    bias: which of the q, k, v, o projections keep + b; ffn_bias=False drops the feed-forward biases too.
+    transpose=False drops .T in all of q, k, v, o; skip_t names the projections that drop it.
+    split: "right", "wrong" (view(T, d_head, h) and its inverse), "wrong-merge" (wrong split, right merge),
+    "literal" (view(T, d_head, h).transpose(0, 1): 32 heads of 12 columns). gelu="tanh": the tanh approximation.
+    """
     T, d = H.shape
     d_head = d // num_heads
+    untransposed = set("qkvo") if not transpose else set(skip_t)
 
     def linear(x, lin, name):
-        y = x @ (lin.weight.T if transpose or name not in "qkvo" else lin.weight)
-        return y + lin.bias if name not in "qkvo" or name in bias else y
+        y = x @ (lin.weight if name in untransposed else lin.weight.T)
+        if name in "qkvo":
+            return y + lin.bias if name in bias else y
+        return y + lin.bias if ffn_bias else y
 
     def heads(lin, name):  # (T, d) -> (h, T, d_head)
         y = linear(H, lin, name)
         if split == "right":
             return y.view(T, num_heads, d_head).transpose(0, 1)
+        if split == "literal":
+            return y.view(T, d_head, num_heads).transpose(0, 1)  # (32, T, 12): the "heads" are 12 columns wide
         return y.view(T, d_head, num_heads).permute(2, 0, 1)  # the wrong split
 
     a = block.attention.self
@@ -36,18 +47,22 @@ def reference_layer(H, block, num_heads=12, *, bias=("q", "k", "v", "o"), scale=
     divisor = {"d_head": math.sqrt(d_head), "d_model": math.sqrt(d), "none": 1.0}[scale]
     w = torch.softmax(scores / divisor, dim=-1)
     ctx = w @ v  # (h, T, d_head)
-    if split in ("right", "wrong-merge"):
+    if split in ("right", "wrong-merge", "literal"):
         context = ctx.transpose(0, 1).reshape(T, d)
     else:  # merged back with the inverse of the wrong split
         context = ctx.permute(1, 2, 0).reshape(T, d)
     ln1, ln2 = block.attention.output.LayerNorm, block.output.LayerNorm
     X = F.layer_norm(H + linear(context, block.attention.output.dense, "o"), (d,), ln1.weight, ln1.bias, ln1.eps)
-    ffn = linear(F.gelu(linear(X, block.intermediate.dense, "up")), block.output.dense, "down")
+    up = linear(X, block.intermediate.dense, "up")
+    ffn = linear(F.gelu(up, approximate=gelu), block.output.dense, "down")
     return F.layer_norm(X + ffn, (d,), ln2.weight, ln2.bias, ln2.eps)
 
 
 MISTAKES = [
     (dict(bias=()), "편향을 빠뜨렸습니다 (쿼리·키·밸류·출력 투영 모두). nn.Linear는 x @ W.T + b입니다: + b를 더하세요."),
+    (dict(bias=(), ffn_bias=False), "편향을 모든 선형 층에서 빠뜨렸습니다 (쿼리·키·밸류·출력 투영과 피드포워드의 두 층). "
+                                    "nn.Linear는 x @ W.T + b입니다: 여섯 곳 모두 + b를 더하세요."),
+    (dict(ffn_bias=False), "피드포워드 두 층(384 → 1536 → 384)의 편향을 빠뜨렸습니다. 이 층들도 nn.Linear라서 x @ W.T + b입니다."),
     (dict(bias=("o",)), "쿼리·키·밸류의 편향 b_Q, b_K, b_V를 빠뜨렸습니다. nn.Linear는 x @ W.T + b입니다."),
     (dict(bias=("k", "v", "o")), "쿼리의 편향 b_Q를 빠뜨렸습니다."),
     (dict(bias=("q", "k", "o")), "밸류의 편향 b_V를 빠뜨렸습니다."),
@@ -58,9 +73,18 @@ MISTAKES = [
                                 "view(T, h, d_head).transpose(0, 1)이어야 합니다. 원소 수가 같아 오류 없이 틀린 값이 나옵니다."),
     (dict(split="wrong-merge"), "헤드를 view(T, d_head, h)로 나눴습니다. 384개 열은 헤드 0의 32개, 헤드 1의 32개, ... "
                                              "순서이므로 view(T, h, d_head).transpose(0, 1)이어야 합니다."),
-    (dict(transpose=False), "가중치를 전치하지 않았습니다: H @ W가 아니라 H @ W.T입니다 (nn.Linear의 weight는 (출력, 입력) 모양). "
-                            "384×384 정사각 행렬이라 모양 오류 없이 틀린 값이 나옵니다."),
+    (dict(split="literal"), "헤드를 view(T, d_head, h).transpose(0, 1)로 나눴습니다. 그러면 (32, T, 12): 열 32개짜리 헤드 12개가 아니라 "
+                            "열 12개짜리 '헤드' 32개가 생깁니다. 모양 오류 없이 돌아가지만 틀린 값입니다: view(T, h, d_head)로 나누세요."),
+    (dict(transpose=False), "파라미터 행렬을 전치하지 않았습니다 (쿼리·키·밸류·출력 투영): H @ W가 아니라 H @ W.T입니다 "
+                            "(nn.Linear의 weight는 (출력, 입력) 모양). 384×384 정사각 행렬이라 모양 오류 없이 틀린 값이 나옵니다."),
+    (dict(skip_t=("q", "k", "v")), "쿼리·키·밸류 투영에서 파라미터 행렬을 전치하지 않았습니다 (출력 투영은 맞습니다): H @ W.T입니다. "
+                                   "384×384 정사각 행렬이라 모양 오류 없이 틀린 값이 나옵니다."),
+    (dict(gelu="tanh"), "GELU를 tanh 근사(F.gelu(x, approximate=\"tanh\"))로 계산했습니다. 이 모델(hidden_act = \"gelu\")은 "
+                        "정확한 GELU(erf)를 씁니다: F.gelu(x)의 기본값입니다. 차이는 작지만(약 1e-3) 반올림 수준보다 큽니다."),
 ]
+
+SHAPE_HINT = ("피드포워드에서 모양 오류가 났다면: nn.Linear의 weight는 (출력, 입력) 모양이라 x @ W.T입니다. "
+              "384×384인 쿼리·키·밸류·출력 투영은 전치를 빠뜨려도 돌아가지만, (1536, 384)인 피드포워드 행렬에서 멈춥니다.")
 
 
 @exercise("11-1")
@@ -73,7 +97,13 @@ def _recompute_layer(fn):
             block = model.encoder.layer[layer]
             what = f"my_layer(hidden[{layer}], model.encoder.layer[{layer}]) ('{sentence}')"
             with torch.no_grad():
-                got = answer_tensor(call_learner(fn, hidden[layer].clone(), block, what=what), what)
+                try:
+                    result = call_learner(fn, hidden[layer].clone(), block, what=what)
+                except Wrong as err:
+                    if "cannot be multiplied" in str(err) or "size mismatch" in str(err):
+                        raise Wrong(f"{err} {SHAPE_HINT}") from None
+                    raise
+                got = answer_tensor(result, what)
             want = hidden[layer + 1].double()
             if got.shape != want.shape:
                 raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 입력과 같은 (T, 384) = {tuple(want.shape)}이어야 합니다.")

@@ -5,9 +5,6 @@ from __future__ import annotations
 import torch
 
 from helpers.lessons.attention_during_training import (
-    KEYS,
-    N_PAIRS,
-    N_QUERIES,
     SEQ_LEN,
     LookupModel,
     correct_keys,
@@ -26,40 +23,64 @@ def _example_keys() -> torch.Tensor:
     return make_lookup_batch(3, g)["keys"]
 
 
+def _entropy_rises() -> tuple[list[int], list[float], list[float]]:
+    """Steps of the stored seed-0 probe curve where the row entropy is above the previous record."""
+    from helpers.data import load_json
+
+    probe = load_json("dynamics_curves.json")["runs"]["0"]["probe"]
+    steps, ent = probe["step"], probe["entropy"]
+    rises = [steps[i] for i in range(1, len(ent)) if ent[i] > ent[i - 1]]
+    return rises, steps, ent
+
+
+def _as_steps(answer) -> list[float]:
+    """The learner's steps as a sorted list of numbers (list, tuple, set, tensor, ndarray or one number)."""
+    if isinstance(answer, str):
+        raise Wrong(f"단계 번호의 리스트를 넘겨 주세요 (예: [10, 20]); 받은 것은 문자열 {answer!r}입니다.")
+    if isinstance(answer, (set, frozenset)):
+        answer = sorted(answer)
+    got = answer_tensor(answer, "step_entropy_up").flatten()
+    if not torch.isfinite(got).all():
+        raise Wrong("답에 NaN이나 inf가 있습니다. 단계 번호(0, 5, 10, ...)만 넣으세요.")
+    return sorted(got.tolist())
+
+
 @exercise("12-1")
-def _check_correct_keys(fn):
-    keys = _example_keys()  # (3, T)
-    want = correct_keys(keys)
-    got = answer_tensor(call_learner(fn, keys.clone(), what="my_correct_keys(keys)"), "my_correct_keys")
-    if got.shape == (keys.shape[0], N_QUERIES):
-        raise Wrong("모양이 (n, Q)입니다. 정답 키의 위치 번호 대신, 쿼리마다 T개 위치 각각이 정답인지 표시한 "
-                    f"(n, Q, T) = {tuple(want.shape)} 불리언 텐서를 돌려주세요.")
-    if got.shape == (keys.shape[0], N_QUERIES, N_PAIRS):
-        raise Wrong(f"모양이 (n, Q, {N_PAIRS})입니다. 쌍 위치 {N_PAIRS}개만 남기지 말고 T = {SEQ_LEN}개 위치 모두에 대해 "
-                    f"표시하세요(질문 위치는 False): (n, Q, T) = {tuple(want.shape)}.")
-    if got.shape == (keys.shape[0], SEQ_LEN, SEQ_LEN):
-        raise Wrong(f"모양이 (n, T, T) = {tuple(got.shape)}입니다. 행은 쿼리 위치 {N_PAIRS}..{SEQ_LEN - 1}의 "
-                    f"{N_QUERIES}개만 필요합니다: (n, Q, T) = {tuple(want.shape)}.")
-    if got.shape != want.shape:
-        raise Wrong(f"모양이 {tuple(got.shape)}입니다. keys가 (n, T) = {tuple(keys.shape)}이면 "
-                    f"(n, Q, T) = {tuple(want.shape)}여야 합니다.")
-    if not ((got == 0) | (got == 1)).all():
-        raise Wrong("값이 True/False(또는 1/0)가 아닙니다. 정답 키인 위치만 True로 표시하세요.")
-    got = got.bool()
-    same_symbol = keys[:, N_PAIRS:, None] == keys[:, None, :]
-    if torch.equal(got, same_symbol):
-        raise Wrong("키 글자가 같은 위치를 모두 표시했습니다. 쿼리 자신도 글자가 같지만 "
-                    f"값이 없습니다('?'). 정답 키는 앞쪽 쌍 위치 0..{N_PAIRS - 1} 중에서만 찾으세요.")
-    rows = got.sum(dim=-1)
-    if (rows != 1).any():
-        n, q = (rows != 1).nonzero()[0].tolist()
-        raise Wrong(f"이 과제에서는 쿼리마다 정답 키가 정확히 하나입니다. 시퀀스 {n}의 쿼리 {q}에 "
-                    f"{rows[n, q].item()}개가 표시되었습니다.")
-    if not torch.equal(got, want):
-        n, q = (got != want).any(dim=-1).nonzero()[0].tolist()
-        raise Wrong(f"시퀀스 {n}의 쿼리 {q}(키 {KEYS[keys[n, N_PAIRS + q]]})의 정답 키는 위치 "
-                    f"{want[n, q].nonzero().item()}인데 위치 {got[n, q].nonzero().item()}를 표시했습니다.")
-    return "쿼리의 키 글자와 같은 글자를 가진 쌍 위치 하나: 정답을 미리 아는 과제라서 가능한 정의입니다."
+def _check_entropy_rises(answer):
+    want, steps, ent = _entropy_rises()
+    got = _as_steps(answer)
+    if got == [float(s) for s in want]:
+        bump = [s for s in want if s > 5]
+        return (f"엔트로피가 커진 단계 {want}: 급변이 시작되는 {bump[0]}–{bump[-1]}단계에 정답 키 가중치가 오르는데도 "
+                "엔트로피가 올라갑니다.")
+    index = {s: i for i, s in enumerate(steps)}
+    if len(got) in (len(steps), len(steps) - 1) and set(got) <= {0.0, 1.0}:
+        raise Wrong(f"기록마다 참/거짓(0/1)을 {len(got)}개 돌려줬습니다. 그 표시가 참인 자리의 단계 번호만 리스트로 모으세요.")
+    if len(set(got)) < len(got):
+        raise Wrong("같은 단계가 두 번 들어 있습니다. 단계마다 한 번씩만 넣으세요.")
+    if got == [float(index[s]) for s in want]:
+        raise Wrong("리스트의 번호(인덱스)를 답했습니다. 기록은 5단계마다 있으므로 단계는 curve0[\"step\"][i]입니다.")
+    if got == [float(steps[index[s] - 1]) for s in want]:
+        raise Wrong("커지기 직전의 단계를 답했습니다. entropy[i] > entropy[i − 1]이면 답은 그 뒤쪽 단계 step[i]입니다.")
+    falls = [steps[i] for i in range(1, len(ent)) if ent[i] < ent[i - 1]]
+    if got == [float(s) for s in falls]:
+        raise Wrong("엔트로피가 줄어든 단계를 답했습니다. 직전 기록보다 커진(entropy[i] > entropy[i − 1]) 단계를 찾으세요.")
+    above_start = [steps[i] for i in range(1, len(ent)) if ent[i] > ent[0]]
+    if got == [float(s) for s in above_start]:
+        raise Wrong("첫 기록(0단계)과 비교했습니다. 바로 직전 기록(5단계 전)과 비교하세요.")
+    if got == [float(s) for s in want if s > 5]:
+        raise Wrong(f"하나가 빠졌습니다: 5단계의 엔트로피도 0단계보다 {ent[1] - ent[0]:.4f} 큽니다. 아주 작아도 커진 것입니다.")
+    bad = [s for s in got if s not in index]
+    if bad:
+        raise Wrong(f"{bad[:3]}은(는) 기록된 단계가 아닙니다. 곡선은 0, 5, 10, ..., 1000단계에 기록되어 있습니다.")
+    extra = [int(s) for s in got if s not in want]
+    missing = len([s for s in want if float(s) not in got])
+    message = f"엔트로피가 직전보다 커진 단계는 {len(want)}개인데 {len(got)}개를 답했습니다."
+    if extra:
+        message += f" {extra[:3]}단계에서는 엔트로피가 커지지 않았습니다."
+    if missing:
+        message += f" 빠진 단계가 {missing}개 있습니다."
+    raise Wrong(message)
 
 
 @exercise("12-2")

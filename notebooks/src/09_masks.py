@@ -13,6 +13,8 @@
 # **선수 지식**: 01번(소프트맥스(softmax)), 03번(셀프 어텐션(self-attention)과 크로스 어텐션), 07번(멀티 헤드 어텐션)
 #
 # **예상 시간**: 혼자 공부 50분 / 스터디 발표 25분
+#
+# 출처 목록(원문과 논문): [SOURCES.md](../SOURCES.md)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 첫 문장으로 "마스크는 한 줄짜리 코드인데, 그 한 줄 때문에 학습이 NaN으로 끝나는 일이 아주 흔하다"를 던지세요. 오늘의 핵심 장면은 4절의 NaN 개수 표입니다. 시간이 부족하면 2절 그림 → 4절 → 5절 순서로만 보여 줘도 됩니다.
@@ -129,6 +131,15 @@ assert torch.equal(pad_keys, core.padding_mask(lengths, T)) and torch.equal(make
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 과정의 나머지(그리고 다른 노트북)는 같은 일을 하는 `helpers.attention.padding_mask`와 `causal_mask`를 씁니다. 위 assert가 둘이 같음을 확인합니다. 배치의 `(B, T_q, T_k)` 마스크는 이 둘을 펼치고 합쳐 만듭니다.
+#
+# 쿼리와 키의 길이가 다를 때(`T_q ≠ T_k`) `causal_mask(t_q, t_k)`는 **왼쪽 위에 맞춥니다**: 쿼리 $i$는 키 $0..i$를 봅니다. KV 캐시(KV cache)로 한 토큰씩 생성할 때는 사정이 다릅니다. 새 쿼리 하나가 캐시된 키들 **뒤**의 마지막 위치이므로, 필요한 것은 오른쪽 아래에 맞춘 마스크($j \le i + T_k - T_q$), 즉 전체 인과 마스크의 마지막 $T_q$행입니다. `causal_mask(1, T_k)`를 그대로 쓰면 새 토큰이 첫 키 하나만 봅니다.
+
+# %%
+t_cache = 5                                                    # 4 cached keys + the new token's own key
+top_left = causal_mask(1, t_cache)                             # (1, T_k): aligned top-left
+bottom_right = causal_mask(t_cache)[-1:]                       # (1, T_k): last row of the full causal mask
+print("causal_mask(1, 5):", top_left.int().tolist(), "  KV 캐시의 새 쿼리에 필요한 행:", bottom_right.int().tolist())
+assert top_left.sum() == 1 and bool(bottom_right.all())
 
 # %% tags=["save"]
 def attention_mask(lengths, t, causal=False, t_q=None, mask_queries=False):
@@ -335,7 +346,7 @@ print("전부 가려진 행의 수 (문장별):", fully_masked_rows(both_sides).
 assert fully_masked_rows(both_sides).sum() == (T - lengths).sum()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 원문 000의 어텐션 코드는 점수를 `masked_fill(mask == 0, -inf)`로 가리고 `F.softmax`를 하며, 마스크 모양으로 `(B, 1, T, T)`와 `(B, 1, 1, T)`를 둘 다 허용합니다. 같은 방식을 그대로 옮긴 `naive_masked_attention`을 위 배치에 돌려 봅니다.
+# [원문 000](../SOURCES.md)의 어텐션 코드는 점수를 `masked_fill(mask == 0, -inf)`로 가리고 `F.softmax`를 하며, 마스크 모양으로 `(B, 1, T, T)`와 `(B, 1, 1, T)`를 둘 다 허용합니다. 같은 방식을 그대로 옮긴 `naive_masked_attention`을 위 배치에 돌려 봅니다.
 
 # %% tags=["save"]
 def naive_masked_attention(q, k, v, mask, fill=float("-inf")):  # (..., T, d) each, mask (..., T_q, T_k)
@@ -476,8 +487,20 @@ assert torch.tensor(-1e9).half().item() == float("-inf")
 assert torch.isinf(torch.tensor(torch.finfo(torch.float16).min).half() + torch.tensor(-20.0).half())
 assert (min32 + min32).item() == float("-inf") and nan_rows16 == T - lengths[1]
 
+# %% slideshow={"slide_type": "subslide"}
+# How negative must a score be before finfo.min + score overflows? Scan float16 scores 0 .. -40.
+min16 = torch.tensor(torch.finfo(torch.float16).min, dtype=torch.float16)
+neg_scores = -torch.arange(0, 40, 2 ** -7).half()                     # (5120,) float16 scores, step 1/128
+to_inf16 = torch.isinf(min16 + neg_scores)                             # (5120,)
+threshold16 = neg_scores[to_inf16].max().item()
+threshold32 = -(2.0 ** 103)                                            # half a float32 step at finfo.min
+print(f"float16: finfo.min + 점수 = -inf가 되는 점수: {threshold16:g} 이하 (-16보다 크면 finfo.min 그대로)")
+print(f"float32: 같은 일이 일어나려면 점수가 {threshold32:.1e} 이하여야 합니다")
+assert threshold16 == -16 and not to_inf16[neg_scores > -16].any()
+assert torch.isinf(min32 + torch.tensor(threshold32)) and not torch.isinf(min32 + torch.tensor(-1e30))
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 세 가지 함정이 보입니다. float16 텐서에 `masked_fill(..., -1e9)`는 아예 오류를 내고, float32에서 만든 `-1e9` 마스크를 float16으로 바꾸면 `-inf`가 되어 NaN 문제로 되돌아갑니다. `torch.finfo(dtype).min`을 쓰면 표현은 되지만, 음수 점수를 더하거나 패딩·인과 마스크를 각각 최솟값으로 만들어 더하면 넘쳐서(overflow) 역시 `-inf`가 됩니다. 가장 깔끔한 길은 불리언 마스크를 끝까지 들고 가다가 소프트맥스 직전에 `-inf`로 채우고, 전부 가려진 행은 0으로 처리하는 것입니다.
+# 세 가지 함정이 보입니다. float16 텐서에 `masked_fill(..., -1e9)`는 아예 오류를 내고, float32에서 만든 `-1e9` 마스크를 float16으로 바꾸면 `-inf`가 되어 NaN 문제로 되돌아갑니다. `torch.finfo(dtype).min`을 쓰면 표현은 되지만, 두 가지 경우에 넘쳐서(overflow) 역시 `-inf`가 됩니다. 하나는 패딩·인과 마스크를 각각 최솟값으로 만들어 더할 때로, float32에서도 일어납니다. 다른 하나는 최솟값에 음수 점수를 더할 때인데, float16에서 점수가 −16 이하일 때만 생깁니다(위 계산: 맨 끝의 float16 간격이 32라서 그 절반부터 넘칩니다). float32에서는 점수가 약 $-10^{31}$ 이하여야 하므로 실제로는 일어나지 않습니다. 가장 깔끔한 길은 불리언 마스크를 끝까지 들고 가다가 소프트맥스 직전에 `-inf`로 채우고, 전부 가려진 행은 0으로 처리하는 것입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 청중에게 "-1e9면 해결 아닌가요?"라는 질문이 꼭 나옵니다. 답은 두 가지입니다: (1) 전부 가려진 행은 NaN 대신 패딩의 평균이 나온다, (2) 혼합 정밀도(float16)에서는 -1e9가 -inf로 바뀌거나 masked_fill이 실패한다. bfloat16은 범위가 float32와 같아서 (2)는 덜하지만 (1)은 그대로입니다.
@@ -595,7 +618,7 @@ assert torch.isnan(masked_loss) and fully_masked_rows(over_mask).sum() == 2
 # %% [markdown]
 # ## 7. 실전: 디코더 전용 모델의 배치 생성과 왼쪽 패딩
 #
-# GPT 같은 디코더 전용(decoder-only) 모델로 프롬프트 여러 개를 한 배치에서 이어 쓸 때, 다음 토큰은 각 행의 **마지막 열**의 출력에서 나옵니다. 그래서 생성할 때는 패딩을 **왼쪽**에 붙입니다(left padding). 그러면 세 가지를 함께 맞춰야 합니다.
+# GPT 같은 디코더 전용(decoder-only) 모델로 프롬프트 여러 개를 한 배치에서 이어 쓸 때, 다음 토큰은 각 프롬프트의 **마지막 위치**에서 나온 출력으로 예측합니다. 그래서 생성할 때는 패딩을 **왼쪽**에 붙입니다(left padding). 그러면 세 가지를 함께 맞춰야 합니다.
 #
 # - **마스크**: 키 패딩 + 인과. 실제 토큰이 뒤쪽 $L_b$개이므로 키 패딩 마스크는 $[\,j \ge T - L_b\,]$입니다.
 # - **위치 번호**: 실제 토큰의 위치가 0부터 시작하도록 패딩 수만큼 당깁니다: `position = cumsum(real) − 1` (패딩 자리는 0).
@@ -613,7 +636,7 @@ lens = torch.tensor([len(p) for p in prompts])
 T_gen = int(lens.max())
 
 
-def last_column_state(ids, real, positions):  # (B, T) each -> (B, d): what predicts the next token
+def last_position_state(ids, real, positions):  # (B, T) each -> (B, d): what predicts the next token
     h = emb[ids] + pos_emb[positions]  # (B, T, d)
     mask = real[:, None, :] & causal_mask(ids.shape[1])  # (B, T, T): key padding & causal
     out, _ = scaled_dot_product_attention(h, h, h, mask)  # helpers: a row with no key gives 0, not NaN
@@ -621,25 +644,25 @@ def last_column_state(ids, real, positions):  # (B, T) each -> (B, d): what pred
 
 
 # %% slideshow={"slide_type": "subslide"}
-alone = torch.cat([last_column_state(torch.tensor([[vocab[w] for w in p]]), torch.ones(1, len(p), dtype=torch.bool),
+alone = torch.cat([last_position_state(torch.tensor([[vocab[w] for w in p]]), torch.ones(1, len(p), dtype=torch.bool),
                                      torch.arange(len(p))[None]) for p in prompts])
 left_ids = torch.tensor([[pad_id] * (T_gen - len(p)) + [vocab[w] for w in p] for p in prompts])
 left_real = torch.arange(T_gen)[None, :] >= (T_gen - lens)[:, None]  # (B, T): real tokens are the last L_b
 left_pos = (left_real.cumsum(-1) - 1).clamp(min=0)  # (B, T): 0, 1, ... from the first real token
 right_ids = torch.tensor([[vocab[w] for w in p] + [pad_id] * (T_gen - len(p)) for p in prompts])
 plain_pos = torch.arange(T_gen).expand(len(prompts), -1)
-cases = {"왼쪽 패딩 + 당긴 위치": last_column_state(left_ids, left_real, left_pos),
-         "왼쪽 패딩 + 위치 0..T−1": last_column_state(left_ids, left_real, plain_pos),
-         "오른쪽 패딩, 마지막 열": last_column_state(right_ids, padding_mask(lens, T_gen), plain_pos)}
+cases = {"왼쪽 패딩 + 당긴 위치": last_position_state(left_ids, left_real, left_pos),
+         "왼쪽 패딩 + 위치 0..T−1": last_position_state(left_ids, left_real, plain_pos),
+         "오른쪽 패딩, 마지막 위치": last_position_state(right_ids, padding_mask(lens, T_gen), plain_pos)}
 same = {name: [bool(x < 1e-6) for x in (state - alone).abs().amax(-1)] for name, state in cases.items()}
 print("위치:\n", left_pos)
 for name, flags in same.items():
     print(f"{name:16s}: 프롬프트별로 혼자 처리한 결과와 같은가 (차이 < 1e-6) {flags}")
 assert same == {"왼쪽 패딩 + 당긴 위치": [True] * 3, "왼쪽 패딩 + 위치 0..T−1": [True, False, False],
-                "오른쪽 패딩, 마지막 열": [True, False, False]}
+                "오른쪽 패딩, 마지막 위치": [True, False, False]}
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 위치를 당기지 않으면 같은 프롬프트라도 패딩 수에 따라 위치 임베딩이 달라져 결과가 바뀝니다. 오른쪽 패딩에서는 짧은 프롬프트의 마지막 열이 `[PAD]` 쿼리라서, 다음 토큰을 패딩의 출력으로 예측하게 됩니다. 실제 마지막 토큰의 열을 골라 읽어도 문제가 남습니다: 새로 만든 토큰은 텐서 끝(패딩 뒤)에 붙으므로 실제 토큰 사이에 패딩이 끼고, 새 토큰의 위치 번호도 따로 고쳐야 합니다. 왼쪽 패딩이면 실제 토큰이 언제나 오른쪽 끝에 붙어 있어 새 토큰을 그냥 이어 붙이면 됩니다. Hugging Face `transformers`가 생성할 때 `padding_side="left"`를 권하는 이유입니다.
+# 위치를 당기지 않으면 같은 프롬프트라도 패딩 수에 따라 위치 임베딩이 달라져 결과가 바뀝니다. 오른쪽 패딩에서는 짧은 프롬프트의 마지막 위치가 `[PAD]` 쿼리라서, 다음 토큰을 패딩의 출력으로 예측하게 됩니다. 실제 마지막 토큰의 위치를 골라 읽어도 문제가 남습니다: 새로 만든 토큰은 텐서 끝(패딩 뒤)에 붙으므로 실제 토큰 사이에 패딩이 끼고, 새 토큰의 위치 번호도 따로 고쳐야 합니다. 왼쪽 패딩이면 실제 토큰이 언제나 오른쪽 끝에 붙어 있어 새 토큰을 그냥 이어 붙이면 됩니다. Hugging Face `transformers`가 생성할 때 `padding_side="left"`를 권하는 이유입니다.
 #
 # 남은 것은 전부 가려진 행입니다. 왼쪽 패딩의 마스크에서 그런 행을 세고, 4절의 흔한 방식(`-inf` + `torch.softmax`)에 넣어 봅니다.
 

@@ -12,6 +12,8 @@
 # **선수 지식**: 03번(쿼리·키·밸류), 07번(멀티 헤드 어텐션). 복소수 곱이 회전이라는 사실을 알면 6절이 쉽습니다.
 #
 # **예상 시간**: 혼자 공부 60분 / 스터디 발표 30분
+#
+# 출처 목록(원문과 논문): [SOURCES.md](../SOURCES.md)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "고양이가 강아지를 쫓았다"와 "강아지가 고양이를 쫓았다"를 먼저 칠판에 쓰고, 어텐션만으로 두 문장을 구별할 수 있는지 청중에게 물어보세요. 1절이 답(구별 못 한다)을 숫자로 보여 주고, 나머지 절은 그 해결책 세 가지(더하기: 사인·코사인, 학습 임베딩 / 회전: RoPE)입니다. 슬라이더는 3절에 있습니다.
@@ -39,7 +41,7 @@ setup()
 #
 # $$\mathrm{Attn}(PX) = \mathrm{softmax}\!\left(\frac{PXW_Q\,(PXW_K)^\top}{\sqrt{d_k}}\right)PXW_V = P\,\mathrm{softmax}\!\left(\frac{XW_QW_K^\top X^\top}{\sqrt{d_k}}\right)P^\top P\,XW_V = P\,\mathrm{Attn}(X)$$
 #
-# 원문의 문장 "고양이가 매트 위에 앉았다"의 네 토큰(token)에 무작위 임베딩을 주고, `MultiHeadAttention`에 원래 순서와 섞은 순서를 넣어 봅니다.
+# [원문 004](../SOURCES.md)의 문장 "고양이가 매트 위에 앉았다"의 네 토큰(token)에 무작위 임베딩을 주고, `MultiHeadAttention`에 원래 순서와 섞은 순서를 넣어 봅니다.
 
 # %% slideshow={"slide_type": "subslide"}
 seed_everything(10)
@@ -105,7 +107,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 원문은 CNN과 비교하며 셀프 어텐션은 "모든 것을 한 번에" 본다고 설명합니다. 맞는 말이지만 그 대가는 적혀 있지 않습니다. 커널은 "바로 옆"이 무엇인지 구조로 알지만, 어텐션은 가깝고 먼 것을 구별하지 못합니다. 다른 원문이 트랜스포머가 입력을 "하나의 덩어리"로 받는다고 한 것도 같은 이야기입니다. 덩어리(집합)로 받는 순간 순서는 사라지고, 그래서 위치 인코딩이 필요합니다.
+# 원문은 CNN과 비교하며 셀프 어텐션은 "모든 것을 한 번에" 본다고 설명합니다. 맞는 말이지만 그 대가는 적혀 있지 않습니다. 커널은 "바로 옆"이 무엇인지 구조로 알지만, 어텐션은 가깝고 먼 것을 구별하지 못합니다. [원문 002](../SOURCES.md)가 트랜스포머는 입력을 "하나의 덩어리"로 받는다고 한 것도 같은 이야기입니다. 덩어리(집합)로 받는 순간 순서는 사라지고, 그래서 위치 인코딩이 필요합니다.
 #
 # > **원문 바로잡기**: 원문은 "앉았다" 행의 점수를 고양이가 0.3, 매트 0.2, 위에 0.4, 앉았다 0.5로 적고, 이어서 그 행의 가중치를 $[0.35, 0.15, 0.20, 0.30]$으로 적어 "고양이가"에 가장 큰 가중치를 줍니다. 소프트맥스는 점수의 순서를 유지하므로 세 번째로 큰 점수(0.3)가 가장 큰 가중치가 될 수 없습니다. 아래 계산처럼 이 점수의 가중치는 $[0.236, 0.214, 0.261, 0.289]$이고(√d_k로 나누면 더 평평해집니다), 가장 큰 가중치는 "앉았다" 자신입니다.
 
@@ -123,7 +125,7 @@ assert torch.allclose(softmax(seed_row), torch.tensor([0.2363, 0.2138, 0.2612, 0
 # %% [markdown]
 # ## 2. 사인·코사인 위치 인코딩
 #
-# Vaswani 등(2017)의 해결책은 위치 $p$마다 정해진 벡터 $\mathrm{PE}(p) \in \mathbb{R}^{d}$를 임베딩에 **더하는** 것입니다. 차원을 두 개씩 짝지어, 쌍 $i$는 각진동수 $\omega_i$로 도는 사인과 코사인을 씁니다.
+# [Vaswani 등 2017](../SOURCES.md)의 해결책은 위치 $p$마다 정해진 벡터 $\mathrm{PE}(p) \in \mathbb{R}^{d}$를 임베딩에 **더하는** 것입니다. 차원을 두 개씩 짝지어, 쌍 $i$는 각진동수 $\omega_i$로 도는 사인과 코사인을 씁니다.
 #
 # $$\mathrm{PE}(p)_{2i} = \sin(p\,\omega_i), \qquad \mathrm{PE}(p)_{2i+1} = \cos(p\,\omega_i), \qquad \omega_i = \frac{1}{10000^{2i/d}}, \quad i = 0, \dots, \tfrac{d}{2}-1.$$
 
@@ -394,7 +396,7 @@ torch.testing.assert_close(long[:60], sinusoidal_encoding(60, 64))
 print("위치 4999의 처음 4개 차원:", long[4999, :4])
 
 # %% [markdown]
-# 표를 늘일 수 있다는 것과 모델이 그 위치에서 잘 작동한다는 것은 다른 이야기입니다. 학습 때 본 적 없는 느린 쌍의 각도 조합이 나오기 때문입니다. 긴 문맥을 다루는 최근 모델들이 RoPE(6절)의 주파수를 늘이거나 보간하는 이유가 여기에 있습니다.
+# 표를 늘일 수 있다는 것과 모델이 그 위치에서 잘 작동한다는 것은 다른 이야기입니다. 학습 때 본 적 없는 느린 쌍의 각도 조합이 나오기 때문입니다. 긴 문맥을 다루는 최근 모델들이 RoPE(6절)의 위치나 주파수를 고치는 이유가 여기에 있습니다. **위치 보간**(position interpolation; [Chen 등 2023](../SOURCES.md))은 위치 $p$를 $p \cdot L/L'$로 줄여(학습 길이 $L$, 새 길이 $L'$) 모든 각도를 학습 때 본 범위 안에 넣습니다. 모든 주파수를 같은 비율로 낮추는 것과 같습니다. **NTK 방식**은 밑 10000을 키워 느린 쌍의 주파수를 더 많이 낮추고, **YaRN**([Peng 등 2023](../SOURCES.md))은 쌍마다 보간 정도를 달리하고 점수의 온도도 조정합니다. 위치 보간과 YaRN 논문이 보고하는 결과는 긴 문서로 짧게 더 학습(미세 조정)한 뒤의 것입니다.
 
 # %% [markdown]
 # ## 5. 위치를 더하면 어텐션 맵이 달라진다
@@ -454,7 +456,7 @@ assert (w_a_pe[0, 0, 4, ia] - w_b_pe[0, 0, 4, ib]).abs() > 0.02
 # %% [markdown]
 # ## 6. 회전으로 넣는 위치: RoPE
 #
-# 사인·코사인 인코딩은 위치를 임베딩에 **더했고**, 상대 위치는 그 안에 회전으로 숨어 있었습니다. 회전 위치 임베딩(rotary position embedding, RoPE; Su 등 2021)은 회전을 직접 씁니다. 투영한 뒤의 쿼리와 키에서 차원 쌍 $(2i, 2i+1)$을 복소수 하나 $z_i = x_{2i} + \mathrm{i}\,x_{2i+1}$로 보고, 위치 $p$의 토큰이면 각도 $p\,\omega_i$만큼 돌립니다: $z_i \mapsto z_i\,e^{\mathrm{i} p \omega_i}$. 밸류(value)는 돌리지 않습니다.
+# 사인·코사인 인코딩은 위치를 임베딩에 **더했고**, 상대 위치는 그 안에 회전으로 숨어 있었습니다. 회전 위치 임베딩(rotary position embedding, RoPE; [Su 등 2021](../SOURCES.md))은 회전을 직접 씁니다. 투영한 뒤의 쿼리와 키에서 차원 쌍 $(2i, 2i+1)$을 복소수 하나 $z_i = x_{2i} + \mathrm{i}\,x_{2i+1}$로 보고, 위치 $p$의 토큰이면 각도 $p\,\omega_i$만큼 돌립니다: $z_i \mapsto z_i\,e^{\mathrm{i} p \omega_i}$. 밸류(value)는 돌리지 않습니다.
 #
 # 위치 $p$의 쿼리와 위치 $r$의 키의 점수는 쌍마다
 #
@@ -617,7 +619,35 @@ print(f"위치를 100칸 옮겨도 출력 차이 < 1e-5, 두 문장의 '쫓았�
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # RoPE를 넣은 층은 회전이 없으면 보통의 멀티 헤드 어텐션과 같고, 전체를 옮겨도 같은 출력을 내며(상대 위치만 보므로), 어순만 다른 두 문장을 구별합니다.
 #
-# 점수에 위치를 넣는 방법은 이 밖에도 있습니다. **ALiBi**(Press 등 2022)는 회전 대신 점수에 거리에 비례하는 벌점 $-m_h\,|p - r|$를 헤드마다 다른 고정 기울기 $m_h$(학습하지 않음)로 더하고, 임베딩에는 아무것도 더하지 않습니다. **T5의 상대 위치 편향**(Raffel 등 2020)은 상대 거리를 구간(bucket)으로 묶어 구간마다 학습되는 스칼라 하나를 헤드별로 점수에 더합니다.
+# 점수에 위치를 넣는 방법은 이 밖에도 있습니다. **ALiBi**([Press 등 2022](../SOURCES.md))는 회전 대신 점수에 거리에 비례하는 벌점 $-m_i\,|p - r|$를 헤드마다 다른 고정 기울기 $m_i$(학습하지 않음)로 더하고, 임베딩에는 아무것도 더하지 않습니다. **T5의 상대 위치 편향**(Raffel 등 2020)은 상대 거리를 구간(bucket)으로 묶어 구간마다 학습되는 스칼라 하나를 헤드별로 점수에 더합니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ALiBi의 기울기는 헤드 $h$개에 대해 등비수열 $m_i = 2^{-8i/h}$ ($i = 1, \dots, h$)입니다. 헤드 8개면 1/2, 1/4, …, 1/256입니다. 논문은 언어 모델(인과 마스크)에서 쓰므로 쿼리 $p$는 $r \le p$인 키만 보고, 벌점은 $-m_i\,(p - r)$입니다. 편향 행렬을 직접 만듭니다.
+
+# %%
+def alibi_bias(t, num_heads):  # -> (h, T, T) bias added to the scores, and the slopes (h,)
+    slopes = 2.0 ** (-8 * torch.arange(1, num_heads + 1, dtype=torch.float64) / num_heads)   # (h,)
+    pos = torch.arange(t, dtype=torch.float64)
+    offset = pos[None, :] - pos[:, None]                                # (T, T): r - p, <= 0 for the past
+    bias = slopes[:, None, None] * offset                               # (h, T, T): -m (p - r)
+    return bias.masked_fill(offset > 0, float("-inf")), slopes          # r > p: the future is masked
+
+
+bias5, slopes = alibi_bias(5, 8)
+print("기울기 m_i (헤드 8개):", [f"1/{round(1 / m)}" for m in slopes.tolist()])
+print("헤드 1의 편향 (T = 5, 행 = 쿼리 p, 열 = 키 r):", bias5[0].tolist())
+bias2000, _ = alibi_bias(2000, 8)
+assert torch.equal(bias2000[:, :5, :5], bias5)                       # no table to outgrow: any length
+assert torch.equal(bias2000[:, 1999, 1996], bias2000[:, 3, 0])        # only the distance p - r matters
+reach = (10 / slopes).tolist()                                        # distance where the penalty is -10
+print("벌점이 −10(가중치가 e^−10 ≈ 4.5e−5배)이 되는 거리:", [round(r) for r in reach])
+assert [round(r) for r in reach] == [20 * 2 ** i for i in range(8)]
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 편향은 거리 $p - r$만의 식이라 배울 표가 없고, 2,000 토큰에서도 같은 규칙으로 정해집니다. Press 등 2022가 "짧게 학습하고 길게 시험한다(train short, test long)"고 부른 성질입니다. 논문에서는 길이 1,024로 학습한 13억 파라미터 언어 모델이 길이 2,048의 입력에서, 2,048로 학습한 사인·코사인 모델과 같은 퍼플렉서티(perplexity)를 냈습니다. 단서가 있습니다.
+#
+# - 측정한 것은 언어 모델의 퍼플렉서티입니다. 다음 토큰 예측은 대부분 가까운 문맥으로 풀립니다.
+# - 위 계산처럼 가장 빠른 헤드는 20 토큰, 가장 느린 헤드도 2,560 토큰 밖을 벌점 −10 아래로 누릅니다(내용 점수가 이를 넘지 않는 한). 긴 입력을 **견디는** 것이지, 먼 곳의 정보를 **쓰는** 것은 아닙니다. 멀리 떨어진 내용을 찾아야 하는 과제에서는 이 장점을 그대로 기대할 수 없습니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: RoPE는 "더하기 대신 회전"이라고 한 문장으로 요약하세요. 더하면 내용과 위치가 한 벡터에 섞이고, 회전하면 길이(내용의 크기)는 그대로 두고 방향만 위치에 따라 돌립니다. 그래서 점수에 절대 위치가 남지 않고, 위치 1000과 1003도 0과 3처럼 보입니다. 인접 쌍과 rotate-half의 차이는 청중 중 누군가 Hugging Face 코드를 읽다가 반드시 묻는 질문입니다.
@@ -642,10 +672,15 @@ def decode_position(pe_row):
     angle = math.atan2(pe_row[-2].item(), pe_row[-1].item())  # (sin, cos) -> angle in (-π, π]
     return round(angle / omega)
 
+for d in (16, 64):                                           # atan2 reads half a turn: (-π, π]
+    for name, i in (("가장 느린 쌍", d // 2 - 1), ("두 번째로 느린 쌍", d // 2 - 2)):
+        wavelength = 2 * math.pi / frequencies(d)[i].item()
+        print(f"d = {d}, {name}: 파장 {wavelength:,.0f}, 반 바퀴 {wavelength / 2:,.0f}")
+
 check("10-1", decode_position)
 
 # %% [markdown]
-# 풀이 노트: 쌍 0은 약 6.3 위치마다 한 바퀴 돌아 $p$와 $p + 2\pi$를 구별하지 못합니다(시계의 초침). 가장 느린 쌍(시침)은 $d = 64$에서 파장이 약 47,000이라 5000까지 한 바퀴도 돌지 않습니다. 실제 모델은 모든 쌍을 함께 읽어 가까운 위치는 빠른 쌍으로, 먼 위치는 느린 쌍으로 구별합니다.
+# 풀이 노트: 쌍 0은 약 6.3 위치마다 한 바퀴 돌아 $p$와 $p + 2\pi$를 구별하지 못합니다(시계의 초침). 가장 느린 쌍(시침)은 $d = 64$에서 파장이 약 47,000, $d = 16$에서 약 19,900이라 5000까지 한 바퀴도 돌지 않습니다. 다만 `atan2`는 $(-\pi, \pi]$의 각도를 돌려주므로, 각도를 그대로 $\omega$로 나누면 읽을 수 있는 것은 **반 바퀴**(파장의 절반)까지이고 그 뒤로는 음수가 나옵니다. 가장 느린 쌍은 반 바퀴도 9,900 이상이라 충분합니다. $d = 16$의 두 번째로 느린 쌍은 파장 6,283으로 5000보다 길지만 반 바퀴는 3,142라서, 각도에 `% (2π)`를 해야 5000까지 읽힙니다. 실제 모델은 모든 쌍을 함께 읽어 가까운 위치는 빠른 쌍으로, 먼 위치는 느린 쌍으로 구별합니다.
 #
 # **10-2. 왼쪽 패딩이 있는 배치의 RoPE.** 문장마다 위치가 다른 배치에 RoPE를 적용하는 `my_rope(x, positions)`를 쓰세요. `x`는 `(B, h, T, d)`, `positions`는 `(B, T)`입니다(왼쪽 패딩이면 첫 문장의 실제 토큰이 위치 0부터 시작합니다). 인접 쌍 $(2i, 2i+1)$ 방식으로, 위치 $p$의 쌍을 각도 $p\,\omega_i$만큼 **반시계 방향**으로 돌립니다. 위의 `apply_rope`는 `positions`가 `(T,)`일 때만 맞습니다. 어느 축을 맞춰야 할지 먼저 모양을 적어 보세요.
 

