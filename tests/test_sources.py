@@ -13,7 +13,10 @@ SOURCES = (ROOT / "SOURCES.md").read_text(encoding="utf-8")
 NOTEBOOK_SOURCES = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
 
 # "Vaswani 등 2017", "Rabe & Staats 2021", "Dao 2024": an author, optional co-author or 등, a year.
-CITATION = re.compile(r"\b([A-Z][a-zA-Z-]+(?: & [A-Z][a-zA-Z-]+)?(?: 등)?) ((?:19|20)\d\d)\b")
+# The year may be followed by a Korean particle ("2017의"), so the end is "no further digit", not \b.
+CITATION = re.compile(r"\b([A-Z][a-zA-Z-]+(?: & [A-Z][a-zA-Z-]+)?(?: 등)?) ((?:19|20)\d\d)(?!\d)")
+# Other citation forms are not the course's style: "Dao et al., 2022", "Rabe & Staats (2021)".
+OFF_STYLE = re.compile(r"\b[A-Z][a-zA-Z-]+(?: & [A-Z][a-zA-Z-]+)?(?: et al\.?)?,? \((?:19|20)\d\d\)|\bet al\.,? (?:19|20)\d\d")
 SEED = re.compile(r"원문 (00[0-4])")
 LINK_TO_SOURCES = re.compile(r"\[[^\]]*\]\(\.\./SOURCES\.md[^)]*\)")
 
@@ -32,6 +35,15 @@ def test_sources_list_names_every_seed_by_title_and_kind():
         assert len(kind) > 10, f"원문 00{n}: no kind (blog post, notes, ...)"
 
 
+def test_sources_list_says_where_each_seed_is_used():
+    """The 원문 table's last column lists exactly the notebooks that mention that 원문."""
+    for n in range(5):
+        row = next(line for line in SOURCES.splitlines() if line.startswith(f"| 원문 00{n} |"))
+        listed = {s.strip() for s in row.rstrip(" |").split("|")[-1].split(",")}
+        used = {p.name[:2] for p in NOTEBOOK_SOURCES if f"원문 00{n}" in prose(p)}
+        assert listed == used, f"원문 00{n}: SOURCES.md says {sorted(listed)}, the notebooks use it in {sorted(used)}"
+
+
 def test_sources_list_names_no_path_outside_the_repository():
     assert "shared/" not in SOURCES and ".txt" not in SOURCES
 
@@ -42,6 +54,13 @@ def test_every_cited_paper_is_in_the_sources_list(path):
     listed = set(re.findall(r"\*\*(.+?)\*\*", SOURCES))
     for author, year in set(CITATION.findall(text)):
         assert f"{author} {year}" in listed, f"{path.name} cites '{author} {year}', which SOURCES.md does not list"
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_SOURCES, ids=lambda p: p.name[:2])
+def test_citations_follow_the_course_style(path):
+    """"Vaswani 등 2017", never "Vaswani et al. (2017)": one form the sources test can check."""
+    off = OFF_STYLE.findall(prose(path))
+    assert not off, f"{path.name}: citations not in the course style 'Author 등 YYYY': {off}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_SOURCES, ids=lambda p: p.name[:2])
