@@ -293,29 +293,6 @@ class MultiHeadAttention(nn.Module):
         return ours
 
 
-_QUERY_TILE_ROWS = 1024  # queries per tile: large enough for efficient matmuls, small enough for the cache
-
-
-def _online_softmax_step(state, s, v_blk, inplace: bool):
-    """Fold one block of scores s (B, n_q, n_k) and values (B, n_k, d_v) into (max, sum, acc)."""
-    blk_max = s.amax(dim=-1, keepdim=True)  # (B, n_q, 1)
-    if state is None:  # first block: nothing to rescale yet
-        p = s.sub_(blk_max).exp_() if inplace else torch.exp(s - blk_max)
-        return blk_max, p.sum(dim=-1, keepdim=True), torch.bmm(p, v_blk)
-    run_max, run_sum, acc = state
-    new_max = torch.maximum(run_max, blk_max)
-    correction = torch.exp(run_max - new_max)  # rescales what was summed under the old max
-    if inplace:  # no autograd: reuse the score and accumulator buffers
-        p = s.sub_(new_max).exp_()
-        run_sum = run_sum.mul_(correction).add_(p.sum(dim=-1, keepdim=True))
-        acc = acc.mul_(correction).baddbmm_(p, v_blk)
-    else:
-        p = torch.exp(s - new_max)
-        run_sum = run_sum * correction + p.sum(dim=-1, keepdim=True)
-        acc = torch.baddbmm(acc * correction, p, v_blk)
-    return new_max, run_sum, acc
-
-
 def chunked_attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -324,46 +301,20 @@ def chunked_attention(
     block_size: int = 128,
     causal: bool = False,
 ) -> torch.Tensor:
-    """Online-softmax (FlashAttention) attention over key/value blocks; returns the output only.
+    """Online-softmax (FlashAttention-style) attention over query tiles and key blocks; output only.
 
-    Keeps a running max, running sum and running weighted sum per query, so at most a
-    (..., T_q, block_size) slice of scores exists at any time. Queries are tiled too
-    (tiles of about 1024 rows), and with ``causal`` the blocks above the diagonal are skipped.
+    The algorithm is notebook 08's ``chunked_attention`` (helpers.lessons.complexity_flash); this
+    wrapper adds the input checks. Shapes: query (..., T_q, d_k), key (..., T_k, d_k), value
+    (..., T_k, d_v), leading dimensions broadcast; with ``causal`` query i sees keys j <= i.
     """
+    from .lessons.complexity_flash import chunked_attention as taught  # the lesson imports nothing from here
+
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     batch = _check_qkv(query, key, value)
     for name, x in (("query", query), ("key", key), ("value", value)):
         validate.finite(name, x)
-
-    (t_q, d_k), t_k, d_v = query.shape[-2:], key.shape[-2], value.shape[-1]
+    t_q, t_k, d_v = query.shape[-2], key.shape[-2], value.shape[-1]
     if t_q == 0 or t_k == 0:
         return query.new_zeros(batch + (t_q, d_v))
-    # One flat batch dimension lets bmm/baddbmm work in place; the 1/sqrt(d_k) scale is applied once.
-    q = (query * (1.0 / math.sqrt(d_k))).expand(batch + (t_q, d_k)).reshape(-1, t_q, d_k)  # (B, T_q, d_k)
-    k_t = key.expand(batch + (t_k, d_k)).reshape(-1, t_k, d_k).transpose(1, 2)  # (B, d_k, T_k)
-    v = value.expand(batch + (t_k, d_v)).reshape(-1, t_k, d_v)  # (B, T_k, d_v)
-    inplace = not (torch.is_grad_enabled() and any(x.requires_grad for x in (query, key, value)))
-
-    q_tile = block_size * max(1, _QUERY_TILE_ROWS // block_size)  # a multiple of block_size
-    if causal:  # built once; the diagonal blocks read their piece of it
-        above = torch.ones(min(q_tile, t_q), min(q_tile, t_q), dtype=torch.bool, device=query.device).triu_(1)
-    out = q.new_empty(q.shape[0], t_q, d_v)  # (B, T_q, d_v)
-    for q0 in range(0, t_q, q_tile):
-        q_blk = q[:, q0 : q0 + q_tile]  # (B, n_q, d_k)
-        n_q = q_blk.shape[1]
-        # Causal: keys after the tile's last query are invisible to the whole tile.
-        k_stop = min(t_k, q0 + n_q) if causal else t_k
-        state = None
-        for k0 in range(0, k_stop, block_size):
-            s = torch.bmm(q_blk, k_t[:, :, k0 : min(k0 + block_size, k_stop)])  # (B, n_q, n_k)
-            n_k = s.shape[-1]
-            if causal and k0 + n_k - 1 > q0:  # this block reaches above the diagonal
-                hidden = above[:n_q, k0 - q0 : k0 - q0 + n_k]  # key k0+c is after query q0+r
-                s = s.masked_fill_(hidden, float("-inf")) if inplace else s.masked_fill(hidden, float("-inf"))
-            # Key block 0 is visible to every query, so the running max is finite from the start.
-            state = _online_softmax_step(state, s, v[:, k0 : k0 + n_k], inplace)
-        run_max, run_sum, acc = state  # acc / run_sum is the tile's output
-        out[:, q0 : q0 + n_q] = acc.div_(run_sum) if inplace else acc / run_sum  # (B, n_q, d_v)
-        del run_max, run_sum, acc, state, s  # free this tile's buffers before the next tile
-    return out.reshape(batch + (t_q, d_v))
+    return taught(query, key, value, block_size=block_size, causal=causal)

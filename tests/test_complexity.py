@@ -15,6 +15,7 @@ from helpers.attention import chunked_attention
 from helpers.exercises import check
 from helpers.lessons.complexity_flash import (
     GIB,
+    QUERY_TILE,
     attention_flops,
     chunked_extra_bytes,
     draw_scaling,
@@ -27,13 +28,13 @@ from helpers.lessons.complexity_flash import (
     memory_explorer,
     memory_view,
     naive_attention,
-    online_softmax_attention,
     peak_memory_bytes,
     score_matrix_bytes,
     time_call,
     window_attention,
     window_weight_outside,
 )
+from helpers.lessons.complexity_flash import chunked_attention as taught
 
 
 def qkv(*shape, seed=0, dtype=torch.float64):
@@ -56,13 +57,55 @@ def test_naive_matches_sdpa():
 
 
 @pytest.mark.parametrize("block", [1, 5, 16, 17, 100])
-def test_online_softmax_attention_matches_reference_and_lse(block):
+def test_taught_chunked_matches_sdpa_and_survives_large_scores(block):
     q, k, v = qkv(2, 3, 17, 8)
-    out, lse = online_softmax_attention(q, k, v, block_size=block)
-    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v), rtol=0, atol=1e-12)
-    torch.testing.assert_close(lse, torch.logsumexp(q @ k.transpose(-2, -1) / math.sqrt(8), -1, keepdim=True))
-    big = online_softmax_attention(q * 300, k, v, block_size=block)[0]  # scores in the thousands: no overflow
+    torch.testing.assert_close(taught(q, k, v, block_size=block), F.scaled_dot_product_attention(q, k, v),
+                               rtol=0, atol=1e-12)
+    big = taught(q * 300, k, v, block_size=block)  # scores in the thousands: no overflow
     torch.testing.assert_close(big, F.scaled_dot_product_attention(q * 300, k, v))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_taught_chunked_random_shapes(seed):
+    """Random T_q, T_k (often not multiples of the block or tile), broadcast leading dims, causal or not."""
+    gen = torch.Generator().manual_seed(seed)
+    t_q, t_k, d, d_v, block = (int(torch.randint(lo, hi, (), generator=gen)) for lo, hi in
+                               ((1, 1300), (1, 1300), (1, 20), (1, 20), (1, 300)))
+    q = torch.randn(2, 1, t_q, d, generator=gen, dtype=torch.float64)  # broadcasts against 3 heads
+    k = torch.randn(3, t_k, d, generator=gen, dtype=torch.float64)
+    v = torch.randn(1, 3, t_k, d_v, generator=gen, dtype=torch.float64)
+    for causal in (False, True):
+        want = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        got = taught(q, k, v, block_size=block, causal=causal)
+        assert got.shape == (2, 3, t_q, d_v)
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-12)
+
+
+def test_taught_chunked_float32_and_two_dims():
+    q, k, v = qkv(QUERY_TILE + 37, 16, dtype=torch.float32)
+    ref = naive_attention(q.double(), k.double(), v.double())
+    assert (taught(q, k, v).double() - ref).abs().max() < 1e-5
+    assert taught(q, k, v).dtype == torch.float32
+
+
+def test_taught_chunked_gradients_and_no_inplace_on_autograd_tensors():
+    q, k, v = (x.requires_grad_() for x in qkv(2, 700, 5))
+    before = [x.detach().clone() for x in (q, k, v)]
+    taught(q, k, v, block_size=48, causal=True).square().sum().backward()
+    q2, k2, v2 = (x.detach().clone().requires_grad_() for x in (q, k, v))
+    F.scaled_dot_product_attention(q2, k2, v2, is_causal=True).square().sum().backward()
+    for a, b, orig in ((q, q2, before[0]), (k, k2, before[1]), (v, v2, before[2])):
+        torch.testing.assert_close(a.grad, b.grad)
+        assert torch.equal(a.detach(), orig)  # the inputs were not modified
+    small = tuple(x.requires_grad_() for x in qkv(1, 7, 2))
+    assert torch.autograd.gradcheck(lambda *x: taught(*x, block_size=3, causal=True), small, atol=1e-8)
+
+
+def test_wrapper_is_the_taught_function():
+    q, k, v = qkv(1, 2, 300, 8)
+    for causal in (False, True):
+        assert torch.equal(chunked_attention(q, k, v, block_size=64, causal=causal),
+                           taught(q, k, v, block_size=64, causal=causal))
 
 
 def test_hbm_model_favours_the_fused_kernel():
@@ -155,11 +198,21 @@ def test_cost_formulas():
 
 def test_peak_memory_counts_a_known_allocation():
     assert peak_memory_bytes(lambda: torch.empty(1000, 1000)) == 4_000_000
-    assert peak_memory_bytes(lambda: torch.empty(10, dtype=torch.float64) + 1) >= 160
+    assert peak_memory_bytes(lambda: torch.empty(10, dtype=torch.float64).exp()) == 160  # input and result alive
+    assert peak_memory_bytes(lambda: [torch.empty(100) for _ in range(3)]) == 1200  # the list keeps all three
 
 
-def test_time_call_and_slope():
-    assert time_call(lambda: sum(range(100)), repeat=2) >= 0
+def test_time_call_is_a_median_after_a_warm_up(monkeypatch):
+    import helpers.lessons.complexity_flash as lesson
+
+    clock = iter([0.0, 1.0, 10.0, 12.0, 20.0, 100.0])  # three timed calls: 1 s, 2 s, 80 s
+    monkeypatch.setattr(lesson.time, "perf_counter", lambda: next(clock))
+    calls = []
+    assert time_call(lambda: calls.append(1), repeat=3) == 2.0  # the median, not the mean (27.7) or best (1)
+    assert len(calls) == 4  # one warm-up call, not timed
+
+
+def test_slope():
     assert loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]) == pytest.approx(2.0)
     assert loglog_slope([10, 100], [5, 50]) == pytest.approx(1.0)
 
@@ -167,7 +220,7 @@ def test_time_call_and_slope():
 def test_measure_record():
     rec = measure("naive", 128, 16, repeat=1)
     assert rec["method"] == "naive" and rec["n"] == 128 and rec["seconds"] > 0
-    assert rec["peak_bytes"] >= 2 * 128 * 128 * 4
+    assert rec["peak_bytes"] == 2 * 128 * 128 * 4 + 128 * 16 * 4  # S and P, then O
     assert measure("sdpa", 128, 16, timing=False)["seconds"] is None
     with pytest.raises(KeyError):
         measure("flash", 128)
@@ -267,17 +320,57 @@ def test_08_2():
     assert "세 개" in _msg(check("08-2", lambda a, b: _right_merge(a, b)[:2]))
 
 
+def _causal_lean(q, k, v):
+    fq, fk = F.elu(q) + 1, F.elu(k) + 1
+    s = torch.cumsum(fk.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)  # (..., N, d, d_v)
+    return (fq.unsqueeze(-1) * s).sum(-2) / (fq * torch.cumsum(fk, dim=-2)).sum(-1, keepdim=True)
+
+
 def test_08_3():
-    def lean(q, k, v):
-        fq, fk = F.elu(q) + 1, F.elu(k) + 1
-        return (fq @ (fk.transpose(-2, -1) @ v)) / (fq @ fk.sum(-2).unsqueeze(-1))
+    def recurrent(q, k, v):  # one d×d_v state updated token by token, as numpy: also accepted
+        fq, fk = (F.elu(q) + 1).numpy(), (F.elu(k) + 1).numpy()
+        s, z, out = 0, 0, np.zeros(q.shape[:-1] + v.shape[-1:])
+        for i in range(q.shape[-2]):
+            s = s + fk[..., i, :, None] * v.numpy()[..., i, None, :]
+            z = z + fk[..., i, :]
+            out[..., i, :] = np.einsum("...d,...de->...e", fq[..., i, :], s) / (fq[..., i, :] * z).sum(-1)[..., None]
+        return out
 
     def quadratic(q, k, v):
-        w = (F.elu(q) + 1) @ (F.elu(k) + 1).transpose(-2, -1)
+        w = ((F.elu(q) + 1) @ (F.elu(k) + 1).transpose(-2, -1)).tril()
         return (w / w.sum(-1, keepdim=True)) @ v
 
-    assert check("08-3", lean).passed
+    def strict(q, k, v):  # j < i: each query misses itself
+        fq, fk = F.elu(q) + 1, F.elu(k) + 1
+        outer = fk.unsqueeze(-1) * v.unsqueeze(-2)
+        s, z = torch.cumsum(outer, dim=-3) - outer, torch.cumsum(fk, dim=-2) - fk
+        return torch.nan_to_num((fq.unsqueeze(-1) * s).sum(-2) / (fq * z).sum(-1, keepdim=True))
+
+    def no_division(q, k, v):
+        fq, fk = F.elu(q) + 1, F.elu(k) + 1
+        return (fq.unsqueeze(-1) * torch.cumsum(fk.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)).sum(-2)
+
+    assert check("08-3", _causal_lean).passed
+    assert check("08-3", recurrent).passed
     assert "N×N 행렬" in _msg(check("08-3", quadratic))
-    assert "소프트맥스 어텐션" in _msg(check("08-3", F.scaled_dot_product_attention))
-    assert "정규화" in _msg(check("08-3", lambda q, k, v: (F.elu(q) + 1) @ ((F.elu(k) + 1).transpose(-2, -1) @ v)))
+    assert "인과가 아닌" in _msg(check("08-3", linear_attention))
+    assert "소프트맥스 어텐션" in _msg(check("08-3", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)))
+    assert "자기 자신" in _msg(check("08-3", strict))
+    assert "분모로 나누지" in _msg(check("08-3", no_division))
+    assert "정규화" not in _msg(check("08-3", no_division))
+    assert "다릅니다" in _msg(check("08-3", lambda q, k, v: _causal_lean(q, k, v) * 1.01))
     assert "모양" in _msg(check("08-3", lambda q, k, v: v[..., :3, :]))
+    assert "텐서" in _msg(check("08-3", lambda q, k, v: "answer"))
+
+
+def test_08_2_accepts_a_log_sum_exp_normalised_state():
+    def lse_form(a, b):  # m = log Σ e^s over both blocks, l = 1, acc already divided
+        m, l, acc = _right_merge(a, b)
+        return m + torch.log(l), torch.ones_like(l), acc / l
+
+    def scaled_form(a, b):  # m = max, but l and acc both carry an extra factor 2: l·e^m is wrong
+        m, l, acc = _right_merge(a, b)
+        return m, 2 * l, 2 * acc
+
+    assert check("08-2", lse_form).passed
+    assert "l·e^m" in _msg(check("08-2", scaled_form))

@@ -70,8 +70,8 @@ def handout_notebook(nb):
         if slide_type(cell) == "notes":
             continue
         if cell.cell_type == "code":
-            if hidden_source(cell) and in_exercises:
-                continue  # the solution: a reader tries the exercise first
+            if hidden_source(cell) and (in_exercises or "check(" in cell.source):
+                continue  # the solution (also one placed before a measurement): a reader tries it first
             outputs = [o for o in cell.get("outputs", []) if WIDGET_VIEW not in o.get("data", {})]
             if len(outputs) < len(cell.get("outputs", [])):
                 outputs.append({"output_type": "display_data", "metadata": {}, "data": {

@@ -13,7 +13,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn.functional as F
-from helpers.attention import chunked_attention
 
 
 GIB = 2**30
@@ -67,14 +66,14 @@ def peak_memory_bytes(fn, *args, **kwargs):
 
 
 def time_call(fn, *args, repeat=3):
-    """Best of ``repeat`` wall-clock timings in seconds, after one warm-up call."""
+    """Median of ``repeat`` wall-clock timings in seconds, after one warm-up call."""
     fn(*args)
-    best = math.inf
+    times = []
     for _ in range(repeat):
         start = time.perf_counter()
         fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
 
 
 def attention_method(name):
@@ -107,21 +106,43 @@ def dispatched_ops(fn, *args, pattern="scaled_dot_product"):
     return sorted({e.key for e in prof.key_averages() if pattern in e.key})
 
 
-def online_softmax_attention(q, k, v, block_size=128):  # (..., N, d) each
-    """softmax(QKᵀ/√d)V over key blocks with a running max m, sum l and weighted sum acc."""
-    q = q / math.sqrt(q.shape[-1])
-    m = q.new_full(q.shape[:-1] + (1,), -math.inf)  # (..., N, 1) running max
-    l = q.new_zeros(q.shape[:-1] + (1,))  # (..., N, 1) running sum of exp
-    acc = q.new_zeros(q.shape[:-1] + (v.shape[-1],))  # (..., N, d_v) running weighted sum
-    for j in range(0, k.shape[-2], block_size):
-        s = q @ k[..., j : j + block_size, :].transpose(-2, -1)  # (..., N, b): one score block
-        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
-        c = torch.exp(m - m_new)  # (..., N, 1): rescales what was summed, <= 1
-        p = torch.exp(s - m_new)  # (..., N, b)
-        l = c * l + p.sum(dim=-1, keepdim=True)
-        acc = c * acc + p @ v[..., j : j + block_size, :]
-        m = m_new
-    return acc / l, m + torch.log(l)  # output (..., N, d_v), logsumexp (..., N, 1)
+QUERY_TILE = 512  # queries per tile: a (B, 512, 128) float32 score block stays in the CPU cache
+
+
+def chunked_attention(query, key, value, *, block_size=128, causal=False):  # (..., T, d) each
+    """softmax(QKᵀ/√d)V tile by tile with a running max m, sum l and weighted sum acc (online softmax).
+
+    causal: query i sees keys j <= i (top-left aligned, like SDPA's is_causal); blocks above the diagonal are skipped.
+    """
+    (t_q, d), (t_k, d_v) = query.shape[-2:], value.shape[-2:]
+    lead = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    # e^x = 2^(x·log2 e): one scaling of Q lets every exponent below be the cheaper exp2.
+    q = (query * (math.log2(math.e) / math.sqrt(d))).expand(*lead, t_q, d).reshape(-1, t_q, d)  # (B, T_q, d)
+    k_t = key.expand(*lead, t_k, d).reshape(-1, t_k, d).transpose(1, 2)  # (B, d, T_k)
+    v = value.expand(*lead, t_k, d_v).reshape(-1, t_k, d_v)  # (B, T_k, d_v)
+    grad = torch.is_grad_enabled() and any(x.requires_grad for x in (query, key, value))
+    scratch = None if grad else q.new_empty(q.shape[0], min(QUERY_TILE, t_q), block_size)  # reused (B, n, b)
+    out = q.new_empty(q.shape[0], t_q, d_v)  # (B, T_q, d_v)
+    for i in range(0, t_q, QUERY_TILE):
+        q_i = q[:, i : i + QUERY_TILE]  # (B, n, d)
+        n = q_i.shape[1]
+        m = q.new_full((q.shape[0], n, 1), -math.inf)  # (B, n, 1) running max
+        l = q.new_zeros(q.shape[0], n, 1)  # (B, n, 1) running sum of 2^(s − m)
+        acc = q.new_zeros(q.shape[0], n, d_v)  # (B, n, d_v) running weighted sum
+        for j in range(0, min(t_k, i + n) if causal else t_k, block_size):  # causal: stop at the diagonal
+            k_j, v_j = k_t[:, :, j : j + block_size], v[:, j : j + block_size]  # (B, d, b), (B, b, d_v)
+            s = torch.bmm(q_i, k_j, out=None if grad else scratch[:, :n, : k_j.shape[-1]])  # (B, n, b)
+            if causal and j + s.shape[-1] > i + 1:  # this block crosses the diagonal
+                later = torch.arange(j, j + s.shape[-1], device=s.device) > torch.arange(i, i + n, device=s.device)[:, None]
+                s.masked_fill_(later, -math.inf)  # key j after query i: weight 0
+            m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+            c = torch.exp2(m - m_new)  # (B, n, 1): rescales what was summed under the old max, <= 1
+            p = torch.exp2(s - m_new) if grad else s.sub_(m_new).exp2_()  # (B, n, b); in place: no new buffer
+            l = (l * c).add_(p.sum(dim=-1, keepdim=True))
+            acc = (acc * c).baddbmm_(p, v_j)  # c·acc + p @ v_j, added in place by the matmul
+            m = m_new
+        out[:, i : i + n] = acc / l
+    return out.reshape(*lead, t_q, d_v)  # (..., T_q, d_v)
 
 
 def naive_attention(q, k, v):  # (..., N, d) each
@@ -130,14 +151,10 @@ def naive_attention(q, k, v):  # (..., N, d) each
     return torch.softmax(scores, dim=-1) @ v  # (..., N, d_v)
 
 
-QUERY_TILE_ROWS = 1024  # the query tile of helpers.attention.chunked_attention
-
-
 def chunked_extra_bytes(n, d, block_size=128, heads=1, batch=1, bytes_per_value=4):
-    """Memory chunked_attention allocates: scaled Q and O, two score tiles, the accumulator, row vectors."""
-    block = min(block_size, n)
-    tile = min(block * max(1, QUERY_TILE_ROWS // block), n)
-    return batch * heads * (2 * n * d + 2 * tile * block + tile * d + 4 * tile) * bytes_per_value
+    """Memory chunked_attention allocates: scaled Q and O, the score block, two accumulators, row vectors."""
+    tile = min(QUERY_TILE, n)
+    return batch * heads * (2 * n * d + tile * block_size + 2 * tile * d + 4 * tile) * bytes_per_value
 
 
 METHOD_LABELS = {"naive": "단순 구현 (N×N)", "chunked": "청크 (온라인 소프트맥스)", "sdpa": "PyTorch SDPA",
