@@ -110,37 +110,31 @@ QUERY_TILE = 512  # queries per tile: a (B, 512, 128) float32 score block stays 
 
 
 def chunked_attention(query, key, value, *, block_size=128, causal=False):  # (..., T, d) each
-    """softmax(QKᵀ/√d)V tile by tile with a running max m, sum l and weighted sum acc (online softmax).
-
-    causal: query i sees keys j <= i (top-left aligned, like SDPA's is_causal); blocks above the diagonal are skipped.
-    """
+    """softmax(QKᵀ/√d)V by query tiles and key blocks (online softmax); causal: key j <= query i."""
     (t_q, d), (t_k, d_v) = query.shape[-2:], value.shape[-2:]
     lead = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    # e^x = 2^(x·log2 e): one scaling of Q lets every exponent below be the cheaper exp2.
-    q = (query * (math.log2(math.e) / math.sqrt(d))).expand(*lead, t_q, d).reshape(-1, t_q, d)  # (B, T_q, d)
+    scale = math.log2(math.e) / math.sqrt(d)  # e^x = 2^(x·log2 e): every exponent below is exp2
+    q = (query * scale).expand(*lead, t_q, d).reshape(-1, t_q, d)  # (B, T_q, d), scaled once
     k_t = key.expand(*lead, t_k, d).reshape(-1, t_k, d).transpose(1, 2)  # (B, d, T_k)
     v = value.expand(*lead, t_k, d_v).reshape(-1, t_k, d_v)  # (B, T_k, d_v)
     grad = torch.is_grad_enabled() and any(x.requires_grad for x in (query, key, value))
-    scratch = None if grad else q.new_empty(q.shape[0], min(QUERY_TILE, t_q), block_size)  # reused (B, n, b)
-    out = q.new_empty(q.shape[0], t_q, d_v)  # (B, T_q, d_v)
+    scratch = None if grad else q.new_empty(len(q), min(QUERY_TILE, t_q), block_size)  # (B, n, b)
+    pos, out = torch.arange(max(t_q, t_k), device=q.device), q.new_empty(len(q), t_q, d_v)
     for i in range(0, t_q, QUERY_TILE):
         q_i = q[:, i : i + QUERY_TILE]  # (B, n, d)
         n = q_i.shape[1]
-        m = q.new_full((q.shape[0], n, 1), -math.inf)  # (B, n, 1) running max
-        l = q.new_zeros(q.shape[0], n, 1)  # (B, n, 1) running sum of 2^(s − m)
-        acc = q.new_zeros(q.shape[0], n, d_v)  # (B, n, d_v) running weighted sum
-        for j in range(0, min(t_k, i + n) if causal else t_k, block_size):  # causal: stop at the diagonal
-            k_j, v_j = k_t[:, :, j : j + block_size], v[:, j : j + block_size]  # (B, d, b), (B, b, d_v)
-            s = torch.bmm(q_i, k_j, out=None if grad else scratch[:, :n, : k_j.shape[-1]])  # (B, n, b)
-            if causal and j + s.shape[-1] > i + 1:  # this block crosses the diagonal
-                later = torch.arange(j, j + s.shape[-1], device=s.device) > torch.arange(i, i + n, device=s.device)[:, None]
-                s.masked_fill_(later, -math.inf)  # key j after query i: weight 0
+        m = q.new_full((len(q), n, 1), -math.inf)  # (B, n, 1) running max
+        l, acc = q.new_zeros(len(q), n, 1), q.new_zeros(len(q), n, d_v)  # running sum, weighted sum
+        for j in range(0, min(t_k, i + n) if causal else t_k, block_size):  # causal: to the diagonal
+            b = min(block_size, t_k - j)
+            s = torch.bmm(q_i, k_t[:, :, j : j + b], out=None if grad else scratch[:, :n, :b])  # (B, n, b)
+            if causal and j + b > i + 1:  # the block crosses the diagonal: hide keys after the query
+                s.masked_fill_(pos[j : j + b] > pos[i : i + n, None], -math.inf)
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
-            c = torch.exp2(m - m_new)  # (B, n, 1): rescales what was summed under the old max, <= 1
-            p = torch.exp2(s - m_new) if grad else s.sub_(m_new).exp2_()  # (B, n, b); in place: no new buffer
+            c, m = torch.exp2(m - m_new), m_new  # c <= 1 rescales what was summed under the old max
+            p = torch.exp2(s - m) if grad else s.sub_(m).exp2_()  # (B, n, b); in place: no new buffer
             l = (l * c).add_(p.sum(dim=-1, keepdim=True))
-            acc = (acc * c).baddbmm_(p, v_j)  # c·acc + p @ v_j, added in place by the matmul
-            m = m_new
+            acc = (acc * c).baddbmm_(p, v[:, j : j + b])  # c·acc + p @ v_j, added in place by the matmul
         out[:, i : i + n] = acc / l
     return out.reshape(*lead, t_q, d_v)  # (..., T_q, d_v)
 
@@ -152,9 +146,10 @@ def naive_attention(q, k, v):  # (..., N, d) each
 
 
 def chunked_extra_bytes(n, d, block_size=128, heads=1, batch=1, bytes_per_value=4):
-    """Memory chunked_attention allocates: scaled Q and O, the score block, two accumulators, row vectors."""
+    """Memory chunked_attention allocates: scaled Q and O, the score block, two accumulators, row vectors,
+    and the N int64 positions of the causal mask."""
     tile = min(QUERY_TILE, n)
-    return batch * heads * (2 * n * d + tile * block_size + 2 * tile * d + 4 * tile) * bytes_per_value
+    return batch * heads * (2 * n * d + tile * block_size + 2 * tile * d + 4 * tile) * bytes_per_value + 8 * n
 
 
 METHOD_LABELS = {"naive": "단순 구현 (N×N)", "chunked": "청크 (온라인 소프트맥스)", "sdpa": "PyTorch SDPA",
