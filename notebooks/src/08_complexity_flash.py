@@ -265,35 +265,35 @@ print(f"L = m + log ℓ = {lse:.4f}: exp(s − L)가 softmax(s)와 같음 (차�
 # - **`exp2`**: $e^x = 2^{x \log_2 e}$이므로 $\log_2 e/\sqrt{d}$를 $Q$에 **한 번** 곱해 두면 모든 지수를 더 빠른 `exp2`로 계산할 수 있습니다. $m$과 $\ell$은 밑이 2인 단위로 바뀔 뿐 $a/\ell$은 같습니다. FlashAttention 커널들도 같은 방법을 씁니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
-QUERY_TILE = 512  # queries per tile: a (B, 512, 128) float32 score block stays in the CPU cache
+QUERY_TILE = 512  # queries per tile: a (B, 512, 128) score block stays in the CPU cache
 
 
 def chunked_attention(query, key, value, *, block_size=128, causal=False):  # (..., T, d) each
-    """softmax(QKᵀ/√d)V by query tiles and key blocks (online softmax); causal: key j <= query i."""
+    """softmax(QKᵀ/√d)V, query tile by key block (online softmax); causal: keys j <= i."""
     (t_q, d), (t_k, d_v) = query.shape[-2:], value.shape[-2:]
     lead = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    scale = math.log2(math.e) / math.sqrt(d)  # e^x = 2^(x·log2 e): every exponent below is exp2
+    scale = math.log2(math.e) / math.sqrt(d)  # e^x = 2^(x·log2 e): exponents become exp2
     q = (query * scale).expand(*lead, t_q, d).reshape(-1, t_q, d)  # (B, T_q, d), scaled once
     k_t = key.expand(*lead, t_k, d).reshape(-1, t_k, d).transpose(1, 2)  # (B, d, T_k)
     v = value.expand(*lead, t_k, d_v).reshape(-1, t_k, d_v)  # (B, T_k, d_v)
     grad = torch.is_grad_enabled() and any(x.requires_grad for x in (query, key, value))
-    scratch = None if grad else q.new_empty(len(q), min(QUERY_TILE, t_q), block_size)  # (B, n, b)
+    scratch = None if grad else q.new_empty(len(q), min(QUERY_TILE, t_q), block_size)
     pos, out = torch.arange(max(t_q, t_k), device=q.device), q.new_empty(len(q), t_q, d_v)
     for i in range(0, t_q, QUERY_TILE):
         q_i = q[:, i : i + QUERY_TILE]  # (B, n, d)
         n = q_i.shape[1]
         m = q.new_full((len(q), n, 1), -math.inf)  # (B, n, 1) running max
-        l, acc = q.new_zeros(len(q), n, 1), q.new_zeros(len(q), n, d_v)  # running sum, weighted sum
-        for j in range(0, min(t_k, i + n) if causal else t_k, block_size):  # causal: to the diagonal
+        l, acc = q.new_zeros(len(q), n, 1), q.new_zeros(len(q), n, d_v)  # sum, weighted sum
+        for j in range(0, min(t_k, i + n) if causal else t_k, block_size):
             b = min(block_size, t_k - j)
-            s = torch.bmm(q_i, k_t[:, :, j : j + b], out=None if grad else scratch[:, :n, :b])  # (B, n, b)
-            if causal and j + b > i + 1:  # the block crosses the diagonal: hide keys after the query
+            s = torch.bmm(q_i, k_t[:, :, j : j + b], out=None if grad else scratch[:, :n, :b])
+            if causal and j + b > i + 1:  # the block crosses the diagonal
                 s.masked_fill_(pos[j : j + b] > pos[i : i + n, None], -math.inf)
             m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
-            c, m = torch.exp2(m - m_new), m_new  # c <= 1 rescales what was summed under the old max
-            p = torch.exp2(s - m) if grad else s.sub_(m).exp2_()  # (B, n, b); in place: no new buffer
+            c, m = torch.exp2(m - m_new), m_new  # c <= 1 rescales the old sums
+            p = torch.exp2(s - m) if grad else s.sub_(m).exp2_()  # (B, n, b), in place
             l = (l * c).add_(p.sum(dim=-1, keepdim=True))
-            acc = (acc * c).baddbmm_(p, v[:, j : j + b])  # c·acc + p @ v_j, added in place by the matmul
+            acc = (acc * c).baddbmm_(p, v[:, j : j + b])  # c·acc + p @ v_j in one call
         out[:, i : i + n] = acc / l
     return out.reshape(*lead, t_q, d_v)  # (..., T_q, d_v)
 
