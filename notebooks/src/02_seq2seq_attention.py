@@ -33,7 +33,7 @@ setup()
 # %% [markdown]
 # ## 1. 과제: 글자 뒤집기
 #
-# seq2seq(sequence-to-sequence) 모델은 두 부분으로 되어 있습니다. 인코더(encoder)는 입력 시퀀스(sequence)를 토큰(token) 하나씩 읽으며 은닉 상태를 만들고, 디코더(decoder)는 그 정보를 받아 출력 토큰을 하나씩 만듭니다. 번역이 대표적인 예입니다.
+# seq2seq(sequence-to-sequence) 모델([Cho 등 2014](../SOURCES.md), [Sutskever 등 2014](../SOURCES.md))은 두 부분으로 되어 있습니다. 인코더(encoder)는 입력 시퀀스(sequence)를 토큰(token) 하나씩 읽으며 은닉 상태를 만들고, 디코더(decoder)는 그 정보를 받아 출력 토큰을 하나씩 만듭니다. 번역이 대표적인 예입니다.
 #
 # 여기서는 번역 대신 **뒤집기** 과제를 씁니다. 입력은 A–T 20개 글자로 된 길이 1–20의 무작위 시퀀스이고, 정답은 그것을 거꾸로 쓴 것입니다.
 #
@@ -159,7 +159,7 @@ def attend(scores, values, mask=None):
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 점수 함수 1: 가법 어텐션
 #
-# **가법 어텐션**(additive attention, Bahdanau 2015)은 쿼리와 키를 같은 크기 $d_a$의 공간으로 옮겨 더하고, 은닉층 하나짜리 신경망으로 점수를 매깁니다.
+# **가법 어텐션**(additive attention, [Bahdanau 등 2015](../SOURCES.md))은 쿼리와 키를 같은 크기 $d_a$의 공간으로 옮겨 더하고, 은닉층 하나짜리 신경망으로 점수를 매깁니다.
 #
 # $$e_j = v^\top \tanh\big(W_q\, q + W_k\, k_j\big), \qquad W_q \in \mathbb{R}^{d_a \times d_q},\ W_k \in \mathbb{R}^{d_a \times d_k},\ v \in \mathbb{R}^{d_a}$$
 
@@ -183,7 +183,7 @@ class AdditiveAttention(nn.Module):
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 점수 함수 2: 내적 어텐션
 #
-# **내적 어텐션**(dot-product attention, Luong 2015)은 쿼리와 키의 내적(dot product)입니다. 디코더 상태($H = 64$)와 인코더 상태($2H = 128$)의 크기가 다르므로, 학습되는 행렬 $W$를 끼운 "general" 형태 $e_j = (W q)^\top k_j$를 씁니다. 모든 키의 점수가 행렬곱 한 번입니다.
+# **내적 어텐션**(dot-product attention, [Luong 등 2015](../SOURCES.md))은 쿼리와 키의 내적(dot product)입니다. 디코더 상태($H = 64$)와 인코더 상태($2H = 128$)의 크기가 다르므로, 학습되는 행렬 $W$를 끼운 "general" 형태 $e_j = (W q)^\top k_j$를 씁니다. 모든 키의 점수가 행렬곱 한 번입니다.
 
 # %% tags=["save"]
 class DotAttention(nn.Module):
@@ -236,7 +236,7 @@ assert diff < 1e-12
 print("DotAttention = helpers.attention = torch SDPA: 최대 차이 < 1e-12 (float64 반올림 수준)")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기**: 원문 002는 Bahdanau 등의 논문이 유사도를 "내적(Dot Product)"으로 구한다고 설명합니다. 그 논문의 점수는 위의 **가법** 점수 $v^\top\tanh(W s_{t-1} + U h_j)$이고, 내적 점수를 체계적으로 쓴 것은 같은 해의 Luong 등입니다. 둘은 실제로 다른 함수입니다: 쿼리가 0벡터이면 $q^\top k$나 $(Wq)^\top k$는 언제나 0이지만, 가법 점수는 $v^\top\tanh(W_k k_j)$로 키마다 다릅니다.
+# > **원문 바로잡기**: [원문 002](../SOURCES.md)는 Bahdanau 등의 논문이 유사도를 "내적(Dot Product)"으로 구한다고 설명합니다. 그 논문의 점수는 위의 **가법** 점수 $v^\top\tanh(W s_{t-1} + U h_j)$이고, 내적 점수를 체계적으로 쓴 것은 같은 해의 Luong 등입니다. 둘은 실제로 다른 함수입니다: 쿼리가 0벡터이면 $q^\top k$나 $(Wq)^\top k$는 언제나 0이지만, 가법 점수는 $v^\top\tanh(W_k k_j)$로 키마다 다릅니다.
 
 # %%
 zero_q = torch.zeros(2, 3, dtype=torch.float64)
@@ -287,7 +287,7 @@ print("Q = 인코더, K = V = 디코더: 가중치", tuple(w_swapped.shape), "�
 assert torch.equal(w_swapped, torch.ones(1, 6, 1, dtype=torch.float64)) and torch.equal(out_swapped, dec_state.expand(1, 6, 4))
 
 # %% [markdown]
-# 어텐션이 고르는 대상은 키·밸류 쪽이고, 고르는 주체는 쿼리입니다. seq2seq에서 고르는 대상은 입력(인코더 상태 $T$개)이고, 주체는 지금 출력을 만드는 디코더 상태입니다. 쿼리와 키·밸류가 서로 다른 시퀀스에서 오므로 이것은 크로스 어텐션(cross-attention)입니다. 원문 001은 인코더의 "임베딩 토큰"과 디코더를 내적한다고 쓰는데, 점수를 매기는 대상은 임베딩이 아니라 문맥을 읽은 인코더 **은닉 상태**입니다.
+# 어텐션이 고르는 대상은 키·밸류 쪽이고, 고르는 주체는 쿼리입니다. seq2seq에서 고르는 대상은 입력(인코더 상태 $T$개)이고, 주체는 지금 출력을 만드는 디코더 상태입니다. 쿼리와 키·밸류가 서로 다른 시퀀스에서 오므로 이것은 크로스 어텐션(cross-attention)입니다. [원문 001](../SOURCES.md)은 인코더의 "임베딩 토큰"과 디코더를 내적한다고 쓰는데, 점수를 매기는 대상은 임베딩이 아니라 문맥을 읽은 인코더 **은닉 상태**입니다.
 
 # %% [markdown]
 # ## 4. 디코더 한 단계와 전체 모델
@@ -883,7 +883,7 @@ assert pad_score > 1 and 0.18 < measured[0] < 0.2 and np.abs(measured - predicte
 # %% [markdown]
 # ## 스터디 토론 질문
 #
-# 1. 어텐션 없는 모델은 첫 출력(입력의 마지막 글자)을 가장 잘 맞혔습니다. 입력을 미리 뒤집어 넣으면(Sutskever 등이 번역에서 쓴 요령) 무엇이 달라질까요? 실제 번역에서 긴 문장의 어떤 부분이 가장 위험할까요?
+# 1. 어텐션 없는 모델은 첫 출력(입력의 마지막 글자)을 가장 잘 맞혔습니다. 입력을 미리 뒤집어 넣으면([Sutskever 등 2014](../SOURCES.md)가 번역에서 쓴 요령) 무엇이 달라질까요? 실제 번역에서 긴 문장의 어떤 부분이 가장 위험할까요?
 # 2. 한국어–영어 번역처럼 어순이 다른 경우, 정렬 행렬은 어떤 모양일까요? 한 출력 단어가 입력의 여러 단어를 봐야 하는 경우 가중치는 어떻게 나타날까요?
 # 3. 학습 때 본 적 없는 길이(21 이상)에서 가법 모델은 무너지고 내적 모델은 버텼습니다. 모델은 "입력의 $L-1-t$번째"라는 위치를 무엇으로 알아낼까요? 시드나 학습 단계 수를 바꿔도 같은 결과가 나올지 어떻게 확인하겠습니까? 트랜스포머의 위치 인코딩(positional encoding)과는 어떻게 연결될까요?
 # 4. 가법 점수와 내적 점수는 이 과제에서 비슷한 결과를 냈습니다. 그렇다면 트랜스포머는 왜 내적 쪽을 골랐을까요? 계산량과 하드웨어(행렬곱)의 관점에서 생각해 보세요.
