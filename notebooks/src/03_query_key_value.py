@@ -56,7 +56,7 @@ setup()
 # %% [markdown]
 # ### 수식
 #
-# 토큰 $T$개를 행으로 쌓은 입력 $X \in \mathbb{R}^{T \times d_{\text{model}}}$에 대해
+# 트랜스포머 논문([Vaswani 등 2017](../SOURCES.md))의 스케일드 닷프로덕트 어텐션입니다. 토큰 $T$개를 행으로 쌓은 입력 $X \in \mathbb{R}^{T \times d_{\text{model}}}$에 대해
 #
 # $$Q = X W^Q,\quad K = X W^K,\quad V = X W^V, \qquad W^Q, W^K \in \mathbb{R}^{d_{\text{model}} \times d_k},\ W^V \in \mathbb{R}^{d_{\text{model}} \times d_v}$$
 #
