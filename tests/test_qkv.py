@@ -141,6 +141,8 @@ def _variant(weights_fn=None, output_fn=None):
 
 @pytest.mark.parametrize("fn, text", [
     (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T, -1)), "√d_k로 나누지 않았습니다"),
+    (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(X.shape[1]), -1)), "√d_model = √4로 나눴"),
+    (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(3), -1)), "√d_v = √3로 나눴"),
     (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / Q.shape[-1], -1)), "d_k=6로 나눴습니다"),
     (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(6), 0)), "열 방향"),
     (_variant(weights_fn=lambda X, Q, K: torch.softmax(K @ Q.T / math.sqrt(6), -1)), "전치"),

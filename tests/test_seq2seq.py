@@ -302,6 +302,8 @@ def _dot_step(query, keys):
 
 def test_exercise_02_1():
     assert check("02-1", _dot_step).passed
+    assert check("02-1", lambda q, k: list(_dot_step(q, k))).passed  # a list [context, weights] is fine too
+    assert check("02-1", lambda q, k: tuple(t.numpy() for t in _dot_step(q, k))).passed
     cases = {
         "소프트맥스를 T 축": lambda q, k: (k.mean(1), torch.einsum("btd,bd->bt", k, q)),
         "배치 축": lambda q, k: (k.mean(1), torch.softmax(torch.einsum("btd,bd->bt", k, q), dim=0)),
@@ -325,7 +327,9 @@ def test_exercise_02_2():
     no_tanh = lambda q, k, W_q, W_k, v: ((q @ W_q.T).unsqueeze(1) + k @ W_k.T) @ v  # noqa: E731
     weights = lambda *a: torch.softmax(good(*a), dim=-1)  # noqa: E731
     wrong_shape = lambda *a: good(*a).T  # noqa: E731
-    for fn, needle in ((no_tanh, "tanh가 빠졌"), (weights, "소프트맥스를 적용한"), (wrong_shape, "(B, T)")):
+    no_transpose = lambda q, k, W_q, W_k, v: torch.tanh((q @ W_q).unsqueeze(1) + k @ W_k) @ v  # noqa: E731
+    for fn, needle in ((no_tanh, "tanh가 빠졌"), (weights, "소프트맥스를 적용한"), (wrong_shape, "(B, T)"),
+                       (no_transpose, "W_q는 (d_a, d_q) = (6, 3)")):
         result = check("02-2", fn)
         assert not result.passed and needle in result.message, result.message
     assert "아직 구현" in check("02-2", lambda *a: (_ for _ in ()).throw(NotImplementedError)).message

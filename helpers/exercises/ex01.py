@@ -15,22 +15,22 @@ def _weighted_average(fn):
         ([10.0, 20.0, 30.0, 40.0], [0.1, 0.2, 0.3, 0.4]),
         ([5.0], [7.0]),
     ]
-    for scores, weights in cases:
-        s, w = torch.tensor(scores, dtype=torch.float64), torch.tensor(weights, dtype=torch.float64)
-        got = answer_tensor(call_learner(fn, s, w, what=f"weighted_average({scores}, {weights})"), "weighted_average")
+    for values, weights in cases:
+        s, w = torch.tensor(values, dtype=torch.float64), torch.tensor(weights, dtype=torch.float64)
+        got = answer_tensor(call_learner(fn, s, w, what=f"weighted_average({values}, {weights})"), "weighted_average")
         want = (w * s).sum() / w.sum()
         if got.numel() != 1:
-            raise Wrong(f"결과는 숫자 하나여야 합니다. weighted_average({scores}, {weights})가 모양 {tuple(got.shape)}의 값을 돌려줬습니다.")
+            raise Wrong(f"결과는 숫자 하나여야 합니다. weighted_average({values}, {weights})가 모양 {tuple(got.shape)}의 값을 돌려줬습니다.")
         if torch.isclose(got.reshape(()), want, rtol=1e-6):
             continue
-        if torch.isclose(got.reshape(()), (w * s).sum() / len(scores), rtol=1e-6):
-            raise Wrong(f"항목 수({len(scores)})로 나눴습니다. 가중 평균은 가중치의 합({w.sum().item():g})으로 나눠야 합니다 "
-                        f"(점수 {scores}, 가중치 {weights}: 기대값 {want.item():.4g}).")
+        if torch.isclose(got.reshape(()), (w * s).sum() / len(values), rtol=1e-6):
+            raise Wrong(f"항목 수({len(values)})로 나눴습니다. 가중 평균은 가중치의 합({w.sum().item():g})으로 나눠야 합니다 "
+                        f"(값 {values}, 가중치 {weights}: 기대값 {want.item():.4g}).")
         if torch.isclose(got.reshape(()), s.mean(), rtol=1e-6):
             raise Wrong(f"가중치를 쓰지 않은 단순 평균({s.mean().item():.4g})입니다. 기대값은 {want.item():.4g}입니다.")
         if torch.isclose(got.reshape(()), (w * s).sum(), rtol=1e-6):
             raise Wrong(f"가중합({(w * s).sum().item():.4g})에서 멈췄습니다. 가중치의 합으로 나눠야 평균이 됩니다 (기대값 {want.item():.4g}).")
-        raise Wrong(f"weighted_average({scores}, {weights}) = {got.reshape(()).item():.4g}, 기대값은 {want.item():.4g}입니다.")
+        raise Wrong(f"weighted_average({values}, {weights}) = {got.reshape(()).item():.4g}, 기대값은 {want.item():.4g}입니다.")
     return "가중치의 합으로 나누는 가중 평균입니다. 가중치가 이미 합 1이면 나눗셈은 1로 나누는 셈입니다."
 
 

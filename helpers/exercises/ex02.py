@@ -20,8 +20,8 @@ def _dot_attention_step(fn):
         query = torch.randn(3, 4, generator=g, dtype=_F64) * scale  # (B, d)
         keys = torch.randn(3, 5, 4, generator=g, dtype=_F64)        # (B, T, d)
         got = call_learner(fn, query.clone(), keys.clone(), what="dot_attention_step(query, keys)")
-        if not (isinstance(got, tuple) and len(got) == 2):
-            raise Wrong("(context, weights) 두 값을 튜플로 돌려줘야 합니다.")
+        if not (isinstance(got, (tuple, list)) and len(got) == 2):
+            raise Wrong(f"(context, weights) 두 값을 튜플(또는 리스트)로 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
         context, weights = answer_tensor(got[0], "context"), answer_tensor(got[1], "weights")
         scores = (keys @ query[:, :, None]).squeeze(-1)              # (B, T)
         want_w = torch.softmax(scores, dim=-1)
@@ -61,8 +61,10 @@ def _additive_scores(fn):
     W_q = torch.randn(6, 3, generator=g, dtype=_F64)
     W_k = torch.randn(6, 5, generator=g, dtype=_F64)
     v = torch.randn(6, generator=g, dtype=_F64)
-    got = answer_tensor(call_learner(fn, query, keys, W_q, W_k, v, what="additive_scores(query, keys, W_q, W_k, v)"),
-                        "additive_scores")
+    hint = ("힌트: W_q는 (d_a, d_q) = (6, 3), W_k는 (d_a, d_k) = (6, 5) 모양입니다. 행 벡터 쿼리 (B, d_q)와 키 (B, T, d_k)에 "
+            "곱하려면 전치해야 합니다: query @ W_q.T, keys @ W_k.T.")
+    got = answer_tensor(call_learner(fn, query, keys, W_q, W_k, v, what="additive_scores(query, keys, W_q, W_k, v)",
+                                     hint=hint), "additive_scores")
     pre = (query @ W_q.T)[:, None, :] + keys @ W_k.T  # (B, T, d_a)
     want = torch.tanh(pre) @ v                        # (B, T)
     if got.shape != want.shape:
@@ -97,7 +99,7 @@ def _pad_weight(fn):
             continue
         wrong = {
             "zero": (torch.tensor(0.0, dtype=_F64),
-                     "0을 돌려줬습니다. 0벡터 키의 **점수**는 (Wq)·0 = 0이지만, 가중치는 e^0 = 1에 비례합니다. "
+                     "0을 돌려줬습니다. 영벡터 키의 **점수**는 (Wq)·0 = 0이지만, 가중치는 e^0 = 1에 비례합니다. "
                      "가중치가 0이 되려면 점수가 −∞여야 하고, 그것이 마스크가 하는 일입니다."),
             "uniform": (torch.tensor(n_pad / (len(real) + n_pad), dtype=_F64),
                         "패딩 칸 수 / 전체 칸 수, 곧 균등한 가중치를 가정했습니다. 진짜 칸의 점수는 0이 아니므로 "
@@ -116,5 +118,5 @@ def _pad_weight(fn):
             if torch.isclose(got, guess, rtol=1e-6, atol=1e-9):
                 raise Wrong(f"{what}: {message}")
         raise Wrong(f"{what} = {got.item():.4g}, 기대값은 {want.item():.4g}입니다. 패딩 칸의 점수가 얼마인지부터 적어 보세요.")
-    return ("0벡터 키의 점수는 0, 가중치는 e^0 = 1에 비례합니다: 패딩 칸 n개는 n / (Σ e^(e_j) + n)을 가져갑니다. "
+    return ("영벡터 키의 점수는 0, 가중치는 e^0 = 1에 비례합니다: 패딩 칸 n개는 n / (Σ e^(e_j) + n)을 가져갑니다. "
             "진짜 칸의 점수가 클수록 이 몫은 작아집니다.")

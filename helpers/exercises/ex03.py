@@ -57,6 +57,10 @@ def _self_attention(fn):
     wrong_weights = {
         "√d_k로 나누지 않았습니다 (softmax(QKᵀ)).": torch.softmax(q @ k.T, -1),
         f"d_k={d_k}로 나눴습니다. √d_k = {math.sqrt(d_k):.3f}로 나눠야 합니다.": torch.softmax(q @ k.T / d_k, -1),
+        f"√d_model = √{x.shape[1]}로 나눴습니다. 점수를 나누는 수는 내적의 길이, 곧 키 차원의 제곱근 √d_k = √{d_k}입니다.":
+            torch.softmax(q @ k.T / math.sqrt(x.shape[1]), -1),
+        f"√d_v = √{ref['V'].shape[-1]}로 나눴습니다. 점수를 나누는 수는 밸류가 아니라 키 차원의 제곱근 √d_k = √{d_k}입니다.":
+            torch.softmax(q @ k.T / math.sqrt(ref["V"].shape[-1]), -1),
         "소프트맥스를 열 방향(dim=0)으로 했습니다: 각 쿼리(행)의 가중치 합이 1이어야 합니다.":
             torch.softmax(q @ k.T / math.sqrt(d_k), 0),
         "점수가 전치되었습니다 (KQᵀ): 행은 쿼리, 열은 키여야 합니다 (Q Kᵀ).": torch.softmax(k @ q.T / math.sqrt(d_k), -1),

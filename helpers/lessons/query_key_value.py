@@ -63,7 +63,7 @@ def query_explorer_figure(scores, tokens, n_panels=1, figsize=(8.0, 3.0)):
 
 
 CHICKEN_TOKENS = ["어제", "밤에", "배", "가", "고파서", "치킨을", "시켜서", "먹었다"]
-CHICKEN_FEATURES = ["시간", "주어", "목적어", "자동사", "타동사"]
+CHICKEN_FEATURES = ["시간", "주어", "목적어", "형용사", "타동사"]
 
 
 def chicken_example(c=3.0):
@@ -74,7 +74,7 @@ def chicken_example(c=3.0):
         X[CHICKEN_TOKENS.index(token), feature] = 1.0
     W_Q = torch.zeros(5, 2, dtype=torch.float64)
     W_Q[4, 0] = c      # a transitive verb asks: where is my object?
-    W_Q[3, 1] = c      # an intransitive predicate asks: where is my subject?
+    W_Q[3, 1] = c      # an adjective (subject only) asks: where is my subject?
     W_K = torch.zeros(5, 2, dtype=torch.float64)
     W_K[2, 0] = c      # an object answers the first question
     W_K[1, 1] = c      # a subject answers the second

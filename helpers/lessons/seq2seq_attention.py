@@ -206,7 +206,7 @@ def model_from_checkpoint(ckpt, dtype=torch.float64):
 
 STYLE = {"none": ("어텐션 없음 (고정 문맥 벡터)", "tab:red", "o"),
          "additive": ("가법 어텐션 (Bahdanau)", "tab:blue", "s"),
-         "dot": ("내적 어텐션 (Luong)", "tab:green", "^")}
+         "dot": ("내적 어텐션 (Luong general)", "tab:green", "^")}
 
 
 def draw_accuracy_vs_length(results, *, ax, metric="sequence", title="입력 길이에 따른 정확도", train_max=None):

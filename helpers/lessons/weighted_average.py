@@ -21,7 +21,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
     x = np.arange(len(labels))
     score_bars = ax_scores.bar(x, np.zeros(len(labels)), color="tab:gray")
     ax_scores.axhline(0, color="black", linewidth=0.8)
-    ax_scores.set(xticks=x, xticklabels=labels, ylim=(-6.5, 6.5), title="점수(score): 아무 실수")
+    ax_scores.set(xticks=x, xticklabels=labels, ylim=(-6.5, 6.5), title="점수(score): 임의의 실수")
     weight_bars = ax_weights.bar(x, np.zeros(len(labels)), color="tab:blue")
     texts = [ax_weights.text(xi, 0.0, "", ha="center", va="bottom", fontsize=9) for xi in x]
     ax_weights.set(xticks=x, xticklabels=labels, ylim=(0, 1.15), ylabel="가중치")

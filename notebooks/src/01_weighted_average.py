@@ -4,9 +4,9 @@
 # 어텐션(attention)은 새로운 발명이라기보다 **가중 평균**(weighted average)에 "가중치를 데이터에서 계산한다"는 한 가지 생각을 더한 것입니다.
 #
 # **학습 목표**
-# - 수능 점수의 평균을 가중 평균으로 계산하고, 가중치의 합으로 나눠야 하는 이유를 숫자로 확인한다.
+# - 수능 성적의 평균을 가중 평균으로 계산하고, 가중치의 합으로 나눠야 하는 이유를 숫자로 확인한다.
 # - 어텐션을 "① 가중치를 계산한다, ② 그 가중치로 가중합을 구한다"의 두 단계로 설명할 수 있다.
-# - 소프트맥스(softmax)가 아무 실수 점수(score)를 양수이고 합이 1인 가중치로 바꾸는 방법과, 큰 점수에서 생기는 일을 안다.
+# - 소프트맥스(softmax)가 임의의 실수 점수(score)를 양수이고 합이 1인 가중치로 바꾸는 방법과, 큰 점수에서 생기는 일을 안다.
 # - 수치적으로 안정된 소프트맥스를 직접 구현하고 검사할 수 있다.
 #
 # **선수 지식**: 평균의 뜻, 파이썬과 PyTorch 텐서의 기초 (이 과정의 첫 노트북입니다)
@@ -32,10 +32,10 @@ from helpers.plots import attention_heatmap, weight_bars
 setup()
 
 # %% [markdown]
-# ## 1. 수능 점수의 평균
+# ## 1. 수능 성적의 평균
 #
-# [원문 002](../SOURCES.md)의 예를 따라, 국어·영어·수학은 100점 만점이고 탐구 네 과목은 50점 만점이라고 합시다. 만점은 모두 더해 500점입니다.
-# 한 학생의 점수가 아래와 같을 때, 이 학생의 "평균 성적"은 몇 %일까요?
+# [원문 002](../SOURCES.md)의 예를 따라, 국어·영어·수학은 100점 만점이고 탐구 네 과목은 50점 만점이라고 합시다. 만점은 모두 더해 500점입니다. 지금의 수능에서는 탐구를 두 과목까지 고르므로, 네 과목은 원문의 설정을 따른 것입니다. 이 노트북에서 **점수**(score)라는 말은 소프트맥스에 들어가는 수(3절)에만 쓰고, 시험에서 받은 점수는 **원점수**(raw mark)라고 부릅니다.
+# 한 학생의 원점수가 아래와 같을 때, 이 학생의 "평균 성적"은 몇 %일까요?
 
 # %%
 subjects = ["국어", "영어", "수학", "물리", "화학", "생명", "지구"]
@@ -47,9 +47,9 @@ print(f"총점 {raw.sum():.0f} / {full_marks.sum():.0f} = {total_percent:.2f}%")
 assert round(total_percent.item(), 2) == 76.40
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 총점을 만점으로 나눈 이 숫자는 사실 **과목별 백분율의 가중 평균**입니다. 과목 $i$의 백분율을 $x_i = \text{점수}_i / \text{만점}_i$, 가중치(weight)를 만점의 비율 $w_i = \text{만점}_i / \sum_j \text{만점}_j$ 로 두면
+# 총점을 만점으로 나눈 이 숫자는 사실 **과목별 백분율의 가중 평균**입니다. 과목 $i$의 백분율을 $x_i = \text{원점수}_i / \text{만점}_i$, 가중치(weight)를 만점의 비율 $w_i = \text{만점}_i / \sum_j \text{만점}_j$ 로 두면
 #
-# $$\frac{\sum_i \text{점수}_i}{\sum_j \text{만점}_j} = \sum_i \underbrace{\frac{\text{만점}_i}{\sum_j \text{만점}_j}}_{w_i} \cdot \underbrace{\frac{\text{점수}_i}{\text{만점}_i}}_{x_i}, \qquad w_i \ge 0,\ \sum_i w_i = 1.$$
+# $$\frac{\sum_i \text{원점수}_i}{\sum_j \text{만점}_j} = \sum_i \underbrace{\frac{\text{만점}_i}{\sum_j \text{만점}_j}}_{w_i} \cdot \underbrace{\frac{\text{원점수}_i}{\text{만점}_i}}_{x_i}, \qquad w_i \ge 0,\ \sum_i w_i = 1.$$
 #
 # 국영수의 가중치(0.2)는 탐구 과목의 가중치(0.1)의 두 배입니다. 코드로 확인합니다.
 
@@ -81,7 +81,7 @@ ax2.legend(loc="upper center", ncol=2, frameon=False)   # above the tallest bar 
 plt.show()
 
 # %% [markdown]
-# ### 가중치의 합으로 나눠야 평균이다
+# ### 가중치의 합으로 나눠야 평균이 된다
 #
 # 가중치를 "국영수 2, 탐구 1"처럼 합이 1이 아닌 수로 적으면, 백분율의 가중합(weighted sum)을 **가중치의 합**(여기서는 10)으로 나눠야 평균이 됩니다.
 #
@@ -112,7 +112,7 @@ assert torch.isclose((w_raw * percent).sum() / w_raw.sum(), weighted)
 #
 # 어텐션도 똑같습니다. 다른 점은 두 가지입니다. 항목 $v_i$가 숫자가 아니라 **벡터**(예: 단어의 임베딩(embedding))이고, 가중치를 사람이 정하지 않고 **데이터에서 계산**한다는 점입니다. 무엇을 찾는지(쿼리(query))와 각 항목이 무엇인지(키(key))를 비교해 점수를 매기고, 그 점수를 가중치로 바꿉니다. 섞이는 내용 벡터는 밸류(value)라고 부릅니다.
 #
-# 가중치가 합 1인 양수이므로 출력은 항상 밸류 벡터들의 **볼록 결합**(convex combination)입니다. 밸류들이 이루는 다각형 안쪽에 놓입니다.
+# 가중치가 합 1인 양수이므로 출력은 항상 밸류 벡터들의 **볼록 결합**(convex combination)입니다. 밸류 벡터들의 볼록 껍질(convex hull), 곧 그 점들을 모두 감싸는 가장 작은 볼록 영역 안에 놓입니다.
 
 # %%
 values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, -0.5]])   # (3, 2): three value vectors
@@ -139,7 +139,7 @@ plt.show()
 # %% [markdown]
 # ## 3. 점수를 가중치로: 소프트맥스
 #
-# 쿼리와 키를 비교한 점수는 아무 실수입니다. 음수일 수도, 아주 클 수도 있습니다. 점수를 그냥 합으로 나누면 어떻게 될까요?
+# 쿼리와 키를 비교한 점수는 임의의 실수입니다. 음수일 수도, 아주 클 수도 있습니다. 점수를 그냥 합으로 나누면 어떻게 될까요?
 
 # %%
 scores = torch.tensor([2.0, -1.0, 0.5])
@@ -244,7 +244,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
     x = np.arange(len(labels))
     score_bars = ax_scores.bar(x, np.zeros(len(labels)), color="tab:gray")
     ax_scores.axhline(0, color="black", linewidth=0.8)
-    ax_scores.set(xticks=x, xticklabels=labels, ylim=(-6.5, 6.5), title="점수(score): 아무 실수")
+    ax_scores.set(xticks=x, xticklabels=labels, ylim=(-6.5, 6.5), title="점수(score): 임의의 실수")
     weight_bars = ax_weights.bar(x, np.zeros(len(labels)), color="tab:blue")
     texts = [ax_weights.text(xi, 0.0, "", ha="center", va="bottom", fontsize=9) for xi in x]
     ax_weights.set(xticks=x, xticklabels=labels, ylim=(0, 1.15), ylabel="가중치")
@@ -363,17 +363,17 @@ assert torch.allclose(attn.sum(dim=-1), torch.ones(3)) and torch.equal(attn.argm
 #
 # 각 문제는 `check("01-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다(셀 왼쪽의 접힌 부분을 누르면 보입니다).
 #
-# **01-1.** 점수 텐서 `scores`와 가중치 텐서 `weights`(합이 1이 아닐 수도 있음)를 받아 가중 평균을 돌려주는 `weighted_average`를 완성하세요.
+# **01-1.** 값 텐서 `values`(예: 과목별 백분율)와 가중치 텐서 `weights`(합이 1이 아닐 수도 있음)를 받아 가중 평균을 돌려주는 `weighted_average`를 완성하세요.
 
 # %%
-def weighted_average(scores, weights):
+def weighted_average(values, weights):
     raise NotImplementedError
 
 check("01-1", weighted_average)
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-def weighted_average(scores, weights):
-    return (weights * scores).sum() / weights.sum()
+def weighted_average(values, weights):
+    return (weights * values).sum() / weights.sum()
 
 check("01-1", weighted_average)
 

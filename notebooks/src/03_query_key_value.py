@@ -56,7 +56,7 @@ setup()
 # %% [markdown]
 # ### 수식
 #
-# 토큰 $T$개를 행으로 쌓은 입력 $X \in \mathbb{R}^{T \times d_{\text{model}}}$에 대해
+# 트랜스포머 논문([Vaswani 등 2017](../SOURCES.md))의 스케일드 닷프로덕트 어텐션입니다. 토큰 $T$개를 행으로 쌓은 입력 $X \in \mathbb{R}^{T \times d_{\text{model}}}$에 대해
 #
 # $$Q = X W^Q,\quad K = X W^K,\quad V = X W^V, \qquad W^Q, W^K \in \mathbb{R}^{d_{\text{model}} \times d_k},\ W^V \in \mathbb{R}^{d_{\text{model}} \times d_v}$$
 #
@@ -126,7 +126,7 @@ assert torch.all(weights[1, :, :, 3:] == 0)                 # padded keys get ex
 assert torch.allclose(weights.sum(-1), torch.ones(B, H, T, dtype=torch.float64))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 함수를 투영 세 개와 묶으면 셀프 어텐션 모듈이 됩니다. 쿼리·키·밸류가 모두 같은 입력 `x`에서 나오고, 배치 축은 그대로 지나갑니다. 6절에서 원문의 코드를 고칠 때 이 모듈을 씁니다.
+# 이 함수를 투영 세 개와 묶으면 셀프 어텐션 모듈이 됩니다. 쿼리·키·밸류가 모두 같은 입력 `x`에서 나오고, 배치 축은 그대로 지나갑니다. 7절에서 원문의 코드를 고칠 때 이 모듈을 씁니다.
 
 # %% tags=["save"]
 import torch.nn as nn
@@ -172,7 +172,7 @@ assert score_ii == stated["score_I_I"] == 1.5
 assert d_k == 4 and q_i @ k_i == stated["claimed_key_dim"]   # the seed's "3" is the dot product
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 곱셈과 1.5는 맞습니다. 그런데 설명 네 군데가 틀렸습니다.
+# 곱셈과 1.5는 맞습니다. 그런데 설명은 다섯 군데가 틀렸습니다. 세 가지는 바로 아래에서 바로잡고, 나머지 둘(자기 자신이 1위라는 주장과 $Q_I \cdot Q_{student}$)은 네 토큰의 가중치를 계산한 다음에 봅니다.
 #
 # > **원문 바로잡기 (벡터와 행렬)**: 원문은 $[1,1,1,1]\cdot W^Q = \begin{bmatrix}\cdots\end{bmatrix} = Q_I = [1,1,1,1]$처럼 등호 사이에 $4\times4$ 행렬 $W^Q$ 자체를 적어, 벡터와 행렬을 같다고 씁니다. 행렬은 곱셈에 쓰이는 재료이고, 곱한 **결과**가 벡터 $Q_I$입니다: $x_I W^Q = Q_I$.
 #
@@ -198,7 +198,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (자기 자신)**: 원문은 "당연히 자기 자신에 대한 Attention값이 가장 높다"고 하지만 당연하지 않습니다. "I" 행에서 가장 큰 가중치는 자기 자신(0.149)이 아니라 "am"(0.668)입니다. 원문의 행렬에서는 $Q$와 $K$가 임베딩의 **세 번째 성분만** 보고 만들어지므로 점수가 $S_{ij} = 3\,x_{i3}\,x_{j3}/2$이고, 세 번째 성분이 가장 큰 토큰("am")이 1위가 됩니다. 원문은 또 $Q_I \cdot Q_{student}$라고 썼는데, 쿼리끼리가 아니라 $Q_I \cdot K_{student}$입니다.
+# > **원문 바로잡기 (자기 자신)**: 원문은 "당연히 자기 자신에 대한 Attention값이 가장 높다"고 하지만 당연하지 않습니다. 점수는 자기 쿼리와 **다른** 행렬로 만든 키의 내적이라, 자기 자신과의 점수가 가장 크다는 보장이 없습니다. 원문의 행렬에서는 $Q$와 $K$가 임베딩의 **세 번째 성분만** 보고 만들어지므로 점수가 $S_{ij} = 3\,x_{i3}\,x_{j3}/2$이고, 세 번째 성분이 가장 큰 토큰이 모든 쿼리의 1위가 됩니다. 원문은 "am", "a", "student"의 임베딩을 적지 않았으므로 구체적인 숫자는 **이 노트북이 가정한 임베딩에서** 나온 것입니다. 가정한 임베딩에서는 "I" 행의 가장 큰 가중치가 자기 자신(0.149)이 아니라 "am"(0.668)입니다. 원문은 또 $Q_I \cdot Q_{student}$라고 썼는데, 쿼리끼리가 아니라 $Q_I \cdot K_{student}$입니다.
 #
 # 투영 없이 $q = k = x$로 두더라도, 같은 방향으로 더 긴 벡터가 있으면 그쪽 점수가 자기 점수보다 큽니다. 그리고 가정한 "a"는 세 번째 성분이 0이라 쿼리가 영벡터이고, 모든 키를 똑같이 1/4씩 봅니다.
 
@@ -353,7 +353,7 @@ plt.show()
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.0))
 sns.heatmap(scores.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Oranges", cbar=False,
             xticklabels=tokens, yticklabels=tokens, ax=ax1)
-sns.heatmap(weights.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
+sns.heatmap(weights.numpy(), annot=True, fmt=".3f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
             xticklabels=tokens, yticklabels=tokens, ax=ax2)
 ax1.set(title="점수 QKᵀ/2", xlabel="키", ylabel="쿼리")
 ax2.set(title="가중치 (색 범위 0~1)", xlabel="키")
@@ -443,9 +443,9 @@ assert (grid[50.0].argmax(-1) == BAE).all() and grid[50.0].max() > 0.5
 # %% [markdown]
 # ## 6. 투영이 하는 일을 설계해 보기
 #
-# 원문의 행렬은 아무 의미 없이 고른 숫자라서 어텐션이 아무것도 하지 않았습니다. 이번에는 같은 문장에서 **투영이 무엇을 할 수 있는지** 보이도록 행렬을 직접 설계합니다. 각 토큰의 임베딩은 문법 역할을 나타내는 특징 5개(시간, 주어, 목적어, 자동사, 타동사)로 만듭니다. 조사 "가"는 이 작은 예에서 특징이 모두 0입니다.
+# 원문의 행렬은 아무 의미 없이 고른 숫자라서 어텐션이 아무것도 하지 않았습니다. 이번에는 같은 문장에서 **투영이 무엇을 할 수 있는지** 보이도록 행렬을 직접 설계합니다. 각 토큰의 임베딩은 문법 역할을 나타내는 특징 5개(시간, 주어, 목적어, 형용사, 타동사)로 만듭니다. "고프다"는 목적어 없이 주어만 받는 형용사입니다. 조사 "가"는 이 작은 예에서 특징이 모두 0입니다.
 #
-# - $W^Q$: 타동사는 "내 목적어는 어디 있나?"(쿼리 공간의 1번 축), 자동사("고파서")는 "내 주어는 어디 있나?"(2번 축)를 묻습니다.
+# - $W^Q$: 타동사는 "내 목적어는 어디 있나?"(쿼리 공간의 1번 축), 형용사("고파서")는 "내 주어는 어디 있나?"(2번 축)를 묻습니다.
 # - $W^K$: 목적어는 1번 축, 주어는 2번 축에 "나는 목적어다 / 주어다"라는 키를 내겁니다.
 # - $W^V = I$: 밸류는 임베딩 그대로여서 출력의 각 성분이 어떤 역할의 정보를 얼마나 가져왔는지 바로 읽힙니다.
 #
@@ -453,7 +453,7 @@ assert (grid[50.0].argmax(-1) == BAE).all() and grid[50.0].max() > 0.5
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 CHICKEN_TOKENS = ["어제", "밤에", "배", "가", "고파서", "치킨을", "시켜서", "먹었다"]
-CHICKEN_FEATURES = ["시간", "주어", "목적어", "자동사", "타동사"]
+CHICKEN_FEATURES = ["시간", "주어", "목적어", "형용사", "타동사"]
 
 
 def chicken_example(c=3.0):
@@ -464,7 +464,7 @@ def chicken_example(c=3.0):
         X[CHICKEN_TOKENS.index(token), feature] = 1.0
     W_Q = torch.zeros(5, 2, dtype=torch.float64)
     W_Q[4, 0] = c      # a transitive verb asks: where is my object?
-    W_Q[3, 1] = c      # an intransitive predicate asks: where is my subject?
+    W_Q[3, 1] = c      # an adjective (subject only) asks: where is my subject?
     W_K = torch.zeros(5, 2, dtype=torch.float64)
     W_K[2, 0] = c      # an object answers the first question
     W_K[1, 1] = c      # a subject answers the second
@@ -485,7 +485,7 @@ print("'먹었다'의 출력 (특징별):", dict(zip(CHICKEN_FEATURES, ch_out[EA
 
 # %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
-sns.heatmap(ch_w.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
+sns.heatmap(ch_w.numpy(), annot=True, fmt=".3f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
             xticklabels=CHICKEN_TOKENS, yticklabels=CHICKEN_TOKENS, ax=ax)
 ax.set(title="설계한 투영의 가중치 (c = 3)", xlabel="키", ylabel="쿼리")
 plt.setp([a.get_yticklabels() for a in fig.axes], rotation=0)      # seaborn turns crowded labels
@@ -493,13 +493,19 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# "먹었다"는 가중치의 거의 전부를 "치킨을"에 주고, 그 결과 "먹었다"의 출력에 "목적어" 특징이 실립니다. 동사가 자기 목적어의 정보를 가져온 것입니다. 반대 방향은 아닙니다. "치킨을"의 쿼리는 영벡터라 모든 키를 1/8씩 볼 뿐입니다. 이 **비대칭**은 쿼리와 키를 서로 다른 행렬로 만들었기 때문에 가능합니다. 행렬 하나 $W$를 쿼리와 키에 함께 쓰면 점수 $XW(XW)^\top$가 언제나 대칭이라, "먹었다"가 "치킨을"을 강하게 보면 "치킨을"도 "먹었다"를 똑같이 강하게 봅니다.
+# "먹었다"는 가중치의 거의 전부를 "치킨을"에 주고, 그 결과 "먹었다"의 출력에 "목적어" 특징이 실립니다. 동사가 자기 목적어의 정보를 가져온 것입니다. 반대 방향은 아닙니다. "치킨을"의 쿼리는 영벡터라 모든 키를 1/8씩 볼 뿐입니다. 이 **비대칭**은 쿼리와 키를 서로 다른 행렬로 만들었기 때문에 가능합니다. 행렬 하나 $W$를 쿼리와 키에 함께 쓰면 **점수** $XW(XW)^\top$가 언제나 대칭이라, "먹었다"가 "치킨을"에 높은 점수를 주면 "치킨을"도 "먹었다"에 똑같이 높은 점수를 줍니다. **가중치**는 행마다 따로 소프트맥스를 거치므로 대칭이 아닐 수 있습니다. 점수가 $\begin{bmatrix}0&3&0\\3&0&3\\0&3&0\end{bmatrix}$이면 첫 행이 둘째 열에 주는 가중치는 0.909, 둘째 행이 첫 열에 주는 가중치는 0.488입니다. 그래도 "한쪽만 본다"는 관계는 만들 수 없습니다. 아래처럼 이 예에 행렬 하나를 쓰면 "치킨을"도 "먹었다"를 "먹었다"가 "치킨을"을 보는 만큼 봅니다.
 
 # %%
 shared = Xc @ (W_Qc + W_Kc)                        # one matrix for both roles
 S_shared = shared @ shared.T / math.sqrt(2)
 print(f"행렬 하나: 먹었다→치킨을 {S_shared[EAT, CHICKEN]:.2f}, 치킨을→먹었다 {S_shared[CHICKEN, EAT]:.2f} (항상 대칭)")
 assert torch.equal(S_shared, S_shared.T)
+w_shared = torch.softmax(S_shared, dim=-1)                     # (8, 8) row-wise weights
+print(f"가중치: 먹었다→치킨을 {w_shared[EAT, CHICKEN]:.3f}, 치킨을→먹었다 {w_shared[CHICKEN, EAT]:.3f}")
+w_toy = torch.softmax(torch.tensor([[0.0, 3, 0], [3, 0, 3], [0, 3, 0]]), dim=-1)  # symmetric scores
+print(f"대칭 점수의 가중치: 첫 행→둘째 열 {w_toy[0, 1]:.3f}, 둘째 행→첫 열 {w_toy[1, 0]:.3f}")
+assert abs(w_toy[0, 1] - 0.909) < 5e-4 and abs(w_toy[1, 0] - 0.488) < 5e-4
+assert abs(w_shared[EAT, CHICKEN] - w_shared[CHICKEN, EAT]) < 1e-12 and w_shared[CHICKEN, EAT] > 0.3
 assert ch_w[EAT, CHICKEN] > 0.98 and ch_w[CHICKEN, EAT] == 1 / 8 and ch_w[HUNGRY, 2] > 0.98
 assert ch_scores[EAT, CHICKEN] > 6 and ch_scores[CHICKEN, EAT] == 0
 assert ch_out[EAT, 2] > 0.98                        # the verb's output now carries "object"
@@ -711,7 +717,7 @@ check("03-3", c)
 # |---|---|
 # | 쿼리·키를 따로 투영해야 점수가 비대칭이 될 수 있다 | $q=k=x$나 행렬 하나는 항상 대칭; 설계한 예제에서 먹었다→치킨을 0.99, 반대는 1/8 |
 # | 배치·마스크 어텐션 10줄이 PyTorch와 같다 | `F.scaled_dot_product_attention`, `helpers.attention`과 차이 < 1e-12 (float64) |
-# | "I am a student": 곱셈과 1.5는 맞고, $d_k = 4$ | 3은 내적 값; 1.5는 가중치가 아니라 점수; 1위는 자기 자신이 아니라 am 0.668 |
+# | "I am a student": 곱셈과 1.5는 맞고, $d_k = 4$ | 3은 내적 값; 1.5는 가중치가 아니라 점수; 가정한 임베딩에서 1위는 자기 자신이 아니라 am 0.668 |
 # | 배 예제: 원문의 $Q, K, V$, 행 합, 출력, 결론이 틀렸다 | 최대 차이 0.11~0.12, "치킨을" 행 합 0.992, [0.73, 0.32]는 가중합으로 불가능 |
 # | 바르게 계산한 배 예제의 가중치는 거의 균등하다 | 모든 가중치가 1/8 ± 0.007, 1위는 "배" 자신, "고파서"는 7위 |
 # | 원문 002의 코드는 배치에서 틀린다 | `transpose(0, 1)` 오류 또는 배치 섞임, `dim=1` 행 합 ≠ 1, 나누지 않으면 최대 가중치 약 0.9 |
