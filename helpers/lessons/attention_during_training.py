@@ -71,7 +71,7 @@ class LookupModel(nn.Module):
 
 
 @torch.no_grad()
-def evaluate(model, batch):
+def evaluate_lookup(model, batch):
     """Loss, accuracy, mass on the correct keys, row entropy and weight on query positions."""
     logits, weights = model.eval()(batch["keys"], batch["values"])
     qw = query_weights(weights)  # (n, Q, T)
@@ -92,7 +92,7 @@ def train_lookup(steps, seed=0, *, probe=None, eval_every=10, save_at=(), lr=1e-
     log = {"loss": [], "eval": [], "checkpoints": {}}
     for step in range(steps + 1):
         if probe is not None and step % eval_every == 0:
-            log["eval"].append({"step": step, **evaluate(model, probe)})
+            log["eval"].append({"step": step, **evaluate_lookup(model, probe)})
         if step in save_at:
             log["checkpoints"][step] = {k: v.clone() for k, v in model.state_dict().items()}
         if step == steps:
