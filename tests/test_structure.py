@@ -37,11 +37,6 @@ INFRASTRUCTURE = {"helpers", "helpers.plots", "helpers.widgets", "helpers.data",
 ALLOWED_FORWARD = {
     ("04_scaling_variance", "helpers.attention.scaled_dot_product_attention"): "04 still checks against the 09 core",
     ("04_scaling_variance", "helpers.attention.softmax"): "04 still checks against the 09 core",
-    ("05_temperature", "helpers.attention.scaled_dot_product_attention"): "05 still checks against the 09 core",
-    ("05_temperature", "helpers.attention.softmax"): "05 still checks against the 09 core",
-    ("06_attention_dropout", "helpers.attention.MultiHeadAttention"): "06 still checks against the 09 core",
-    ("06_attention_dropout", "helpers.attention.scaled_dot_product_attention"): "06 still checks against the 09 core",
-    ("07_multi_head_attention", "helpers.attention"): "07 still compares with the 09 core module (`core.`)",
 }
 
 
