@@ -34,10 +34,7 @@ INFRASTRUCTURE = {"helpers", "helpers.plots", "helpers.widgets", "helpers.data",
 
 # Forward references not fixed yet, as (importer, imported) -> why it is still there.
 # Shrink this list; never add to it.
-ALLOWED_FORWARD = {
-    ("04_scaling_variance", "helpers.attention.scaled_dot_product_attention"): "04 still checks against the 09 core",
-    ("04_scaling_variance", "helpers.attention.softmax"): "04 still checks against the 09 core",
-}
+ALLOWED_FORWARD: dict[tuple[str, str], str] = {}
 
 
 def _saved_names(path: Path) -> set[str]:
