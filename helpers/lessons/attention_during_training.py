@@ -3,8 +3,7 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-import ipywidgets as widgets  # noqa: I001  (the build joins import groups without a blank line)
-import matplotlib.pyplot as plt
+import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups without a blank line)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -148,6 +147,8 @@ def map_panel(ax, labels, correct):
 
 def checkpoint_explorer(maps, curve, labels, correct):
     """Slider over the stored steps: sequence i's map (left) and the probe-set curve with the step marked."""
+    import ipywidgets as widgets
+
     fig, (ax_map, ax_curve) = plt.subplots(1, 2, figsize=(9.5, 3.4), dpi=72, gridspec_kw={"width_ratios": [1.4, 1]})
     _, set_map = map_panel(ax_map, labels, correct)
     ax_curve.plot(curve["step"], curve["mass"], color="tab:blue")
