@@ -143,3 +143,25 @@ def test_importing_every_lesson_module_does_not_import_ipywidgets():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == "False", "a saved cell imports ipywidgets at module level: import it inside the explorer"
+
+
+def test_helpers_attention_only_checks_and_delegates_to_lesson_code():
+    import inspect
+
+    import helpers.attention as core
+
+    for name in core.__all__:
+        obj = getattr(core, name)
+        if inspect.isclass(obj):
+            taught = [c for c in obj.__mro__[1:] if c.__module__.startswith("helpers.lessons.")]
+            assert taught, f"helpers.attention.{name} must subclass a lesson class"
+        else:
+            taught = getattr(obj, "__wrapped__", None)
+            assert taught is not None and taught.__module__.startswith("helpers.lessons."), \
+                f"helpers.attention.{name} must be a checked wrapper (validate.checks) of a lesson function"
+    # No algorithm left: the module computes no softmax, exponent or matrix product of its own
+    # (the one q·k below is the overflow check, run only for huge inputs).
+    text = Path(core.__file__).read_text(encoding="utf-8")
+    for forbidden in ("torch.exp(", "torch.softmax(", ".softmax(", "F.dropout(", "transpose(1, 2)", "masked_fill("):
+        assert forbidden not in text, f"helpers/attention.py computes {forbidden}: call the lesson code instead"
+    assert text.count(" @ ") <= 1

@@ -42,11 +42,13 @@ class MultiHeadAttention(nn.Module):  # h heads of size d = C/h; boolean mask: T
 
 def copy_from_torch(ours, torch_mha):
     """Copy nn.MultiheadAttention's weights into our module: in_proj_weight is [W^Q; W^K; W^V] stacked, (3C, C)."""
+    projections = (ours.q_proj, ours.k_proj, ours.v_proj)
     with torch.no_grad():
-        for proj, w, b in zip((ours.q_proj, ours.k_proj, ours.v_proj),
-                              torch_mha.in_proj_weight.chunk(3), torch_mha.in_proj_bias.chunk(3)):
+        for proj, w in zip(projections, torch_mha.in_proj_weight.chunk(3)):
             proj.weight.copy_(w)
-            proj.bias.copy_(b)
+        if torch_mha.in_proj_bias is not None:                          # bias=False modules have none
+            for proj, b in zip(projections, torch_mha.in_proj_bias.chunk(3)):
+                proj.bias.copy_(b)
         ours.out_proj.load_state_dict(torch_mha.out_proj.state_dict())
     return ours
 
