@@ -7,7 +7,8 @@ import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups wi
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from helpers.attention import MultiHeadAttention, entropy
+from helpers.lessons.masks import MaskedMultiHeadAttention
+from helpers.lessons.temperature import entropy
 from helpers.widgets import Explorer
 
 
@@ -59,7 +60,7 @@ class LookupModel(nn.Module):
         self.key_emb = nn.Embedding(N_KEYS, d_model)
         self.value_emb = nn.Embedding(N_VALUES + 1, d_model)  # + the query mark "?"
         self.pos_emb = nn.Embedding(SEQ_LEN, d_model)
-        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.attn = MaskedMultiHeadAttention(d_model, num_heads)
         self.readout = nn.Linear(d_model, N_VALUES)
 
     def forward(self, keys, values):  # (B, T), (B, T)

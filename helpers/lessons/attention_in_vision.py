@@ -8,7 +8,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from helpers.attention import MultiHeadAttention
+from helpers.lessons.masks import MaskedMultiHeadAttention
 from helpers.widgets import Explorer
 
 
@@ -116,7 +116,7 @@ class Block(nn.Module):
     def __init__(self, d_model, num_heads, hidden):
         super().__init__()
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.attn = MaskedMultiHeadAttention(d_model, num_heads)
         self.mlp = nn.Sequential(nn.Linear(d_model, hidden), nn.GELU(), nn.Linear(hidden, d_model))
 
     def forward(self, x):                                # (B, 1+N, D)

@@ -29,8 +29,8 @@ import torch
 import torch.nn.functional as F
 
 from helpers import setup
-from helpers.attention import scaled_dot_product_attention
 from helpers.exercises import check
+from helpers.lessons.query_key_value import scaled_dot_product_attention
 from helpers.plots import attention_heatmap
 
 setup()

@@ -36,7 +36,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers.attention import MultiHeadAttention, entropy
+from helpers.lessons.masks import MaskedMultiHeadAttention
+from helpers.lessons.temperature import entropy
 from helpers.widgets import Explorer
 
 # %% [markdown]
@@ -125,7 +126,7 @@ assert math.isclose(row_entropy(uniform), math.log(10), rel_tol=1e-6) and attent
 # %% [markdown]
 # ## 3. 모델: 한 층짜리 작은 트랜스포머
 #
-# 위치마다 키 글자 임베딩(embedding), 값 임베딩(`?` 포함), 위치 임베딩을 더해 벡터 $x_t$ ($C = 32$)를 만듭니다. 그 위에 헤드(head) 하나의 셀프 어텐션(self-attention) 층(07번의 `MultiHeadAttention`, 여기서는 `helpers.attention`의 것)과 잔차 연결(residual connection, 입력을 출력에 그대로 더하기)을 두고, 질문 위치의 벡터를 선형 출력층으로 값 10개의 로짓(logit)으로 바꿉니다.
+# 위치마다 키 글자 임베딩(embedding), 값 임베딩(`?` 포함), 위치 임베딩을 더해 벡터 $x_t$ ($C = 32$)를 만듭니다. 그 위에 헤드(head) 하나의 셀프 어텐션(self-attention) 층(07번의 `MultiHeadAttention`에 마스크 처리를 더한 09번의 `MaskedMultiHeadAttention`)과 잔차 연결(residual connection, 입력을 출력에 그대로 더하기)을 두고, 질문 위치의 벡터를 선형 출력층으로 값 10개의 로짓(logit)으로 바꿉니다.
 #
 # $$h_t = x_t + \mathrm{MHA}(x)_t, \qquad \text{로짓}_i = W^{\text{out}} h_i \quad (i \in Q)$$
 #
@@ -140,7 +141,7 @@ class LookupModel(nn.Module):
         self.key_emb = nn.Embedding(N_KEYS, d_model)
         self.value_emb = nn.Embedding(N_VALUES + 1, d_model)  # + the query mark "?"
         self.pos_emb = nn.Embedding(SEQ_LEN, d_model)
-        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.attn = MaskedMultiHeadAttention(d_model, num_heads)
         self.readout = nn.Linear(d_model, N_VALUES)
 
     def forward(self, keys, values):  # (B, T), (B, T)

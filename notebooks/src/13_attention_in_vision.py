@@ -38,7 +38,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers.attention import MultiHeadAttention
+from helpers.lessons.masks import MaskedMultiHeadAttention
 from helpers.widgets import Explorer
 
 # %% [markdown]
@@ -411,7 +411,7 @@ class Block(nn.Module):
     def __init__(self, d_model, num_heads, hidden):
         super().__init__()
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.attn = MaskedMultiHeadAttention(d_model, num_heads)
         self.mlp = nn.Sequential(nn.Linear(d_model, hidden), nn.GELU(), nn.Linear(hidden, d_model))
 
     def forward(self, x):                                # (B, 1+N, D)
@@ -954,4 +954,4 @@ check("13-3", attention_matrix_bytes)
 # | 이 모델의 위치 임베딩은 격자를 배우지 않았다 | 거리와의 상관 ≈ 0, 네 모서리끼리 0.74 |
 # | 비용은 $N^2$: $P$ 절반 → 행렬 16배 | 7×7 창은 1024분의 1 (SASA, 원문 바로잡기) |
 #
-# ViT에서 텍스트와 달라진 것은 "무엇이 토큰인가"(패치)와 위치를 알려 주는 방법이고, 그 뒤의 셀프 어텐션은 07번의 `MultiHeadAttention` 그대로입니다.
+# ViT에서 텍스트와 달라진 것은 "무엇이 토큰인가"(패치)와 위치를 알려 주는 방법이고, 그 뒤의 셀프 어텐션은 07번의 `MultiHeadAttention`(09번의 `MaskedMultiHeadAttention`) 그대로입니다.
