@@ -165,3 +165,10 @@ def test_helpers_attention_only_checks_and_delegates_to_lesson_code():
     for forbidden in ("torch.exp(", "torch.softmax(", ".softmax(", "F.dropout(", "transpose(1, 2)", "masked_fill("):
         assert forbidden not in text, f"helpers/attention.py computes {forbidden}: call the lesson code instead"
     assert text.count(" @ ") <= 1
+
+
+@pytest.mark.parametrize("path", sorted(build_notebooks.generated_modules()), ids=lambda p: p.stem)
+def test_a_lesson_module_does_not_import_the_checked_boundary(path):
+    # helpers.attention imports the lessons; a lesson importing it back would be a cycle.
+    modules = {m for m, _, _ in _helpers_imports(ast.parse(path.read_text(encoding="utf-8")))}
+    assert "helpers.attention" not in modules, f"{path.name} imports helpers.attention: import the lesson module"
