@@ -102,12 +102,6 @@ assert view_failed and torch.equal(merged, x)
 # ### 모듈 전체: 투영 → 나누기 → 헤드별 어텐션 → 합치기 → 출력 투영 (마스크(mask)는 True = 볼 수 있음)
 
 # %% tags=["save"]
-import torch
-import torch.nn as nn
-
-from helpers.lessons.attention_dropout import dropout_attention
-
-
 def split_heads(x, num_heads):  # (B, T, C) -> (B, h, T, d)
     b, t, c = x.shape
     return x.view(b, t, num_heads, c // num_heads).transpose(1, 2)  # cut C into h pieces, heads before time
@@ -116,6 +110,13 @@ def split_heads(x, num_heads):  # (B, T, C) -> (B, h, T, d)
 def merge_heads(x):  # (B, h, T, d) -> (B, T, h·d): heads 0, 1, … in order
     b, h, t, d = x.shape
     return x.transpose(1, 2).reshape(b, t, h * d)                   # reshape: the transpose is not contiguous
+
+
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
+import torch
+import torch.nn as nn
+
+from helpers.lessons.attention_dropout import dropout_attention
 
 
 class MultiHeadAttention(nn.Module):  # h heads of size d = C/h; boolean mask: True = may attend

@@ -452,6 +452,7 @@ def safe_softmax(scores, dim=-1, temperature=1.0):  # (..., T) -> (..., T)
     return softmax_t(scores.masked_fill(dead, 0.0), temperature, dim) * ~dead   # dead rows: uniform × 0 = 0
 
 
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def masked_attention(q, k, v, mask=None, *, causal=False, temperature=1.0, dropout_p=0.0, training=False):
     """03's scores -> safe_softmax -> 06's dropout -> weighted sum; returns (output, weights)."""
     if causal:
@@ -462,6 +463,7 @@ def masked_attention(q, k, v, mask=None, *, causal=False, temperature=1.0, dropo
     return weights @ v, weights                                              # (..., T_q, d_v), (..., T_q, T_k)
 
 
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 class MaskedMultiHeadAttention(MultiHeadAttention):
     """07's module with masked_attention inside: a query with no key gets zeros; causal=True hides the future."""
 
