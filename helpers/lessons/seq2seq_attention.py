@@ -12,15 +12,15 @@ import torch.nn.functional as F
 import matplotlib.pyplot as plt
 
 
-PAD, BOS, FIRST = 0, 1, 2  # token ids; the letters A..T are 2..21
-NUM_SYMBOLS = 20
-
-
 def padding_mask(lengths, t=None):  # (B,) -> (B, T) boolean
     """True at the first lengths[b] positions (real tokens), False at padding; t defaults to the longest."""
     lengths = torch.as_tensor(lengths)
     t = int(lengths.max()) if t is None else t
     return torch.arange(t) < lengths[:, None]                                       # (B, T)
+
+
+PAD, BOS, FIRST = 0, 1, 2  # token ids; the letters A..T are 2..21
+NUM_SYMBOLS = 20
 
 
 def make_reversal_batch(n, min_len, max_len, *, seed):
