@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
@@ -71,6 +72,7 @@ def checks(taught):
     so tests (and readers) can see which notebook cell does the work.
     """
     def mark(wrapper):
+        wrapper.__signature__ = inspect.signature(wrapper)  # help() shows the checked API, not the lesson's
         wrapper.__wrapped__ = taught
         return wrapper
     return mark
