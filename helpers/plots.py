@@ -8,7 +8,6 @@ from pathlib import Path
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
-import seaborn as sns
 from matplotlib import font_manager
 
 __all__ = ["use_korean_font", "attention_heatmap", "weight_bars", "to_numpy"]
@@ -70,6 +69,8 @@ def attention_heatmap(
         _, ax = plt.subplots(figsize=FIGSIZE)
     if annotate is None:
         annotate = t_q * t_k <= 100
+    import seaborn as sns  # imported here: seaborn pulls in scipy and ipywidgets, which scripts do not need
+
     # seaborn picks black or white annotation text from each cell's colour.
     sns.heatmap(w, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, annot=annotate, fmt=fmt, annot_kws={"fontsize": 8},
                 cbar=colorbar, cbar_kws={"fraction": 0.046, "pad": 0.04}, square=False,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
 import torch
 
-__all__ = ["tensor", "finite", "positive_int", "probability", "positive_real", "lengths"]
+__all__ = ["tensor", "finite", "positive_int", "probability", "positive_real", "lengths", "checks"]
 
 
 def tensor(name: str, x, min_dim: int = 1, *, floating: bool = True) -> torch.Tensor:
@@ -62,3 +63,16 @@ def lengths(name: str, x) -> torch.Tensor:
     if (t <= 0).any():
         raise ValueError(f"every entry of {name} must be >= 1, got {t.tolist()}")
     return t.long()
+
+
+def checks(taught):
+    """Decorator: mark a checked public function as the boundary of the lesson function ``taught``.
+
+    The wrapper runs the input checks and calls ``taught``; ``wrapper.__wrapped__`` is ``taught``,
+    so tests (and readers) can see which notebook cell does the work.
+    """
+    def mark(wrapper):
+        wrapper.__signature__ = inspect.signature(wrapper)  # help() shows the checked API, not the lesson's
+        wrapper.__wrapped__ = taught
+        return wrapper
+    return mark

@@ -22,7 +22,7 @@ import time
 import torch
 
 from helpers.data import DATA_DIR, numeric_setup, save_json
-from helpers.lessons.attention_during_training import evaluate, make_lookup_batch, train_lookup
+from helpers.lessons.attention_during_training import evaluate_lookup, make_lookup_batch, train_lookup
 
 SEEDS = (0, 1, 2, 3, 4)
 STEPS, EVAL_EVERY, BATCH, LR, D_MODEL = 1000, 5, 64, 1e-3, 32
@@ -32,7 +32,7 @@ TEST_SEED, TEST_SIZE = 12345, 2000
 
 
 def curve(evals: list[dict]) -> dict:
-    """List of evaluate() records -> one list per quantity, rounded for a small readable file."""
+    """List of evaluate_lookup() records -> one list per quantity, rounded for a small readable file."""
     keys = evals[0].keys()
     return {k: [e[k] if k == "step" else round(e[k], 6) for e in evals] for k in keys}
 
@@ -47,7 +47,7 @@ def main() -> None:
         model, log = train_lookup(STEPS, seed, probe=probe, eval_every=EVAL_EVERY, save_at=save_at,
                                   lr=LR, batch=BATCH)
         runs[str(seed)] = {"probe": curve(log["eval"]),
-                           "test": {k: round(v, 6) for k, v in evaluate(model, test).items()}}
+                           "test": {k: round(v, 6) for k, v in evaluate_lookup(model, test).items()}}
         if seed == 0:
             runs[str(seed)]["train_loss"] = [round(v, 6) for v in log["loss"]]
             torch.save(log["checkpoints"], DATA_DIR / "dynamics_checkpoints.pt")

@@ -4,7 +4,7 @@
 
 Model (TinyViT, written out in notebooks/src/13_attention_in_vision.py and generated into
 helpers.lessons.attention_in_vision): 2×2 patches (16 tokens of 4 pixels) → Linear(4, 16), a [CLS] token,
-learned position embeddings, two pre-norm blocks with helpers.attention.MultiHeadAttention (2 heads)
+learned position embeddings, two pre-norm blocks with notebook 09's MaskedMultiHeadAttention (2 heads)
 and a GELU MLP (16 → 32 → 16), a linear head on [CLS]; 5,018 parameters. Data: the fixed 80/20
 split of load_digits_split (seed 0: 1,438 training and 359 test images).
 Training: train_vit (same module), Adam (lr 3e-3, cosine schedule), batch 64, EPOCHS epochs, seed 0,

@@ -11,10 +11,10 @@ import torch
 import helpers
 from helpers.exercises import EXERCISES, CheckResult, check
 from helpers.lessons.weighted_average import (
+    softmax,
     softmax_explorer,
     softmax_panels,
     softmax_small_multiples,
-    stable_softmax,
 )
 from helpers.plots import attention_heatmap, weight_bars
 
@@ -69,15 +69,15 @@ def test_weight_bars_values():
 @pytest.mark.parametrize("z", [torch.tensor([2.0, -1.0, 0.5]), torch.tensor([1000.0, 1001.0, 1002.0]),
                                torch.tensor([-1000.0, -999.0]), torch.randn(2, 3, 5) * 50,
                                torch.randn(4, 6, dtype=torch.float64)])
-def test_stable_softmax_matches_torch_and_core(z):
-    torch.testing.assert_close(stable_softmax(z), torch.softmax(z, dim=-1))
-    torch.testing.assert_close(stable_softmax(z), helpers.attention.softmax(z))
-    assert torch.isfinite(stable_softmax(z)).all()
+def test_lesson_softmax_matches_torch_and_core(z):
+    torch.testing.assert_close(softmax(z), torch.softmax(z, dim=-1))
+    torch.testing.assert_close(softmax(z), helpers.attention.softmax(z))
+    assert torch.isfinite(softmax(z)).all()
 
 
-def test_stable_softmax_along_another_dim():
+def test_lesson_softmax_along_another_dim():
     z = torch.randn(3, 4)
-    torch.testing.assert_close(stable_softmax(z, dim=0), torch.softmax(z, dim=0))
+    torch.testing.assert_close(softmax(z, dim=0), torch.softmax(z, dim=0))
 
 
 def test_softmax_panels_returns_weights_and_weighted_sum():

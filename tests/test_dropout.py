@@ -18,8 +18,8 @@ from helpers.lessons.attention_dropout import (
     SEQ_LEN,
     PolarityClassifier,
     SelfAttentionSDPA,
-    attend,
     attention_dropout,
+    dropout_attention,
     dropout_panels,
     evaluate,
     make_polarity_task,
@@ -49,15 +49,23 @@ def test_attention_dropout_eval_and_p_zero_are_identity(qkv):
     assert attention_dropout(w, 0.5, training=False) is w and attention_dropout(w, 0.0) is w
 
 
-def test_attend_matches_the_core_in_both_modes(qkv):
+def test_dropout_attention_matches_the_core_in_both_modes(qkv):
     q, k, v = qkv
     for training in (False, True):
         torch.manual_seed(1)
-        out, w = attend(q, k, v, p=0.4, training=training)
+        out, w = dropout_attention(q, k, v, p=0.4, training=training)
         torch.manual_seed(1)
         ref_out, ref_w = scaled_dot_product_attention(q, k, v, dropout_p=0.4, training=training)
         torch.testing.assert_close(w, ref_w)
         torch.testing.assert_close(out, ref_out)
+
+
+def test_dropout_attention_masks_with_03s_scores(qkv):
+    q, k, v = qkv
+    mask = torch.ones(4, 4, dtype=torch.bool).tril()
+    out, w = dropout_attention(q, k, v, mask, p=0.0)
+    assert (w[~mask] == 0).all()
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
 
 
 def test_row_sum_mean_and_variance(qkv):
@@ -71,7 +79,7 @@ def test_row_sum_mean_and_variance(qkv):
 def test_whole_rows_vanish_with_probability_p_to_the_t(qkv):
     q, k, v = qkv
     torch.manual_seed(0)
-    out, w = attend(q.expand(20000, 4, 8), k, v, p=0.9)
+    out, w = dropout_attention(q.expand(20000, 4, 8), k, v, p=0.9)
     dead = (w == 0).all(-1)
     assert abs(dead.float().mean().item() - 0.9 ** 4) < 0.01 and (out[dead] == 0).all()
 

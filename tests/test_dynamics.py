@@ -111,7 +111,7 @@ def test_training_is_deterministic_and_records():
     assert all(torch.equal(v, m1.state_dict()[k]) for k, v in log1["checkpoints"][12].items())
     torch.manual_seed(3)
     assert all(torch.equal(v, log1["checkpoints"][0][k]) for k, v in dy.LookupModel().state_dict().items())
-    assert log1["eval"][-1] == {"step": 12, **dy.evaluate(m1, probe)}
+    assert log1["eval"][-1] == {"step": 12, **dy.evaluate_lookup(m1, probe)}
 
 
 def test_stored_run_starts_uniform_and_ends_sharp():
@@ -124,7 +124,7 @@ def test_stored_run_starts_uniform_and_ends_sharp():
     test = dy.make_lookup_batch(200, torch.Generator().manual_seed(1))
     model = dy.LookupModel()
     model.load_state_dict(ckpt[1000])
-    got = dy.evaluate(model, test)
+    got = dy.evaluate_lookup(model, test)
     assert got["accuracy"] == 1.0 and got["mass"] > 0.9
 
 

@@ -207,3 +207,64 @@ def test_ex3_passes_and_explains_mistakes():
     for needle, fn in cases.items():
         res = check("09-3", fn)
         assert not res and needle in res.message, (needle, res.message)
+
+
+# --------------------------------------------------------------------------- the course's masked attention (09)
+
+
+def test_lesson_causal_mask_is_top_left_aligned():
+    from helpers.lessons.masks import causal_mask as lesson_causal_mask
+
+    torch.testing.assert_close(lesson_causal_mask(3, 5), torch.ones(3, 5, dtype=torch.bool).tril())
+    assert torch.equal(lesson_causal_mask(4), torch.ones(4, 4, dtype=torch.bool).tril())
+
+
+def test_safe_softmax_extends_softmax_t_and_zeroes_dead_rows():
+    from helpers.lessons.masks import safe_softmax
+    from helpers.lessons.temperature import softmax_t
+
+    z = torch.randn(3, 5, dtype=torch.float64)
+    torch.testing.assert_close(safe_softmax(z, temperature=0.3), softmax_t(z, 0.3))
+    z[1] = float("-inf")
+    w = safe_softmax(z)
+    assert torch.equal(w[1], torch.zeros(5, dtype=torch.float64)) and not torch.isnan(w).any()
+    torch.testing.assert_close(safe_softmax(z.T, dim=0).T[[0, 2]], torch.softmax(z[[0, 2]], -1))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_masked_attention_matches_pytorch(causal):
+    from helpers.lessons.masks import masked_attention
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    mask = (torch.arange(5) < torch.tensor([5, 3])[:, None])[:, None, None, :]   # (B, 1, 1, T_k)
+    out, w = masked_attention(q, k, v, mask, causal=causal)
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask & torch.ones(5, 5, dtype=torch.bool).tril()
+                                         if causal else mask)
+    torch.testing.assert_close(out, ref)
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, 3, 5, dtype=torch.float64))
+    dead = torch.zeros(5, 5, dtype=torch.bool)
+    out0, w0 = masked_attention(q, k, v, dead)
+    assert torch.equal(out0, torch.zeros_like(out0)) and torch.equal(w0, torch.zeros_like(w0))
+
+
+def test_masked_multi_head_attention_matches_torch_and_zeroes_dead_rows():
+    from helpers.lessons.masks import MaskedMultiHeadAttention
+    from helpers.lessons.multi_head_attention import MultiHeadAttention, copy_from_torch
+
+    torch.manual_seed(0)
+    t_mha = torch.nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    ours = copy_from_torch(MaskedMultiHeadAttention(8, 2), t_mha).eval()
+    assert isinstance(ours, MultiHeadAttention)
+    x = torch.randn(2, 5, 8)
+    tri = torch.ones(5, 5, dtype=torch.bool).tril()
+    with torch.no_grad():
+        want, want_w = t_mha(x, x, x, attn_mask=~tri, average_attn_weights=False)
+        got, got_w = ours(x, causal=True)
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(got_w, want_w)
+        blind = tri.expand(2, 5, 5).clone()
+        blind[0, 2] = False                                  # (B, T_q, T_k): query 2 of item 0 sees nothing
+        out, w = ours(x, mask=blind)
+    assert not torch.isnan(out).any() and torch.equal(w[0, :, 2], torch.zeros(2, 5))
+    torch.testing.assert_close(out[0, 2], t_mha.out_proj.bias.detach())   # zero attention, then the output bias

@@ -11,9 +11,9 @@ from helpers.exercises.ex11 import MISTAKES, reference_layer
 from helpers.lessons.pretrained_attention import (
     encode,
     head_explorer,
-    head_panel,
     layer_attention,
     load_minilm,
+    minilm_head_panel,
     offset_mass,
 )
 
@@ -174,7 +174,7 @@ def test_the_four_named_mistakes_are_diagnosed():
 def test_head_panel_and_explorer(arrow):
     tokens, weights, hidden = arrow
     fig, ax = plt.subplots()
-    w = head_panel(ax, 7)(tokens, weights[0, 2], "제목")
+    w = minilm_head_panel(ax, 7)(tokens, weights[0, 2], "제목")
     assert ax.get_title() == "제목" and w.shape == (7, 7)
     maps = {"time": arrow, "fruit": encode("Fruit flies like a banana")}
     ex = head_explorer(maps)

@@ -15,9 +15,10 @@ from helpers.exercises.ex03 import chicken_weight
 from helpers.lessons.query_key_value import (
     CHICKEN_TOKENS,
     SelfAttention,
-    attention,
+    attention_scores,
     chicken_example,
     query_explorer_figure,
+    scaled_dot_product_attention,
 )
 from helpers.plots import use_korean_font
 from helpers.widgets import Explorer
@@ -35,7 +36,7 @@ def _random(seed, *shapes, dtype=torch.float64):
     return [torch.randn(*s, generator=g, dtype=dtype) for s in shapes]
 
 
-# --------------------------------------------------------------------------- attention()
+# --------------------------------------------------------------------------- scaled_dot_product_attention()
 
 
 @pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
@@ -44,18 +45,27 @@ def test_attention_matches_torch_and_core_with_masks(dtype, tol):
     padding = (torch.arange(7) < torch.tensor([7, 4])[:, None])[:, None, None, :]   # (B, 1, 1, T_k)
     causal = torch.ones(5, 7, dtype=torch.bool).tril()
     for mask in (None, padding, causal, padding & causal):
-        out, w = attention(q, k, v, mask)
+        out, w = scaled_dot_product_attention(q, k, v, mask)
         assert out.shape == (2, 3, 5, 4) and w.shape == (2, 3, 5, 7)
         assert (out - F.scaled_dot_product_attention(q, k, v, attn_mask=mask)).abs().max() < tol
         core_out, core_w = core_attention(q, k, v, mask)
         assert (w - core_w).abs().max() < tol and (out - core_out).abs().max() < tol
-    _, w = attention(q, k, v, padding)
+    _, w = scaled_dot_product_attention(q, k, v, padding)
     assert torch.all(w[1, ..., 4:] == 0)
+
+
+def test_attention_scores_are_scaled_and_masked_with_minus_inf():
+    q, k = _random(3, (2, 4, 9), (2, 5, 9))
+    mask = torch.ones(4, 5, dtype=torch.bool).tril()
+    scores = attention_scores(q, k, mask)
+    torch.testing.assert_close(scores[..., mask], (q @ k.transpose(-2, -1) / 3.0)[..., mask])
+    assert torch.isneginf(scores[..., ~mask]).all()
+    torch.testing.assert_close(attention_scores(q, k), q @ k.transpose(-2, -1) / 3.0)
 
 
 def test_attention_unbatched_and_cross_shapes():
     q, k, v = _random(1, (3, 6), (5, 6), (5, 2))
-    out, w = attention(q, k, v)
+    out, w = scaled_dot_product_attention(q, k, v)
     torch.testing.assert_close(w, torch.softmax(q @ k.T / math.sqrt(6), -1))
     assert out.shape == (3, 2)
 
@@ -68,7 +78,7 @@ def test_self_attention_module_keeps_batch_items_apart():
     x2[1] += 1.0
     with torch.no_grad():
         (y, _), (y2, _) = module(x), module(x2)
-        want, _ = attention(module.w_q(x), module.w_k(x), module.w_v(x))
+        want, _ = scaled_dot_product_attention(module.w_q(x), module.w_k(x), module.w_v(x))
     assert torch.equal(y[0], y2[0]) and not torch.equal(y[1], y2[1])
     torch.testing.assert_close(y, want)
     assert SelfAttention(8, 4, 3)(torch.randn(2, 5, 8))[0].shape == (2, 5, 3)
@@ -79,7 +89,7 @@ def test_self_attention_module_keeps_batch_items_apart():
 
 def test_chicken_example_is_asymmetric_and_has_the_closed_form():
     X, W_Q, W_K, W_V = chicken_example(3.0)
-    _, w = attention(X @ W_Q, X @ W_K, X @ W_V)
+    _, w = scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
     eat, chicken = CHICKEN_TOKENS.index("먹었다"), CHICKEN_TOKENS.index("치킨을")
     assert w[eat, chicken] > 0.98 and w[chicken, eat] == 1 / 8
     for c in (0.5, 1.0, 2.4, 3.0):

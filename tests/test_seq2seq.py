@@ -25,7 +25,7 @@ from helpers.lessons.seq2seq_attention import (
     alignment_explorer,
     alignment_of,
     alignment_panels,
-    attend,
+    attend_scores,
     checkpoint,
     decode_tokens,
     draw_accuracy_vs_length,
@@ -121,10 +121,10 @@ def test_additive_attention_matches_the_formula(lengths):
     assert (w[~mask] == 0).all()
 
 
-def test_attend_is_softmax_then_weighted_sum():
+def test_attend_scores_is_softmax_then_weighted_sum():
     _, k, v = _qkv()
     scores = torch.randn(3, 5, dtype=F64)
-    ctx, w = attend(scores, v)
+    ctx, w = attend_scores(scores, v)
     torch.testing.assert_close(w, torch.softmax(scores, -1))
     torch.testing.assert_close(ctx, torch.einsum("bt,btd->bd", w, v))
 

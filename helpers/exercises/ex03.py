@@ -118,10 +118,10 @@ _TARGET, _TOL, _OTHERS, _D_K = 0.9, 1e-3, 7, 2
 
 def chicken_weight(c: float) -> float:
     """Weight that "먹었다" gives "치킨을" in chicken_example(c), computed with the notebook's code."""
-    from helpers.lessons.query_key_value import CHICKEN_TOKENS, attention, chicken_example
+    from helpers.lessons.query_key_value import CHICKEN_TOKENS, chicken_example, scaled_dot_product_attention
 
     X, W_Q, W_K, W_V = chicken_example(c)
-    _, w = attention(X @ W_Q, X @ W_K, X @ W_V)
+    _, w = scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
     return float(w[CHICKEN_TOKENS.index("먹었다"), CHICKEN_TOKENS.index("치킨을")])
 
 

@@ -5,6 +5,8 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 
 import numpy as np
 import torch
+from helpers.lessons.query_key_value import attention_scores
+from helpers.lessons.weighted_average import softmax
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -17,12 +19,11 @@ def attention_dropout(weights, p, training=True):  # (..., T_q, T_k)
     return weights * (keep / (1 - p))                   # survivors × 1/(1-p): the expectation stays w
 
 
-def attend(q, k, v, p=0.0, training=True):
-    """Scaled dot-product attention with attention dropout; returns (output, weights after dropout)."""
-    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5   # (..., T_q, T_k)
-    weights = torch.softmax(scores, dim=-1)                 # rows sum to 1
-    weights = attention_dropout(weights, p, training)       # rows no longer sum to 1
-    return weights @ v, weights                             # (..., T_q, d_v), (..., T_q, T_k)
+def dropout_attention(q, k, v, mask=None, p=0.0, training=True):
+    """03's scaled dot-product attention with attention dropout; returns (output, weights after dropout)."""
+    weights = softmax(attention_scores(q, k, mask), dim=-1)   # (..., T_q, T_k), rows sum to 1
+    weights = attention_dropout(weights, p, training)         # rows no longer sum to 1
+    return weights @ v, weights                               # (..., T_q, d_v), (..., T_q, T_k)
 
 
 class SelfAttentionSDPA(nn.Module):
@@ -95,7 +96,7 @@ class PolarityClassifier(nn.Module):
 
     def forward(self, x):                                              # (B, 1 + T) token ids
         h = self.embed(x)                                              # (B, 1 + T, d)
-        out, w = attend(self.q(h[:, :1]), self.k(h), self.v(h), self.p, self.training)  # (B, 1, d)
+        out, w = dropout_attention(self.q(h[:, :1]), self.k(h), self.v(h), p=self.p, training=self.training)  # (B, 1, d)
         return self.head(out[:, 0]), w[:, 0]                           # (B, 2), (B, 1 + T)
 
 

@@ -3,12 +3,12 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-import ipywidgets as widgets  # noqa: I001  (the build joins import groups without a blank line)
-import matplotlib.pyplot as plt
+import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups without a blank line)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from helpers.attention import MultiHeadAttention, entropy
+from helpers.lessons.masks import MaskedMultiHeadAttention
+from helpers.lessons.temperature import entropy
 from helpers.widgets import Explorer
 
 
@@ -60,7 +60,7 @@ class LookupModel(nn.Module):
         self.key_emb = nn.Embedding(N_KEYS, d_model)
         self.value_emb = nn.Embedding(N_VALUES + 1, d_model)  # + the query mark "?"
         self.pos_emb = nn.Embedding(SEQ_LEN, d_model)
-        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.attn = MaskedMultiHeadAttention(d_model, num_heads)
         self.readout = nn.Linear(d_model, N_VALUES)
 
     def forward(self, keys, values):  # (B, T), (B, T)
@@ -71,7 +71,7 @@ class LookupModel(nn.Module):
 
 
 @torch.no_grad()
-def evaluate(model, batch):
+def evaluate_lookup(model, batch):
     """Loss, accuracy, mass on the correct keys, row entropy and weight on query positions."""
     logits, weights = model.eval()(batch["keys"], batch["values"])
     qw = query_weights(weights)  # (n, Q, T)
@@ -92,7 +92,7 @@ def train_lookup(steps, seed=0, *, probe=None, eval_every=10, save_at=(), lr=1e-
     log = {"loss": [], "eval": [], "checkpoints": {}}
     for step in range(steps + 1):
         if probe is not None and step % eval_every == 0:
-            log["eval"].append({"step": step, **evaluate(model, probe)})
+            log["eval"].append({"step": step, **evaluate_lookup(model, probe)})
         if step in save_at:
             log["checkpoints"][step] = {k: v.clone() for k, v in model.state_dict().items()}
         if step == steps:
@@ -148,6 +148,8 @@ def map_panel(ax, labels, correct):
 
 def checkpoint_explorer(maps, curve, labels, correct):
     """Slider over the stored steps: sequence i's map (left) and the probe-set curve with the step marked."""
+    import ipywidgets as widgets
+
     fig, (ax_map, ax_curve) = plt.subplots(1, 2, figsize=(9.5, 3.4), dpi=72, gridspec_kw={"width_ratios": [1.4, 1]})
     _, set_map = map_panel(ax_map, labels, correct)
     ax_curve.plot(curve["step"], curve["mass"], color="tab:blue")

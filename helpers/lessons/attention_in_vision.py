@@ -3,13 +3,12 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-import ipywidgets as widgets  # noqa: I001  (the build joins import groups without a blank line)
-import matplotlib.pyplot as plt
+import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups without a blank line)
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from helpers.attention import MultiHeadAttention
+from helpers.lessons.masks import MaskedMultiHeadAttention
 from helpers.widgets import Explorer
 
 
@@ -117,7 +116,7 @@ class Block(nn.Module):
     def __init__(self, d_model, num_heads, hidden):
         super().__init__()
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.attn = MaskedMultiHeadAttention(d_model, num_heads)
         self.mlp = nn.Sequential(nn.Linear(d_model, hidden), nn.GELU(), nn.Linear(hidden, d_model))
 
     def forward(self, x):                                # (B, 1+N, D)
@@ -167,6 +166,8 @@ def draw_patch_grid(ax, image, patch):
 
 def patch_size_explorer(image, sizes=(1, 2, 4, 8)):
     """A patch-size slider: every grid is drawn once; moving the slider only shows one of them."""
+    import ipywidgets as widgets
+
     fig, ax = plt.subplots(figsize=(3.8, 3.8), dpi=80)
     grids = {p: draw_patch_grid(ax, image, p) for p in sizes}
 
@@ -268,6 +269,8 @@ def weight_rows(images, grids, *, vmax, label, suptitle, top_titles, titles=None
 
 def query_patch_explorer(image, weights, patch, vmax):
     """A query-patch slider: where that patch's query looks (row 1+q of a (1+N, 1+N) map, without [CLS])."""
+    import ipywidgets as widgets
+
     fig, (ax_img, ax_w) = plt.subplots(1, 2, figsize=(6.4, 3.2), dpi=80)
     im, set_weights = patch_weight_panels(ax_img, ax_w, image, patch, vmax)
     fig.colorbar(im, ax=ax_w, fraction=0.046, pad=0.04, label="가중치")

@@ -6,8 +6,13 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 import matplotlib.pyplot as plt  # noqa: I001  (the build joins the import groups of saved cells)
 import numpy as np
 import torch
-from helpers.attention import causal_mask, padding_mask, softmax
+from helpers.lessons.seq2seq_attention import padding_mask
+from helpers.lessons.weighted_average import softmax
 from helpers.plots import attention_heatmap
+from helpers.lessons.attention_dropout import attention_dropout
+from helpers.lessons.multi_head_attention import MultiHeadAttention
+from helpers.lessons.query_key_value import attention_scores
+from helpers.lessons.temperature import softmax_t
 
 
 PAD = "[PAD]"
@@ -33,6 +38,12 @@ def fully_masked_rows(mask):
 def additive_mask(mask, dtype=torch.float32, fill=float("-inf")):
     """Float mask to add to the scores: 0 where True (may attend), fill where False (in dtype: -1e9 -> -inf in fp16)."""
     return torch.zeros(mask.shape, dtype=dtype).masked_fill(~mask, torch.tensor(float(fill)).to(dtype))
+
+
+def causal_mask(t_q, t_k=None, device=None):  # -> (T_q, T_k) boolean
+    """Query i may see key j only if j <= i (lower triangle; aligned top-left when T_q != T_k)."""
+    t_k = t_q if t_k is None else t_k
+    return torch.arange(t_k, device=device)[None, :] <= torch.arange(t_q, device=device)[:, None]  # [i, j] = j <= i
 
 
 def attention_mask(lengths, t, causal=False, t_q=None, mask_queries=False):
@@ -108,3 +119,33 @@ def naive_masked_attention(q, k, v, mask, fill=float("-inf")):  # (..., T, d) ea
     scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (..., T_q, T_k)
     weights = torch.softmax(scores.masked_fill(~mask, fill), dim=-1)  # a row with no key: 0/0 = NaN
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+
+
+def safe_softmax(scores, dim=-1, temperature=1.0):  # (..., T) -> (..., T)
+    """05's softmax_t, except that a slice that is all -inf (no key to see) gets all zeros, not NaN."""
+    dead = torch.isneginf(scores).all(dim=dim, keepdim=True)                    # (..., 1): no key to see
+    return softmax_t(scores.masked_fill(dead, 0.0), temperature, dim) * ~dead   # dead rows: uniform × 0 = 0
+
+
+def masked_attention(q, k, v, mask=None, *, causal=False, temperature=1.0, dropout_p=0.0, training=False):
+    """03's scores -> safe_softmax -> 06's dropout -> weighted sum; returns (output, weights)."""
+    if causal:
+        tri = causal_mask(q.shape[-2], k.shape[-2], device=q.device)            # (T_q, T_k)
+        mask = tri if mask is None else mask & tri
+    weights = safe_softmax(attention_scores(q, k, mask), temperature=temperature)   # (..., T_q, T_k)
+    weights = attention_dropout(weights, dropout_p, training)
+    return weights @ v, weights                                              # (..., T_q, d_v), (..., T_q, T_k)
+
+
+class MaskedMultiHeadAttention(MultiHeadAttention):
+    """07's module with masked_attention inside: a query with no key gets zeros; causal=True hides the future."""
+
+    def attend(self, q, k, v, mask):                                         # (B, h, T, d) each
+        return masked_attention(q, k, v, mask, dropout_p=self.dropout, training=self.training)
+
+    def forward(self, query, key=None, value=None, mask=None, causal=False):
+        if causal:
+            t_k = query.shape[1] if key is None else key.shape[1]
+            tri = causal_mask(query.shape[1], t_k, device=query.device)      # (T_q, T_k)
+            mask = tri if mask is None else mask & tri
+        return super().forward(query, key, value, mask)

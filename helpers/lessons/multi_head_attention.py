@@ -5,38 +5,50 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 
 import torch
 import torch.nn as nn
+from helpers.lessons.attention_dropout import dropout_attention
 import torch.nn.functional as F
+
+
+def split_heads(x, num_heads):  # (B, T, C) -> (B, h, T, d)
+    b, t, c = x.shape
+    return x.view(b, t, num_heads, c // num_heads).transpose(1, 2)  # cut C into h pieces, heads before time
+
+
+def merge_heads(x):  # (B, h, T, d) -> (B, T, h·d): heads 0, 1, … in order
+    b, h, t, d = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * d)                   # reshape: the transpose is not contiguous
 
 
 class MultiHeadAttention(nn.Module):  # h heads of size d = C/h; boolean mask: True = may attend
 
-    def __init__(self, d_model, num_heads):
+    def __init__(self, d_model, num_heads, dropout=0.0, bias=True):
         super().__init__()
-        self.h, self.d = num_heads, d_model // num_heads
-        self.q_proj, self.k_proj, self.v_proj, self.out_proj = (nn.Linear(d_model, d_model) for _ in range(4))
+        self.h, self.d, self.dropout = num_heads, d_model // num_heads, dropout
+        self.q_proj, self.k_proj, self.v_proj, self.out_proj = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def attend(self, q, k, v, mask):                                 # (B, h, T_q, d), (B, h, T_k, d), (B, h, T_k, d)
+        return dropout_attention(q, k, v, mask, self.dropout, self.training)   # 06's attention: √d, not √C
 
     def forward(self, query, key=None, value=None, mask=None):       # (B, T_q, C), (B, T_k, C), (B, T_k, C)
         key = query if key is None else key
         value = key if value is None else value
-        b, t_q, c = query.shape
-        q, k, v = (proj(y).view(b, -1, self.h, self.d).transpose(1, 2)        # (B, h, T, d): split the heads
+        if mask is not None and mask.dim() == 3:
+            mask = mask[:, None]                                     # (B, 1, T_q, T_k): the same mask for every head
+        q, k, v = (split_heads(proj(y), self.h)                      # (B, h, T, d)
                    for proj, y in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))
-        scores = q @ k.transpose(-2, -1) / self.d ** 0.5                      # (B, h, T_q, T_k): √d, not √C
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)                               # (B, h, T_q, T_k)
-        heads = weights @ v                                                   # (B, h, T_q, d)
-        merged = heads.transpose(1, 2).reshape(b, t_q, c)                     # (B, T_q, C): heads 0, 1, … in order
-        return self.out_proj(merged), weights
+        heads, weights = self.attend(q, k, v, mask)                  # (B, h, T_q, d), (B, h, T_q, T_k)
+        return self.out_proj(merge_heads(heads)), weights            # (B, T_q, C)
 
 
 def copy_from_torch(ours, torch_mha):
     """Copy nn.MultiheadAttention's weights into our module: in_proj_weight is [W^Q; W^K; W^V] stacked, (3C, C)."""
+    projections = (ours.q_proj, ours.k_proj, ours.v_proj)
     with torch.no_grad():
-        for proj, w, b in zip((ours.q_proj, ours.k_proj, ours.v_proj),
-                              torch_mha.in_proj_weight.chunk(3), torch_mha.in_proj_bias.chunk(3)):
+        for proj, w in zip(projections, torch_mha.in_proj_weight.chunk(3)):
             proj.weight.copy_(w)
-            proj.bias.copy_(b)
+        if torch_mha.in_proj_bias is not None:                          # bias=False modules have none
+            for proj, b in zip(projections, torch_mha.in_proj_bias.chunk(3)):
+                proj.bias.copy_(b)
         ours.out_proj.load_state_dict(torch_mha.out_proj.state_dict())
     return ours
 

@@ -5,6 +5,7 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 
 import torch
 import torch.nn as nn
+from helpers.lessons.masks import MaskedMultiHeadAttention
 
 
 def frequencies(d, base=10000.0):
@@ -133,24 +134,13 @@ def apply_rope_half(x, positions=None, base=10000.0):
     return x * cos + rotate_half(x) * sin                                     # (..., T, d)
 
 
-class RoPEMultiHeadAttention(nn.Module):
-    """Multi-head self-attention with RoPE on each head's queries and keys (after projection)."""
+class RoPEMultiHeadAttention(MaskedMultiHeadAttention):
+    """09's multi-head attention with RoPE on each head's queries and keys (after projection; values untouched)."""
 
-    def __init__(self, d_model, num_heads):
-        super().__init__()
-        self.h, self.d_head = num_heads, d_model // num_heads
-        self.q_proj, self.k_proj = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
-        self.v_proj, self.out_proj = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+    def attend(self, q, k, v, mask):                                # (B, h, T, d_head) each
+        q, k = apply_rope(q, self.positions), apply_rope(k, self.positions)   # rotate per head: d_head dims
+        return super().attend(q, k, v, mask)                        # 09's masked attention, unchanged
 
-    def forward(self, x, positions=None):                           # x: (B, T, d_model)
-        B, T, d_model = x.shape
-
-        def heads(y):                                               # (B, T, d_model) -> (B, h, T, d_head)
-            return y.view(B, T, self.h, self.d_head).transpose(1, 2)
-
-        q = apply_rope(heads(self.q_proj(x)), positions)            # rotate per head: d_head dims
-        k = apply_rope(heads(self.k_proj(x)), positions)
-        v = heads(self.v_proj(x))                                   # values are not rotated
-        weights = torch.softmax(q @ k.transpose(-1, -2) / self.d_head**0.5, dim=-1)   # (B, h, T, T)
-        out = (weights @ v).transpose(1, 2).reshape(B, T, d_model)  # merge heads
-        return self.out_proj(out), weights
+    def forward(self, x, positions=None, mask=None, causal=False):  # x: (B, T, d_model), positions (T,)
+        self.positions = positions
+        return super().forward(x, mask=mask, causal=causal)

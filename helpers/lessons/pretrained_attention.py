@@ -51,7 +51,7 @@ def layer_attention(H, attn, num_heads=12):
     return torch.softmax(scores, dim=-1), v
 
 
-def head_panel(ax, n_tokens):
+def minilm_head_panel(ax, n_tokens):
     """One (T, T) heatmap drawn once; returns draw(tokens, w, title) that changes it in place."""
     im = ax.imshow(torch.zeros(n_tokens, n_tokens).numpy(), cmap="Blues", vmin=0, vmax=1)
     texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=7) for j in range(n_tokens)]
@@ -86,7 +86,7 @@ def head_explorer(maps):
     n_tokens = {len(tokens) for tokens, _, _ in maps.values()}
     assert len(n_tokens) == 1, "the explorer draws sentences of one length"
     fig, (ax, bars_ax) = plt.subplots(1, 2, figsize=(8.0, 3.8), dpi=80, width_ratios=(1.3, 1.0))
-    draw = head_panel(ax, n_tokens.pop())
+    draw = minilm_head_panel(ax, n_tokens.pop())
     kinds = ["[CLS]", "바로 앞", "자기 자신", "바로 다음", "[SEP]"]
     bars = bars_ax.bar(kinds, [0] * 5, color=["tab:gray", "tab:blue", "tab:green", "tab:orange", "tab:gray"])
     bars_ax.set_ylim(0, 1)

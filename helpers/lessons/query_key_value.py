@@ -4,21 +4,26 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
 import torch
+from helpers.lessons.weighted_average import softmax
 import torch.nn as nn
 
 
-def attention(q, k, v, mask=None):
-    """softmax(q kᵀ / √d_k) v; returns (output, weights). mask: bool, True = may attend."""
-    d_k = q.shape[-1]
-    scores = q @ k.transpose(-2, -1) / d_k**0.5              # (..., T_q, T_k), divided by √d_k
+def attention_scores(q, k, mask=None):
+    """q kᵀ / √d_k, with -inf where the boolean mask is False (True = may attend)."""
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5   # (..., T_q, T_k), divided by √d_k
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))   # blocked keys: weight exactly 0
-    weights = torch.softmax(scores, dim=-1)                 # (..., T_q, T_k), each row sums to 1
-    return weights @ v, weights                             # (..., T_q, d_v), (..., T_q, T_k)
+    return scores
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    """softmax(q kᵀ / √d_k) v with 01's softmax; returns (output, weights)."""
+    weights = softmax(attention_scores(q, k, mask), dim=-1)   # (..., T_q, T_k), each row sums to 1
+    return weights @ v, weights                               # (..., T_q, d_v), (..., T_q, T_k)
 
 
 class SelfAttention(nn.Module):
-    """One head of self-attention on (B, T, d_model): three projections, then attention()."""
+    """One head of self-attention on (B, T, d_model): three projections, then attention."""
 
     def __init__(self, d_model, d_k, d_v=None):
         super().__init__()
@@ -28,7 +33,7 @@ class SelfAttention(nn.Module):
 
     def forward(self, x, mask=None):                          # x: (B, T, d_model)
         q, k, v = self.w_q(x), self.w_k(x), self.w_v(x)       # (B, T, d_k), (B, T, d_k), (B, T, d_v)
-        return attention(q, k, v, mask)                       # (B, T, d_v), (B, T, T)
+        return scaled_dot_product_attention(q, k, v, mask)  # (B, T, d_v), (B, T, T)
 
 
 def query_explorer_figure(scores, tokens, n_panels=1, figsize=(8.0, 3.0)):

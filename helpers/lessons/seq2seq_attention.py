@@ -4,14 +4,19 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
 import torch
-from helpers.attention import padding_mask
 import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from helpers.lessons.weighted_average import softmax
 import numpy as np
 import torch.nn.functional as F
-import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from helpers.widgets import Explorer
+
+
+def padding_mask(lengths, t=None):  # (B,) -> (B, T) boolean
+    """True at the first lengths[b] positions (real tokens), False at padding; t defaults to the longest."""
+    lengths = torch.as_tensor(lengths)
+    t = int(lengths.max()) if t is None else t
+    return torch.arange(t) < lengths[:, None]                                       # (B, T)
 
 
 PAD, BOS, FIRST = 0, 1, 2  # token ids; the letters A..T are 2..21
@@ -51,11 +56,11 @@ class Encoder(nn.Module):
         return states, fixed                             # states (B, T, 2H), zero at padding
 
 
-def attend(scores, values, mask=None):
+def attend_scores(scores, values, mask=None):
     """Softmax over the input positions, then the weighted sum of the values."""
     if mask is not None:                                 # mask (B, T): True = real token
         scores = scores.masked_fill(~mask, float("-inf"))  # e^-inf = 0: padding gets no weight
-    weights = torch.softmax(scores, dim=-1)              # (B, T), each row sums to 1
+    weights = softmax(scores, dim=-1)                    # (B, T), each row sums to 1
     context = (weights[:, None, :] @ values).squeeze(1)  # (B, 1, T) @ (B, T, d_v) -> (B, d_v)
     return context, weights
 
@@ -74,7 +79,7 @@ class AdditiveAttention(nn.Module):
         return self.v(hidden).squeeze(-1)                # (B, T)
 
     def forward(self, query, keys, values, mask=None):
-        return attend(self.scores(query, keys), values, mask)  # (B, d_v), (B, T)
+        return attend_scores(self.scores(query, keys), values, mask)  # (B, d_v), (B, T)
 
 
 class DotAttention(nn.Module):
@@ -89,7 +94,7 @@ class DotAttention(nn.Module):
         return (keys @ q[:, :, None]).squeeze(-1)        # (B, T, d_k) @ (B, d_k, 1) -> (B, T)
 
     def forward(self, query, keys, values, mask=None):
-        return attend(self.scores(query, keys), values, mask)  # (B, d_v), (B, T)
+        return attend_scores(self.scores(query, keys), values, mask)  # (B, d_v), (B, T)
 
 
 class Decoder(nn.Module):
@@ -294,6 +299,10 @@ def alignment_panels(ax_map, ax_bar, weights, src_labels, tgt_labels):
 
 def alignment_explorer(weights, src_labels, tgt_labels):
     """A slider over the decoder step; the frame and the bars follow it."""
+    import ipywidgets as widgets
+
+    from helpers.widgets import Explorer
+
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.3), dpi=80)
     update = alignment_panels(*axes, weights, src_labels, tgt_labels)
     fig.tight_layout()

@@ -3,16 +3,21 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-import ipywidgets as widgets
+from helpers.lessons.weighted_average import softmax
+import torch
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 
-def softmax_t(z, tau):  # z (..., T), tau a number or a tensor broadcastable to z -> (..., T)
-    """softmax(z / tau) along the last axis; the max is subtracted before dividing by tau."""
-    e = torch.exp((z - z.amax(dim=-1, keepdim=True)) / tau)   # (..., T), the largest entry is e^0 = 1
-    return e / e.sum(dim=-1, keepdim=True)                      # (..., T), each row sums to 1
+def softmax_t(z, tau, dim=-1):  # z (..., T), tau a number or a tensor broadcastable to z -> (..., T)
+    """softmax(z / tau) with 01's softmax; the max is subtracted before dividing by tau."""
+    shifted = z - z.amax(dim=dim, keepdim=True)   # (..., T), every entry <= 0: a tiny tau cannot overflow
+    return softmax(shifted / tau, dim=dim)        # (..., T), each slice sums to 1
+
+
+def entropy(weights, dim=-1):  # (..., T) -> (...)
+    """-Σ w log w in nats along dim, with 0·log 0 = 0."""
+    return 0.0 - torch.special.xlogy(weights, weights).sum(dim=dim)   # 0.0 - x turns -0.0 into 0.0
 
 
 def temperature_panels(ax_map, ax_row, scores, tokens, row, fixed_labels=True):
@@ -43,7 +48,7 @@ def temperature_panels(ax_map, ax_row, scores, tokens, row, fixed_labels=True):
         image.set_data(w.numpy())
         for bar, h in zip(bars, w[row].tolist()):
             bar.set_height(h)
-        h_row = -torch.special.xlogy(w[row], w[row]).sum()  # entropy of the highlighted row
+        h_row = entropy(w[row])                             # entropy of the highlighted row
         map_title.set_text(f"어텐션 가중치, τ = {tau:.3g}")
         row_title.set_text(f"'{tokens[row]}' 행: 엔트로피 {h_row:.2f}, 최대 {w[row].max():.2f}")
         return w.numpy()
@@ -53,6 +58,8 @@ def temperature_panels(ax_map, ax_row, scores, tokens, row, fixed_labels=True):
 
 def temperature_explorer(scores, tokens, row, tau=1.0):
     """One log-scale τ slider (0.001 .. 10) over the attention map and one row's weights."""
+    import ipywidgets as widgets
+
     from helpers.widgets import Explorer
 
     # Fixed margins, no layout engine: tight/constrained layout would add a second full draw to every frame.

@@ -3,13 +3,12 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
 
-def stable_softmax(z, dim=-1):  # (..., T) -> (..., T)
+def softmax(z, dim=-1):  # (..., T) -> (..., T)
     """softmax(z) = exp(z - max z) / sum exp(z - max z): the largest exponent is e^0 = 1."""
     shifted = z - z.amax(dim=dim, keepdim=True)   # (..., T), every entry <= 0
     e = torch.exp(shifted)                         # (..., T), in (0, 1]
@@ -29,7 +28,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
 
     def update(scores):
         s = torch.as_tensor(scores, dtype=torch.float64)   # (n,)
-        w = stable_softmax(s)                               # (n,)
+        w = softmax(s)                                      # (n,)
         for bar, si in zip(score_bars, s.tolist()):
             bar.set_height(si)
             bar.set_color("tab:red" if si < 0 else "tab:gray")
@@ -45,6 +44,8 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
 
 def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
     """One slider per score; the figure is built once and follows the hand while dragging."""
+    import ipywidgets as widgets
+
     from helpers.widgets import Explorer
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.0))

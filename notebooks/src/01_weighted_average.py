@@ -25,7 +25,6 @@ import torch
 import torch.nn.functional as F
 
 from helpers import seed_everything, setup
-from helpers.attention import scaled_dot_product_attention, softmax
 from helpers.exercises import check
 from helpers.plots import attention_heatmap, weight_bars
 
@@ -155,12 +154,12 @@ assert (naive < 0).any() and (naive > 1).any()
 # 성질 네 가지를 계산으로 확인합니다: ① 모든 가중치가 양수, ② 합이 1, ③ 점수의 순서를 유지, ④ 모든 점수에 같은 수를 더해도 결과가 같음.
 
 # %%
-weights = softmax(scores)
+weights = torch.softmax(scores, dim=-1)   # PyTorch's softmax; we write our own in a moment
 print("소프트맥스 가중치:", weights)
 assert (weights > 0).all()                                 # ①
 assert torch.isclose(weights.sum(), torch.tensor(1.0))     # ②
 assert torch.equal(weights.argsort(), scores.argsort())    # ③
-assert torch.allclose(softmax(scores + 100.0), weights)    # ④
+assert torch.allclose(torch.softmax(scores + 100.0, dim=-1), weights)    # ④
 
 # %% [markdown]
 # ### 점수가 커지면: 한 곳으로 쏠린다
@@ -169,8 +168,8 @@ assert torch.allclose(softmax(scores + 100.0), weights)    # ④
 
 # %%
 for k in [1, 5, 20]:
-    print(f"점수 × {k:>2}: 가중치 = {softmax(scores * k).numpy().round(4)}")
-assert softmax(scores * 20).max() > 0.9999
+    print(f"점수 × {k:>2}: 가중치 = {torch.softmax(scores * k, dim=-1).numpy().round(4)}")
+assert torch.softmax(scores * 20, dim=-1).max() > 0.9999
 
 # %% [markdown]
 # ### 큰 점수에서 넘치는 지수
@@ -192,7 +191,7 @@ assert torch.isnan(textbook).all()
 # 이제 가장 큰 지수는 $e^0 = 1$이라 넘칠 수 없고, 분모는 1 이상이라 0이 될 수 없습니다. 이 과정에서 쓸 소프트맥스를 직접 적습니다. 마지막 축을 따라 계산하므로 행렬(쿼리마다 한 행)에도 그대로 쓸 수 있습니다.
 
 # %% tags=["save"]
-def stable_softmax(z, dim=-1):  # (..., T) -> (..., T)
+def softmax(z, dim=-1):  # (..., T) -> (..., T)
     """softmax(z) = exp(z - max z) / sum exp(z - max z): the largest exponent is e^0 = 1."""
     shifted = z - z.amax(dim=dim, keepdim=True)   # (..., T), every entry <= 0
     e = torch.exp(shifted)                         # (..., T), in (0, 1]
@@ -200,17 +199,16 @@ def stable_softmax(z, dim=-1):  # (..., T) -> (..., T)
 
 
 # %% slideshow={"slide_type": "subslide"}
-print("stable_softmax:", stable_softmax(big))
+print("softmax:", softmax(big))
 print("최댓값을 뺀 점수:", (big - big.max()).tolist(), "→ 지수", torch.exp(big - big.max()))
 
-# Same result as the course's hardened softmax and as PyTorch's, on small, huge and batched scores.
+# Same result as PyTorch's softmax, on small, huge and batched scores.
 seed_everything(0)
 batch = torch.randn(2, 3, 5) * 50                  # (B, T_q, T_k)
 for z in [scores, big, -big, batch]:
-    torch.testing.assert_close(stable_softmax(z), softmax(z))
-    torch.testing.assert_close(stable_softmax(z), torch.softmax(z, dim=-1))
-torch.testing.assert_close(stable_softmax(batch).sum(dim=-1), torch.ones(2, 3))
-print("stable_softmax = helpers.attention.softmax = torch.softmax: float32 반올림 범위(assert_close) 안에서 같음")
+    torch.testing.assert_close(softmax(z), torch.softmax(z, dim=-1))
+torch.testing.assert_close(softmax(batch).sum(dim=-1), torch.ones(2, 3))
+print("softmax = torch.softmax: float32 반올림 범위(assert_close) 안에서 같음")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "softmax(z) = softmax(z − max z)"가 왜 성립하는지 칠판에 한 줄로 보여 주세요: 분자와 분모에 똑같이 $e^{-\max z}$가 곱해질 뿐입니다. 이 한 줄이 모든 딥러닝 라이브러리의 소프트맥스 구현에 들어 있습니다. `-big`(모두 −1000 근처)에서는 반대로 모든 지수가 0으로 사라져 0/0이 되는데, 같은 한 줄이 그 경우도 고칩니다.
@@ -230,10 +228,9 @@ area_scores = torch.tensor([1.0, 0.5, 2.0, -1.0])
 print("영역별 백분율:", area_percent.tolist())
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# 아래 접힌 셀은 슬라이더 그림을 만드는 코드입니다. 그림을 **한 번만** 만들고, 슬라이더가 움직이면 막대 높이·글자·제목만 바꿉니다(`stable_softmax`로 가중치 계산). 그래서 끄는 동안에도 그림이 손을 따라옵니다.
+# 아래 접힌 셀은 슬라이더 그림을 만드는 코드입니다. 그림을 **한 번만** 만들고, 슬라이더가 움직이면 막대 높이·글자·제목만 바꿉니다(`softmax`로 가중치 계산). 그래서 끄는 동안에도 그림이 손을 따라옵니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -252,7 +249,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
 
     def update(scores):
         s = torch.as_tensor(scores, dtype=torch.float64)   # (n,)
-        w = stable_softmax(s)                               # (n,)
+        w = softmax(s)                                      # (n,)
         for bar, si in zip(score_bars, s.tolist()):
             bar.set_height(si)
             bar.set_color("tab:red" if si < 0 else "tab:gray")
@@ -268,6 +265,8 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
 
 def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
     """One slider per score; the figure is built once and follows the hand while dragging."""
+    import ipywidgets as widgets
+
     from helpers.widgets import Explorer
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.0))
@@ -314,7 +313,7 @@ assert results["수학만 3"].argmax() == 2 and round(results["수학만 3"].max
 assert round(sums["수학만 3"], 2) == 76.65 and abs(sums["수학만 3"] - 76) < abs(sums["모든 점수 0"] - 76)
 assert results["처음 점수 × 3"].max() > softmax(area_scores).max().item()
 assert 0 < results["처음 점수 × 3"][3] < 5e-4
-np.testing.assert_allclose(explorer.last, stable_softmax(area_scores.double()).numpy())   # the slider's first frame
+np.testing.assert_allclose(explorer.last, softmax(area_scores.double()).numpy())   # the slider's first frame
 
 # %% [markdown]
 # ## 5. 첫 어텐션 계산
@@ -324,7 +323,7 @@ np.testing.assert_allclose(explorer.last, stable_softmax(area_scores.double()).n
 # $$\alpha_i = \mathrm{softmax}_i\!\left(\frac{q \cdot k_i}{\sqrt{d_k}}\right), \qquad \text{출력} = \sum_i \alpha_i v_i$$
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 손으로 한 계산(`stable_softmax`), `helpers`의 구현, PyTorch의 구현이 같은 값을 내는지 봅니다.
+# 손으로 한 계산(위의 `softmax`)과 PyTorch의 구현(`F.scaled_dot_product_attention`, 가중치는 `torch.softmax`)이 같은 값을 내는지 봅니다.
 
 # %%
 seed_everything(1)
@@ -333,14 +332,13 @@ k = torch.randn(3, 4)   # (T_k=3, d_k=4): three keys
 v = torch.randn(3, 2)   # (T_k=3, d_v=2): three values
 
 d_k = q.shape[-1]
-by_hand_weights = stable_softmax(q @ k.T / math.sqrt(d_k))   # step 1: weights (1, 3)
+by_hand_weights = softmax(q @ k.T / math.sqrt(d_k))   # step 1: weights (1, 3)
 by_hand = by_hand_weights @ v                                 # step 2: weighted sum (1, 2)
-out, attn = scaled_dot_product_attention(q, k, v)
-print("가중치:", attn)
-print("출력:", out)
-torch.testing.assert_close(attn, by_hand_weights)
-torch.testing.assert_close(out, by_hand)
-torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
+out = F.scaled_dot_product_attention(q, k, v)                # PyTorch: (1, 2)
+print("가중치:", by_hand_weights)
+print("출력:", by_hand)
+torch.testing.assert_close(by_hand_weights, torch.softmax(q @ k.T / math.sqrt(d_k), dim=-1))
+torch.testing.assert_close(by_hand, out)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고 **각 행의 합이 1**입니다. 이 그림을 어텐션 맵(attention map)이라 부릅니다. 여기서는 같은 벡터 `x`를 쿼리·키·밸류로 모두 쓰는데, 이 예에서는 자기 자신과의 내적 $\lVert x_i \rVert^2$가 가장 커서 대각선이 진합니다(더 긴 벡터와의 내적이 더 클 수도 있어서 늘 그렇지는 않습니다).
@@ -349,7 +347,7 @@ torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
 seed_everything(2)
 tokens = ["나는", "학생", "이다"]
 x = torch.randn(3, 4)                        # (T=3, d=4): the same tokens give q, k and v
-out, attn = scaled_dot_product_attention(x, x, x)
+attn = softmax(x @ x.T / math.sqrt(x.shape[-1]))   # (T, T): row i = weights of query i
 fig, ax = plt.subplots(figsize=(4.6, 2.5))
 attention_heatmap(attn, tokens, tokens, ax=ax, title="어텐션 가중치 (행의 합 = 1)")
 plt.show()
@@ -378,10 +376,10 @@ def weighted_average(values, weights):
 check("01-1", weighted_average)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **01-2.** 분류 모델의 손실(05번의 지식 증류도 마찬가지)에는 가중치가 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다. 먼저 **예측**해 보세요: 안정된 `stable_softmax`에 로그를 씌운 `torch.log(stable_softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 아래 셀을 실행해 예측을 확인한 뒤, 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`으로 구현하세요. (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
+# **01-2.** 분류 모델의 손실(05번의 지식 증류도 마찬가지)에는 가중치가 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다. 먼저 **예측**해 보세요: 안정된 `softmax`에 로그를 씌운 `torch.log(softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 아래 셀을 실행해 예측을 확인한 뒤, 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`으로 구현하세요. (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
 
 # %%
-print(torch.log(stable_softmax(torch.tensor([-1000.0, 0.0, 1000.0]))))   # predict first, then run
+print(torch.log(softmax(torch.tensor([-1000.0, 0.0, 1000.0]))))   # predict first, then run
 
 
 def my_log_softmax(z):
@@ -430,7 +428,7 @@ check("01-3", my_scores)
 # | 어텐션 = ① 가중치 계산 ② 밸류의 가중합 | 출력이 밸류의 볼록 결합 |
 # | 소프트맥스: 양수, 합 1, 순서 유지, 평행이동 불변 | 네 성질을 assert |
 # | 큰 점수 차이 → 한 키로 쏠림; 큰 점수 → 지수 넘침 | ×20에서 최대 가중치 > 0.9999; float32는 $e^{88.73}$ = inf |
-# | 최댓값을 빼는 `stable_softmax`는 넘치지 않는다 | `helpers`·PyTorch의 소프트맥스와 같음 (±1000, 배치 입력에서 assert) |
-# | 어텐션: 손 계산 = `helpers` = PyTorch | `assert_close` 세 번 |
+# | 최댓값을 빼는 `softmax`는 넘치지 않는다 | PyTorch의 소프트맥스와 같음 (±1000, 배치 입력에서 assert) |
+# | 어텐션: 손 계산 = PyTorch | `assert_close` 두 번 |
 #
 # 다음 노트북(02)에서는 가중치를 **학습된 모델이 계산**하는 첫 사례, seq2seq 번역 모델의 어텐션을 직접 학습시켜 봅니다.

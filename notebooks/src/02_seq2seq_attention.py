@@ -23,9 +23,9 @@ import torch
 import torch.nn.functional as F
 
 from helpers import seed_everything, setup
-from helpers.attention import padding_mask, scaled_dot_product_attention
 from helpers.data import load_json, load_tensor_dict
 from helpers.exercises import check
+from helpers.lessons.weighted_average import softmax
 from helpers.plots import attention_heatmap
 
 setup()
@@ -41,13 +41,20 @@ setup()
 # - **정답 정렬을 미리 압니다.** 길이 $L$인 입력에서 출력 $t$번째 글자는 입력 $L-1-t$번째 글자입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 길이가 다른 시퀀스를 한 배치로 묶으려고 짧은 시퀀스 뒤를 패딩(`·`)으로 채우고, 어느 칸이 진짜 글자인지는 과정 공통의 `helpers.attention.padding_mask`(True = 진짜 토큰)로 표시합니다.
+# 길이가 다른 시퀀스를 한 배치로 묶으려고 짧은 시퀀스 뒤를 패딩(`·`)으로 채우고, 어느 칸이 진짜 글자인지는 아래의 `padding_mask`(True = 진짜 토큰)로 표시합니다. 이 마스크는 뒤의 노트북들(09번의 마스크 등)에서도 그대로 씁니다.
 
 # %% tags=["save"]
 import torch
 
-from helpers.attention import padding_mask
 
+def padding_mask(lengths, t=None):  # (B,) -> (B, T) boolean
+    """True at the first lengths[b] positions (real tokens), False at padding; t defaults to the longest."""
+    lengths = torch.as_tensor(lengths)
+    t = int(lengths.max()) if t is None else t
+    return torch.arange(t) < lengths[:, None]                                       # (B, T)
+
+
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 PAD, BOS, FIRST = 0, 1, 2  # token ids; the letters A..T are 2..21
 NUM_SYMBOLS = 20
 
@@ -145,14 +152,17 @@ torch.testing.assert_close(fixed[short, 64:], states[short, 0, 64:])            
 # 원문들은 소프트맥스를 거친 $\alpha$도 "Attention Score"라고 부르지만, 이 과정에서는 소프트맥스 전의 $e$를 점수, 후의 $\alpha$를 가중치라고 구분합니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 점수 함수가 무엇이든, 점수에서 가중합까지는 같습니다. 그 공통 부분이 `attend`입니다. 패딩 칸은 점수를 $-\infty$로 바꿔 $e^{-\infty} = 0$의 가중치를 받습니다.
+# 점수 함수가 무엇이든, 점수에서 가중합까지는 같습니다. 그 공통 부분이 `attend_scores`입니다(소프트맥스는 01번의 `softmax`). 패딩 칸은 점수를 $-\infty$로 바꿔 $e^{-\infty} = 0$의 가중치를 받습니다.
 
 # %% tags=["save"]
-def attend(scores, values, mask=None):
+from helpers.lessons.weighted_average import softmax
+
+
+def attend_scores(scores, values, mask=None):
     """Softmax over the input positions, then the weighted sum of the values."""
     if mask is not None:                                 # mask (B, T): True = real token
         scores = scores.masked_fill(~mask, float("-inf"))  # e^-inf = 0: padding gets no weight
-    weights = torch.softmax(scores, dim=-1)              # (B, T), each row sums to 1
+    weights = softmax(scores, dim=-1)                    # (B, T), each row sums to 1
     context = (weights[:, None, :] @ values).squeeze(1)  # (B, 1, T) @ (B, T, d_v) -> (B, d_v)
     return context, weights
 
@@ -178,7 +188,7 @@ class AdditiveAttention(nn.Module):
         return self.v(hidden).squeeze(-1)                # (B, T)
 
     def forward(self, query, keys, values, mask=None):
-        return attend(self.scores(query, keys), values, mask)  # (B, d_v), (B, T)
+        return attend_scores(self.scores(query, keys), values, mask)  # (B, d_v), (B, T)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 점수 함수 2: 내적 어텐션
@@ -198,7 +208,7 @@ class DotAttention(nn.Module):
         return (keys @ q[:, :, None]).squeeze(-1)        # (B, T, d_k) @ (B, d_k, 1) -> (B, T)
 
     def forward(self, query, keys, values, mask=None):
-        return attend(self.scores(query, keys), values, mask)  # (B, d_v), (B, T)
+        return attend_scores(self.scores(query, keys), values, mask)  # (B, d_v), (B, T)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 길이 6과 4인 두 시퀀스(둘째 시퀀스의 마지막 두 칸은 패딩)로 두 모듈을 호출합니다. 모양은 같습니다: `(query (B, d_q), keys (B, T, d_k), values (B, T, d_v), mask (B, T))` → `(context (B, d_v), weights (B, T))`.
@@ -223,17 +233,15 @@ for w, ctx in ((w_add, ctx_add), (w_dot, ctx_dot)):
     torch.testing.assert_close(ctx, torch.einsum("bt,btd->bd", w, keys))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 패딩 칸의 가중치는 정확히 0이고, 남은 칸의 가중치 합이 1입니다. 내적 점수는 스케일 $1/\sqrt{d_k}$만 빼면 스케일드 닷프로덕트 어텐션(scaled dot-product attention)과 같은 계산입니다. 이 노트북의 `DotAttention`과 과정의 `helpers.attention.scaled_dot_product_attention`, PyTorch의 `F.scaled_dot_product_attention`이 같은 값을 내는지 확인합니다(PyTorch 쪽은 `scale=1.0`으로 나누지 않게 하고, 과정 쪽은 쿼리에 $\sqrt{d_k}$를 곱해 나눗셈을 상쇄합니다). 두 함수 모두 불리언 마스크에서 True가 "볼 수 있음"입니다.
+# 패딩 칸의 가중치는 정확히 0이고, 남은 칸의 가중치 합이 1입니다. 내적 점수는 스케일 $1/\sqrt{d_k}$만 빼면 스케일드 닷프로덕트 어텐션(scaled dot-product attention)과 같은 계산입니다. 이 노트북의 `DotAttention`과 PyTorch의 `F.scaled_dot_product_attention`이 같은 값을 내는지 확인합니다(PyTorch 쪽은 `scale=1.0`으로 나누지 않게 합니다). PyTorch의 불리언 마스크도 True가 "볼 수 있음"입니다.
 
 # %%
 q_proj = general.W(query).detach()[:, None, :]   # (B, 1, d_k): W q, one query per batch item
-d_k = keys.shape[-1]
-course_out, course_w = scaled_dot_product_attention(q_proj * d_k ** 0.5, keys, keys, mask[:, None, :])
-torch_out = F.scaled_dot_product_attention(q_proj, keys, keys, attn_mask=mask[:, None, :], scale=1.0)
-diff = max((ctx_dot - course_out[:, 0]).abs().max(), (w_dot - course_w[:, 0]).abs().max(),
-           (ctx_dot - torch_out[:, 0]).abs().max()).item()
+torch_out = F.scaled_dot_product_attention(q_proj, keys, keys, attn_mask=mask[:, None, :], scale=1.0)  # (B, 1, d_k)
+torch_w = torch.softmax((q_proj @ keys.transpose(1, 2))[:, 0].masked_fill(~mask, float("-inf")), dim=-1)  # (B, T)
+diff = max((ctx_dot - torch_out[:, 0]).abs().max(), (w_dot - torch_w).abs().max()).item()
 assert diff < 1e-12
-print("DotAttention = helpers.attention = torch SDPA: 최대 차이 < 1e-12 (float64 반올림 수준)")
+print("DotAttention = torch SDPA: 최대 차이 < 1e-12 (float64 반올림 수준)")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # > **원문 바로잡기**: [원문 002](../SOURCES.md)는 Bahdanau 등의 논문이 유사도를 "내적(Dot Product)"으로 구한다고 설명합니다. 그 논문의 점수는 위의 **가법** 점수 $v^\top\tanh(W s_{t-1} + U h_j)$이고, 내적 점수를 체계적으로 쓴 것은 같은 해의 Luong 등입니다. 둘은 실제로 다른 함수입니다: 쿼리가 영벡터이면 $q^\top k$나 $(Wq)^\top k$는 언제나 0이지만, 가법 점수는 $v^\top\tanh(W_k k_j)$로 키마다 다릅니다.
@@ -261,28 +269,27 @@ seed_everything(1)
 dec_state = torch.randn(1, 1, 4, dtype=torch.float64)    # (B=1, T=1, d): one decoder state
 enc_states = torch.randn(1, 6, 4, dtype=torch.float64)   # (B=1, T=6, d): six encoder states
 
-_, w_right = scaled_dot_product_attention(dec_state, enc_states, enc_states)   # Q = decoder, K = V = encoder
+w_right = softmax(dec_state @ enc_states.transpose(1, 2) / 2.0)   # (1, 1, 6): Q = decoder, K = V = encoder, √d = 2
 print("바른 역할: 가중치", tuple(w_right.shape), "=", w_right[0, 0].numpy().round(3))
-for name, fn in (("helpers.attention", scaled_dot_product_attention), ("torch SDPA", F.scaled_dot_product_attention)):
-    try:
-        fn(enc_states, dec_state, enc_states)                                   # Q = encoder, K = decoder, V = encoder
-    except (ValueError, RuntimeError) as err:
-        print(f"원문의 역할 ({name}): {type(err).__name__}, 키 {tuple(dec_state.shape)}와 밸류 {tuple(enc_states.shape)}의 길이가 다름")
+try:
+    F.scaled_dot_product_attention(enc_states, dec_state, enc_states)   # Q = encoder, K = decoder, V = encoder
+except RuntimeError as err:
+    print(f"원문의 역할 (torch SDPA): {type(err).__name__}, 키 {tuple(dec_state.shape)}와 밸류 {tuple(enc_states.shape)}의 길이가 다름")
 
 # %% slideshow={"slide_type": "skip"}
-for fn in (scaled_dot_product_attention, F.scaled_dot_product_attention):
-    try:
-        fn(enc_states, dec_state, enc_states)
-        raise AssertionError("the seed's roles should not compute")
-    except (ValueError, RuntimeError):
-        pass
+try:
+    F.scaled_dot_product_attention(enc_states, dec_state, enc_states)
+    raise AssertionError("the seed's roles should not compute")
+except RuntimeError:
+    pass
 torch.testing.assert_close(w_right.sum(), torch.tensor(1.0, dtype=torch.float64))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 모양을 맞추려고 밸류까지 디코더 상태로 바꾸면(Q = 인코더, K = V = 디코더) 계산은 되지만, 쿼리마다 키가 하나뿐이라 소프트맥스가 언제나 1을 내고 **고르는 일 자체가 사라집니다.** 출력은 디코더 상태의 복사본일 뿐 입력에서 아무것도 가져오지 않습니다.
 
 # %%
-out_swapped, w_swapped = scaled_dot_product_attention(enc_states, dec_state, dec_state)
+w_swapped = softmax(enc_states @ dec_state.transpose(1, 2) / 2.0)   # (1, 6, 1): one key per query
+out_swapped = F.scaled_dot_product_attention(enc_states, dec_state, dec_state)   # (1, 6, 4)
 print("Q = 인코더, K = V = 디코더: 가중치", tuple(w_swapped.shape), "→ 모두", w_swapped.unique().tolist())
 assert torch.equal(w_swapped, torch.ones(1, 6, 1, dtype=torch.float64)) and torch.equal(out_swapped, dec_state.expand(1, 6, 4))
 
@@ -423,10 +430,7 @@ def model_from_checkpoint(ckpt, dtype=torch.float64):
     return model.to(dtype).eval()
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-import ipywidgets as widgets
 import matplotlib.pyplot as plt
-
-from helpers.widgets import Explorer
 
 STYLE = {"none": ("어텐션 없음 (고정 문맥 벡터)", "tab:red", "o"),
          "additive": ("가법 어텐션 (Bahdanau)", "tab:blue", "s"),
@@ -518,6 +522,10 @@ def alignment_panels(ax_map, ax_bar, weights, src_labels, tgt_labels):
 
 def alignment_explorer(weights, src_labels, tgt_labels):
     """A slider over the decoder step; the frame and the bars follow it."""
+    import ipywidgets as widgets
+
+    from helpers.widgets import Explorer
+
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.3), dpi=80)
     update = alignment_panels(*axes, weights, src_labels, tgt_labels)
     fig.tight_layout()
@@ -904,7 +912,7 @@ assert pad_score > 1 and 0.18 < measured[0] < 0.2 and np.abs(measured - predicte
 # | 고정 문맥 벡터 하나는 병목이다 | 어텐션 없는 모델: 시퀀스 정확도 L=5에서 0.9 이상, L=16–20에서 0 (길이마다 200개); 직전 정답을 넣어 줘도 L=20 토큰 정확도 0.6 미만 |
 # | 어텐션 = 단계마다 새 문맥 벡터 $c_t = \sum_j \alpha_{tj} h_j$ | `Decoder.step`을 학습된 모델로 직접 불러 모델 전체의 가중치와 같음을 assert |
 # | 쿼리 = 디코더 상태, 키 = 밸류 = 인코더 은닉 상태 | 원문 002의 역할(키 = 디코더)은 키 1개·밸류 6개로 모양이 맞지 않아 계산되지 않음 (원문 바로잡기) |
-# | 가법 $v^\top\tanh(W_q q + W_k k)$ vs 내적 $(Wq)^\top k$ | 패딩 칸 가중치 0; `DotAttention` = `helpers.attention` = PyTorch SDPA; $q=0$에서 둘이 다름 (원문 바로잡기) |
+# | 가법 $v^\top\tanh(W_q q + W_k k)$ vs 내적 $(Wq)^\top k$ | 패딩 칸 가중치 0; `DotAttention` = PyTorch SDPA; $q=0$에서 둘이 다름 (원문 바로잡기) |
 # | 어텐션은 긴 입력에서도 버틴다 | 두 어텐션 모델: 길이 1–20의 시퀀스 정확도가 표본 200개에서 0.99 이상(95% 구간 하한 0.96), 새 표본 50개로는 0.98 이상; 파라미터는 15% 미만 더 많음 |
 # | 모델은 정렬을 스스로 배운다 | 반대 대각선: 최대 가중치가 $L-1-t$ 또는 오른쪽 이웃에 |
 # | 패딩 마스크는 빼먹을 수 없다 | 영벡터 키도 $e^{\text{점수}}$에 비례하는 가중치를 받음: 내적 모델은 예측대로 첫 단계 0.02, 가법 모델은 0.19 (02-3) |

@@ -26,7 +26,6 @@ import torch
 import torch.nn.functional as F
 
 from helpers import seed_everything, setup
-from helpers.attention import scaled_dot_product_attention as core_attention
 from helpers.data import load_json
 from helpers.exercises import check
 from helpers.widgets import Explorer
@@ -93,18 +92,24 @@ assert not torch.allclose(projected, projected.T)
 # %% tags=["save"]
 import torch
 
+from helpers.lessons.weighted_average import softmax
 
-def attention(q, k, v, mask=None):
-    """softmax(q kᵀ / √d_k) v; returns (output, weights). mask: bool, True = may attend."""
-    d_k = q.shape[-1]
-    scores = q @ k.transpose(-2, -1) / d_k**0.5              # (..., T_q, T_k), divided by √d_k
+
+def attention_scores(q, k, mask=None):
+    """q kᵀ / √d_k, with -inf where the boolean mask is False (True = may attend)."""
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5   # (..., T_q, T_k), divided by √d_k
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))   # blocked keys: weight exactly 0
-    weights = torch.softmax(scores, dim=-1)                 # (..., T_q, T_k), each row sums to 1
-    return weights @ v, weights                             # (..., T_q, d_v), (..., T_q, T_k)
+    return scores
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    """softmax(q kᵀ / √d_k) v with 01's softmax; returns (output, weights)."""
+    weights = softmax(attention_scores(q, k, mask), dim=-1)   # (..., T_q, T_k), each row sums to 1
+    return weights @ v, weights                               # (..., T_q, d_v), (..., T_q, T_k)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 배치 2개, 헤드 3개, 토큰 5개짜리 입력에 두 번째 문장은 길이가 3뿐이라고 가정한 패딩 마스크와 인과 마스크(causal mask)를 함께 걸고, PyTorch의 함수와 과정의 핵심 모듈 `helpers.attention`과 비교합니다. 세 구현은 계산 순서가 조금씩 달라 반올림 오차만큼 다를 수 있으므로, 차이가 float64 반올림 수준(1e-12)보다 작은지를 확인합니다.
+# 배치 2개, 헤드 3개, 토큰 5개짜리 입력에 두 번째 문장은 길이가 3뿐이라고 가정한 패딩 마스크와 인과 마스크(causal mask)를 함께 걸고, PyTorch의 함수와 비교합니다. 두 구현은 계산 순서가 조금씩 달라 반올림 오차만큼 다를 수 있으므로, 차이가 float64 반올림 수준(1e-12)보다 작은지를 확인합니다.
 
 # %%
 seed_everything(1)
@@ -115,13 +120,11 @@ padding = (torch.arange(T) < lengths[:, None])[:, None, None, :]             # (
 causal = torch.ones(T, T, dtype=torch.bool).tril()                            # (T_q, T_k)
 mask = padding & causal                                                       # (B, 1, T_q, T_k)
 
-out, weights = attention(q, k, v, mask)
+out, weights = scaled_dot_product_attention(q, k, v, mask)
 torch_out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-core_out, core_weights = core_attention(q, k, v, mask)
 print("출력 모양", tuple(out.shape), " 가중치 모양", tuple(weights.shape))
 print("PyTorch와의 최대 차이 < 1e-12:", bool((out - torch_out).abs().max() < 1e-12))
-print("helpers.attention과의 최대 차이 < 1e-12:", bool((weights - core_weights).abs().max() < 1e-12))
-assert (out - torch_out).abs().max() < 1e-12 and (out - core_out).abs().max() < 1e-12
+assert (out - torch_out).abs().max() < 1e-12
 assert torch.all(weights[1, :, :, 3:] == 0)                 # padded keys get exactly zero weight
 assert torch.allclose(weights.sum(-1), torch.ones(B, H, T, dtype=torch.float64))
 
@@ -133,7 +136,7 @@ import torch.nn as nn
 
 
 class SelfAttention(nn.Module):
-    """One head of self-attention on (B, T, d_model): three projections, then attention()."""
+    """One head of self-attention on (B, T, d_model): three projections, then attention."""
 
     def __init__(self, d_model, d_k, d_v=None):
         super().__init__()
@@ -143,7 +146,7 @@ class SelfAttention(nn.Module):
 
     def forward(self, x, mask=None):                          # x: (B, T, d_model)
         q, k, v = self.w_q(x), self.w_k(x), self.w_v(x)       # (B, T, d_k), (B, T, d_k), (B, T, d_v)
-        return attention(q, k, v, mask)                       # (B, T, d_v), (B, T, T)
+        return scaled_dot_product_attention(q, k, v, mask)  # (B, T, d_v), (B, T, T)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 코드에서 짚을 곳은 세 줄입니다. `transpose(-2, -1)`(배치가 있어도 마지막 두 축만), `/ math.sqrt(d_k)`(04번 주제), `softmax(dim=-1)`(각 쿼리의 행이 합 1). 마스크의 True가 "볼 수 있음"이라는 것도 말해 두세요. `nn.MultiheadAttention`의 `attn_mask`는 반대로 True가 "가림"이라 07번에서 다시 나옵니다.
@@ -184,7 +187,7 @@ assert d_k == 4 and q_i @ k_i == stated["claimed_key_dim"]   # the seed's "3" is
 # 네 토큰 전체의 점수와 가중치입니다. 가정한 임베딩으로는 "I"가 자기 자신에게 주는 가중치가 0.149입니다.
 
 # %%
-ias_out, ias_w = attention(X_ias @ W_Q1, X_ias @ W_K1, X_ias @ W_V1)
+ias_out, ias_w = scaled_dot_product_attention(X_ias @ W_Q1, X_ias @ W_K1, X_ias @ W_V1)
 ias_scores = (X_ias @ W_Q1) @ (X_ias @ W_K1).T / 2                        # (4, 4) = QKᵀ/√4
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 2.5))
 sns.heatmap(ias_scores.numpy(), annot=True, fmt=".2f", cmap="Oranges", xticklabels=ias_tokens,
@@ -232,7 +235,7 @@ claims = {n: torch.tensor(c, dtype=torch.float64) if isinstance(c, list) else c 
 BAE, GOPASEO = tokens.index("배"), tokens.index("고파서")
 
 Q, K, V = X @ W_Q, X @ W_K, X @ W_V                 # (8, 4) each
-output, weights = attention(Q, K, V)                # (8, 4), (8, 8)
+output, weights = scaled_dot_product_attention(Q, K, V)   # (8, 4), (8, 8)
 scores = Q @ K.T / math.sqrt(4)                     # (8, 8)
 print(f"Q[0,0] 손 계산: 0.1·0.5 + 0.2·0.2 + 0.1·0.1 + 0.3·0.3 = {0.1*0.5 + 0.2*0.2 + 0.1*0.1 + 0.3*0.3:.2f}")
 assert abs(Q[0, 0] - 0.19) < 1e-12
@@ -475,7 +478,7 @@ def chicken_example(c=3.0):
 
 # %%
 Xc, W_Qc, W_Kc, W_Vc = chicken_example(3.0)
-ch_out, ch_w = attention(Xc @ W_Qc, Xc @ W_Kc, Xc @ W_Vc)            # (8, 5), (8, 8)
+ch_out, ch_w = scaled_dot_product_attention(Xc @ W_Qc, Xc @ W_Kc, Xc @ W_Vc)   # (8, 5), (8, 8)
 ch_scores = (Xc @ W_Qc) @ (Xc @ W_Kc).T / math.sqrt(2)               # (8, 8)
 EAT, CHICKEN, HUNGRY = (CHICKEN_TOKENS.index(t) for t in ("먹었다", "치킨을", "고파서"))
 print(f"점수: 먹었다→치킨을 {ch_scores[EAT, CHICKEN]:.2f},  치킨을→먹었다 {ch_scores[CHICKEN, EAT]:.2f}")
@@ -603,12 +606,12 @@ h_enc = torch.randn(len(src), 4)           # (T_k=4, d_model=4) encoder states
 h_dec = torch.randn(len(tgt), 4)           # (T_q=3, d_model=4) decoder states
 w_q, w_k, w_v = (torch.randn(4, 4) / 2 for _ in range(3))
 
-cross_out, cross_w = attention(h_dec @ w_q, h_enc @ w_k, h_enc @ w_v)   # (3, 4), (3, 4)
-self_out, self_w = attention(h_enc @ w_q, h_enc @ w_k, h_enc @ w_v)     # (4, 4), (4, 4)
+cross_out, cross_w = scaled_dot_product_attention(h_dec @ w_q, h_enc @ w_k, h_enc @ w_v)  # (3, 4), (3, 4)
+self_out, self_w = scaled_dot_product_attention(h_enc @ w_q, h_enc @ w_k, h_enc @ w_v)    # (4, 4), (4, 4)
 print("크로스: 가중치", tuple(cross_w.shape), " 출력", tuple(cross_out.shape))
 print("셀프(인코더): 가중치", tuple(self_w.shape), " 출력", tuple(self_out.shape))
 try:
-    attention(h_dec @ w_q, h_enc @ w_k, h_dec @ w_v)                    # 4 keys but 3 values
+    scaled_dot_product_attention(h_dec @ w_q, h_enc @ w_k, h_dec @ w_v)   # 4 keys but 3 values
 except RuntimeError as err:
     print("키 4개, 밸류 3개:", type(err).__name__)
 assert cross_w.shape == (3, 4) and self_w.shape == (4, 4)
@@ -618,7 +621,7 @@ torch.testing.assert_close(cross_out, F.scaled_dot_product_attention(h_dec @ w_q
 # 크로스 어텐션의 출력은 **인코더 밸류**의 가중합입니다. 디코더 상태는 쿼리를 통해 가중치에만 영향을 주므로, 디코더 상태를 바꿔도 출력은 여전히 인코더 밸류들의 볼록 결합(convex combination)입니다. 상태와 행렬이 무작위이므로 아래 가중치 패턴에는 의미가 없습니다(학습된 정렬(alignment)은 02번에서 보았습니다).
 
 # %%
-other_out, other_w = attention(torch.randn(3, 4) @ w_q, h_enc @ w_k, h_enc @ w_v)
+other_out, other_w = scaled_dot_product_attention(torch.randn(3, 4) @ w_q, h_enc @ w_k, h_enc @ w_v)
 v_enc = h_enc @ w_v                                                  # (T_k, d_v)
 inside = (other_out >= v_enc.min(0).values - 1e-6) & (other_out <= v_enc.max(0).values + 1e-6)
 print("다른 디코더 상태에서도 출력이 인코더 밸류의 범위 안:", bool(inside.all()))
@@ -647,7 +650,7 @@ plt.show()
 #
 # 각 문제는 `check("03-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **03-1.** 입력 `X` $(T, d_{\text{model}})$와 세 행렬을 받아 `(output, weights)`를 돌려주는 셀프 어텐션을 완성하세요. 2절의 `attention`은 쓰지 말고 직접 쓰세요.
+# **03-1.** 입력 `X` $(T, d_{\text{model}})$와 세 행렬을 받아 `(output, weights)`를 돌려주는 셀프 어텐션을 완성하세요. 2절의 `scaled_dot_product_attention`은 쓰지 말고 직접 쓰세요.
 
 # %%
 def self_attention(X, W_Q, W_K, W_V):
@@ -682,7 +685,7 @@ def cross_attention(dec, enc, W_Q, W_K, W_V):
 check("03-2", cross_attention)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **03-3.** 6절의 설계한 예제에서 "먹었다"가 "치킨을"에 주는 가중치가 **정확히 0.9**(±0.001)가 되는 세기 `c`를 구하세요. 먼저 종이에서 푸세요: "먹었다" 행의 점수는 "치킨을"에서 얼마이고 나머지 7개 키에서는 얼마인가요? 그 점수들의 소프트맥스가 0.9가 되는 조건을 $c$에 대한 식으로 풀고, 그다음 `chicken_example(c)`와 `attention`으로 확인하세요. (아주 큰 `c`는 통과하지 않습니다.)
+# **03-3.** 6절의 설계한 예제에서 "먹었다"가 "치킨을"에 주는 가중치가 **정확히 0.9**(±0.001)가 되는 세기 `c`를 구하세요. 먼저 종이에서 푸세요: "먹었다" 행의 점수는 "치킨을"에서 얼마이고 나머지 7개 키에서는 얼마인가요? 그 점수들의 소프트맥스가 0.9가 되는 조건을 $c$에 대한 식으로 풀고, 그다음 `chicken_example(c)`와 `scaled_dot_product_attention`으로 확인하세요. (아주 큰 `c`는 통과하지 않습니다.)
 
 # %%
 c = ...
@@ -694,7 +697,7 @@ check("03-3", c)
 # e^s / (e^s + 7) = 0.9  ⇒  s = ln(0.9 · 7 / 0.1) = ln 63  ⇒  c = sqrt(√2 · ln 63)
 c = math.sqrt(math.sqrt(2) * math.log(63))
 Xe, W_Qe, W_Ke, W_Ve = chicken_example(c)
-_, w_e = attention(Xe @ W_Qe, Xe @ W_Ke, Xe @ W_Ve)
+_, w_e = scaled_dot_product_attention(Xe @ W_Qe, Xe @ W_Ke, Xe @ W_Ve)
 print(f"c = {c:.4f}: 먹었다→치킨을 {w_e[CHICKEN_TOKENS.index('먹었다'), CHICKEN_TOKENS.index('치킨을')]:.4f}")
 
 check("03-3", c)
@@ -716,7 +719,7 @@ check("03-3", c)
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
 # | 쿼리·키를 따로 투영해야 점수가 비대칭이 될 수 있다 | $q=k=x$나 행렬 하나는 항상 대칭; 설계한 예제에서 먹었다→치킨을 0.99, 반대는 1/8 |
-# | 배치·마스크 어텐션 10줄이 PyTorch와 같다 | `F.scaled_dot_product_attention`, `helpers.attention`과 차이 < 1e-12 (float64) |
+# | 배치·마스크 어텐션 10줄이 PyTorch와 같다 | `F.scaled_dot_product_attention`과 차이 < 1e-12 (float64) |
 # | "I am a student": 곱셈과 1.5는 맞고, $d_k = 4$ | 3은 내적 값; 1.5는 가중치가 아니라 점수; 가정한 임베딩에서 1위는 자기 자신이 아니라 am 0.668 |
 # | 배 예제: 원문의 $Q, K, V$, 행 합, 출력, 결론이 틀렸다 | 최대 차이 0.11~0.12, "치킨을" 행 합 0.992, [0.73, 0.32]는 가중합으로 불가능 |
 # | 바르게 계산한 배 예제의 가중치는 거의 균등하다 | 모든 가중치가 1/8 ± 0.007, 1위는 "배" 자신, "고파서"는 7위 |

@@ -25,10 +25,12 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import seaborn as sns
 import torch
+import torch.nn.functional as F
 
 from helpers import seed_everything, setup
-from helpers.attention import scaled_dot_product_attention, softmax
 from helpers.exercises import check
+from helpers.lessons.query_key_value import scaled_dot_product_attention
+from helpers.lessons.weighted_average import softmax
 from helpers.widgets import Explorer
 
 setup()
@@ -160,8 +162,9 @@ print(f"q·k = {q_i @ k_i:.0f},  d_k = {d_k_i},  q·k/√d_k = {q_i @ k_i / math
 assert d_k_i == 4 and (q_i @ k_i).item() == 3.0
 try:
     scaled_dot_product_attention(torch.randn(2, 3), torch.randn(5, 4), torch.randn(5, 7))
-except ValueError as err:
-    print("d_q=3, d_k=4:", str(err).split(",")[0])
+    raise AssertionError("a dot product of lengths 3 and 4 should not compute")
+except RuntimeError as err:
+    print("d_q=3, d_k=4:", type(err).__name__, "(길이가 다른 두 벡터의 내적은 계산되지 않음)")
 out, _ = scaled_dot_product_attention(torch.randn(2, 4), torch.randn(5, 4), torch.randn(5, 7))
 print("d_k=4, d_v=7: 출력 모양", tuple(out.shape))
 assert out.shape == (2, 7)
@@ -169,7 +172,7 @@ assert out.shape == (2, 7)
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 "Key의 차원" 문제는 03번 노트북의 원문 바로잡기에서 이미 다뤘습니다. 키 $K_I = [1,0,1,1]$의 차원은 성분 수 **4**이고(3은 내적 값), 원문이 실제로 나눈 $\sqrt{4}$와 결과 1.5는 맞습니다. 위 셀은 그 값을 다시 확인할 뿐입니다.
 #
-# > **원문 바로잡기**: 원문 000은 $d_q$와 $d_k$가 "거의 같은게 관례"라고 씁니다. 점수가 **내적**이라면 쿼리와 키의 길이는 관례가 아니라 **반드시 같아야** 합니다. 길이가 다르면 내적이 정의되지 않습니다(위 셀의 `ValueError`). 다른 점수 함수라면 사정이 다릅니다. 02번의 가법 어텐션은 $q$와 $k$를 각자 다른 행렬로 투영한 뒤 더하므로 $d_q \ne d_k$여도 됩니다. 내적 어텐션에서도 길이가 달라도 되는 것은 밸류(value)의 차원 $d_v$입니다.
+# > **원문 바로잡기**: 원문 000은 $d_q$와 $d_k$가 "거의 같은게 관례"라고 씁니다. 점수가 **내적**이라면 쿼리와 키의 길이는 관례가 아니라 **반드시 같아야** 합니다. 길이가 다르면 내적이 정의되지 않습니다(위 셀의 `RuntimeError`). 다른 점수 함수라면 사정이 다릅니다. 02번의 가법 어텐션은 $q$와 $k$를 각자 다른 행렬로 투영한 뒤 더하므로 $d_q \ne d_k$여도 됩니다. 내적 어텐션에서도 길이가 달라도 되는 것은 밸류(value)의 차원 $d_v$입니다.
 
 # %% [markdown]
 # ## 4. 넓게 퍼진 점수가 소프트맥스에 하는 일: 포화
@@ -515,13 +518,12 @@ k = torch.randn(16, d_k)    # (T_k=16, d_k)
 v = torch.randn(16, 5)      # (T_k=16, d_v=5)
 raw_scores = q @ k.T        # (3, 16)
 
-by_division = softmax(raw_scores / math.sqrt(d_k))
-by_temperature = softmax(raw_scores, temperature=math.sqrt(d_k))
-out, attn = scaled_dot_product_attention(q, k, v)
-torch.testing.assert_close(by_division, by_temperature)
+by_temperature = softmax(raw_scores / math.sqrt(d_k))   # softmax(z / τ) with τ = √d_k
+out, attn = scaled_dot_product_attention(q, k, v)        # 03's attention
 torch.testing.assert_close(attn, by_temperature)
 torch.testing.assert_close(out, by_temperature @ v)
-print(f"softmax(q·k/√{d_k}) = softmax(q·k, τ={math.sqrt(d_k):.0f}) = 어텐션 가중치: 세 값이 같습니다.")
+torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
+print(f"softmax(q·k / τ), τ={math.sqrt(d_k):.0f} = 03번 어텐션의 가중치, 출력 = PyTorch SDPA: 모두 같습니다.")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 다른 온도를 고르면 어떻게 될까요? $d_k = 256$에서 $\tau = 1$(나누지 않음), $\tau = \sqrt{d_k} = 16$, $\tau = d_k = 256$(너무 많이 나눔)을 4절과 같은 방법으로 비교합니다.
@@ -613,7 +615,7 @@ check("04-3", my_jacobian)
 # | 나누지 않으면 포화 → 기울기 소실 | $d_k$ 4 → 1024: 엔트로피 계속 감소, 포화 비율 > 70%, $\|J\|$ 중앙값 1000분의 1 미만 |
 # | $d_k = 64$의 문제는 분포 | 키 16개: 중앙값은 오히려 큼, 29%의 행이 포화(기울기 < 0.1인 행 23%, < 0.01인 행 12%); 키 4개면 중앙값도 나눈 쪽의 4분의 1 미만 |
 # | 나누면 $d_k$와 무관 | 엔트로피·최대 가중치·$\|J\|$·$\|\partial L/\partial q\|$의 최대/최소 비 < 1.05–1.3 |
-# | $1/\sqrt{d_k}$ = 고정 온도 $\tau=\sqrt{d_k}$ | `softmax(s/√d_k)` = `softmax(s, temperature=√d_k)` = 어텐션 가중치; $\tau=d_k$는 너무 평평 |
+# | $1/\sqrt{d_k}$ = 고정 온도 $\tau=\sqrt{d_k}$ | `softmax(s/τ)`, τ = √d_k = 03번 어텐션의 가중치 = PyTorch SDPA; $\tau=d_k$는 너무 평평 |
 # | 원문 바로잡기 | "Key의 차원은 3" → 4 (03번에서 다룬 것을 다시 확인); $[0.95, 0.02, 0.03]$ → $[0.958, 0.020, 0.023]$ (부드럽지 않음) |
 #
 # 다음 노트북(05)에서는 온도 $\tau$를 직접 움직이며 $\tau \to 0$과 $\tau \to \infty$의 극한을 봅니다.

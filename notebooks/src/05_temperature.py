@@ -26,9 +26,9 @@ import numpy as np
 import torch
 
 from helpers import seed_everything, setup
-from helpers.attention import entropy, scaled_dot_product_attention, softmax
 from helpers.data import load_json
 from helpers.exercises import check
+from helpers.lessons.query_key_value import scaled_dot_product_attention
 from helpers.plots import weight_bars
 
 setup()
@@ -45,17 +45,20 @@ setup()
 # - $e^{z/\tau}$는 $z$에 대해 증가 함수이므로 **가중치의 순서는 어떤 τ에서도 같습니다.** 바뀌는 것은 쏠림의 정도뿐입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 코드로는 01번의 `stable_softmax`에 나눗셈 하나가 더해집니다. 최댓값을 **τ로 나누기 전에** 빼므로, τ가 아주 작아도 가장 큰 지수는 $e^0 = 1$입니다. `tau`가 텐서여도 브로드캐스팅으로 여러 온도를 한 번에 계산합니다(4절에서 씁니다).
+# 코드로는 01번의 `softmax`에 나눗셈 하나가 더해집니다. 최댓값을 **τ로 나누기 전에** 빼므로, τ가 아주 작아도 가장 큰 지수는 $e^0 = 1$입니다. `tau`가 텐서여도 브로드캐스팅으로 여러 온도를 한 번에 계산합니다(4절에서 씁니다).
 
 # %% tags=["save"]
-def softmax_t(z, tau):  # z (..., T), tau a number or a tensor broadcastable to z -> (..., T)
-    """softmax(z / tau) along the last axis; the max is subtracted before dividing by tau."""
-    e = torch.exp((z - z.amax(dim=-1, keepdim=True)) / tau)   # (..., T), the largest entry is e^0 = 1
-    return e / e.sum(dim=-1, keepdim=True)                      # (..., T), each row sums to 1
+from helpers.lessons.weighted_average import softmax
+
+
+def softmax_t(z, tau, dim=-1):  # z (..., T), tau a number or a tensor broadcastable to z -> (..., T)
+    """softmax(z / tau) with 01's softmax; the max is subtracted before dividing by tau."""
+    shifted = z - z.amax(dim=dim, keepdim=True)   # (..., T), every entry <= 0: a tiny tau cannot overflow
+    return softmax(shifted / tau, dim=dim)        # (..., T), each slice sums to 1
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# [원문 004](../SOURCES.md)의 점수 `[2.0, 1.0, 0.5]`로 세 온도의 가중치를 계산하고, 그 결과가 과정의 핵심 구현(`helpers.attention.softmax`) 및 PyTorch와 같은지 확인합니다.
+# [원문 004](../SOURCES.md)의 점수 `[2.0, 1.0, 0.5]`로 세 온도의 가중치를 계산하고, 그 결과가 PyTorch와 같은지 확인합니다.
 
 # %%
 z = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
@@ -65,7 +68,6 @@ for tau, w in by_tau.items():
     print(f"τ = {tau}: z/τ = {(z / tau).tolist()}  가중치 = {w.numpy().round(4)}  합 = {w.sum():.4f}")
 
 for tau, w in by_tau.items():
-    torch.testing.assert_close(w, softmax(z, temperature=tau))     # the course's hardened softmax
     torch.testing.assert_close(w, torch.softmax(z / tau, dim=0))   # PyTorch
     assert torch.equal(w.argsort(), z.argsort())                   # the order never changes
 
@@ -165,6 +167,18 @@ q_rand = torch.randn(8, 64, dtype=torch.float64)   # (T, d_k): standard-normal q
 k_rand = torch.randn(8, 64, dtype=torch.float64)   # (T, d_k): standard-normal keys
 random_scores = q_rand @ k_rand.T / math.sqrt(64)  # (T, T)
 rows = {"원문 004 [2, 1, 0.5]": z, "'배' 행 (d_k = 4)": bae[2], "무작위 행 (d_k = 64)": random_scores[0]}
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 엔트로피는 과정 전체에서 이 함수 하나로 잽니다. $w \log w$를 그대로 계산하면 $w = 0$에서 $0 \cdot (-\infty)$ = NaN이 되므로, $0 \cdot \log 0 = 0$을 지키는 `torch.special.xlogy(w, w)`를 씁니다.
+
+# %% tags=["save"]
+import torch
+
+
+def entropy(weights, dim=-1):  # (..., T) -> (...)
+    """-Σ w log w in nats along dim, with 0·log 0 = 0."""
+    return 0.0 - torch.special.xlogy(weights, weights).sum(dim=dim)   # 0.0 - x turns -0.0 into 0.0
+
 
 # %% slideshow={"slide_type": "subslide"}
 def sweep(scores, taus):  # scores (T,), taus (n,) -> entropy (n,), max weight (n,)
@@ -279,7 +293,6 @@ assert tau_bae_09 < 0.01 and tau_all_09 < tau_bae_09
 # 아래 접힌 셀은 슬라이더 그림을 만드는 코드입니다. 그림을 한 번만 만들고, τ가 바뀌면 히트맵의 값(`set_data`)과 막대 높이, 제목만 바꿉니다. 색 눈금은 0~1로 고정해 평평한 맵은 정말 평평하게 보입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -313,7 +326,7 @@ def temperature_panels(ax_map, ax_row, scores, tokens, row, fixed_labels=True):
         image.set_data(w.numpy())
         for bar, h in zip(bars, w[row].tolist()):
             bar.set_height(h)
-        h_row = -torch.special.xlogy(w[row], w[row]).sum()  # entropy of the highlighted row
+        h_row = entropy(w[row])                             # entropy of the highlighted row
         map_title.set_text(f"어텐션 가중치, τ = {tau:.3g}")
         row_title.set_text(f"'{tokens[row]}' 행: 엔트로피 {h_row:.2f}, 최대 {w[row].max():.2f}")
         return w.numpy()
@@ -323,6 +336,8 @@ def temperature_panels(ax_map, ax_row, scores, tokens, row, fixed_labels=True):
 
 def temperature_explorer(scores, tokens, row, tau=1.0):
     """One log-scale τ slider (0.001 .. 10) over the attention map and one row's weights."""
+    import ipywidgets as widgets
+
     from helpers.widgets import Explorer
 
     # Fixed margins, no layout engine: tight/constrained layout would add a second full draw to every frame.
@@ -371,7 +386,7 @@ plt.show()
 for tau, w in maps.items():
     print(f"τ = {tau:<5} '배' 행: 최대 {w[2].max():.3f}, 엔트로피 {entropy(torch.from_numpy(w[2])).item():.3f}, "
           f"가장 많이 보는 키 '{tokens[int(w[2].argmax())]}'")
-assert np.allclose(maps[1.0], softmax(bae).numpy())
+assert np.allclose(maps[1.0], torch.softmax(bae, dim=-1).numpy())
 assert maps[1.0].max() < 0.14 and maps[0.003].min(axis=1).max() < 1e-3
 assert (maps[0.003].argmax(axis=1) == 2).all() and (maps[0.003].max(axis=1) > 0.9).all()
 np.testing.assert_allclose(explorer.last, maps[1.0])   # the slider's first frame is the τ = 1 map
@@ -400,14 +415,14 @@ assert maps[0.003][2, tokens.index("고파서")] < 1e-6
 #
 # $$\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) = \mathrm{softmax}_{\tau}\!\left(QK^\top\right), \qquad \tau = \sqrt{d_k}.$$
 #
-# 04번에서 본 것처럼 q·k의 분산은 d_k이므로, τ = √d_k는 점수 간격을 d_k와 상관없이 1 정도로 맞추는 **d_k에 따라 정해진 고정 온도**입니다. `scaled_dot_product_attention(..., temperature=t)`의 `t`는 그 위에 곱해져 전체 온도는 $t\sqrt{d_k}$가 됩니다.
+# 04번에서 본 것처럼 q·k의 분산은 d_k이므로, τ = √d_k는 점수 간격을 d_k와 상관없이 1 정도로 맞추는 **d_k에 따라 정해진 고정 온도**입니다. 03번의 `scaled_dot_product_attention`이 바로 온도 √d_k의 `softmax_t`이고, 점수를 τ = t로 한 번 더 나누면 전체 온도는 $t\sqrt{d_k}$가 됩니다(09번의 `masked_attention(..., temperature=t)`가 이 t입니다).
 
 # %%
+_, attn = scaled_dot_product_attention(Q, K, V)                # 03's attention: (T, T) weights
+torch.testing.assert_close(attn, softmax_t(Q @ K.T, math.sqrt(Q.shape[-1])))
 for t in [1.0, 0.1, 0.003]:
-    _, attn = scaled_dot_product_attention(Q, K, V, temperature=t)   # (T, T)
-    torch.testing.assert_close(attn, softmax_t(Q @ K.T, t * math.sqrt(Q.shape[-1])))
-    torch.testing.assert_close(attn, softmax_t(bae, t))
-print("scaled_dot_product_attention(temperature=t) == softmax_t(QKᵀ, t·√d_k): 확인")
+    torch.testing.assert_close(softmax_t(bae, t), softmax_t(Q @ K.T, t * math.sqrt(Q.shape[-1])))
+print("scaled_dot_product_attention = softmax_t(QKᵀ, √d_k), softmax_t(QKᵀ/√d_k, t) = softmax_t(QKᵀ, t·√d_k): 확인")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 원문 004는 d_k = 64일 때 점수 `[32, 1, 2]`를 √64 = 8로 나누는 예를 듭니다. 이것을 온도 8로 읽으면 바로 계산됩니다.
@@ -596,12 +611,12 @@ check("05-3", tau_half)
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | softmax(z/τ)는 순서를 지키고 쏠림만 바꾼다 | `softmax_t` = `helpers` = PyTorch, argsort 불변 |
+# | softmax(z/τ)는 순서를 지키고 쏠림만 바꾼다 | `softmax_t` = PyTorch, argsort 불변 |
 # | τ→0: 최댓값들이 똑같이 나눔, τ→∞: 균등 (1/τ 속도) | `[1, 3, 3, 0]` → `[0, 0.5, 0.5, 0]`; 1차 근사 일치 |
 # | 엔트로피는 τ에 대해 증가, 최대 가중치는 감소 | 로그 눈금 51점에서 단조성 assert |
 # | `[0.84, 0.11, 0.04]`는 "거의 하드"가 아니다 | 엔트로피 = log 3의 48%, e^H ≈ 1.69개 |
 # | "배" 맵: τ = 1에서 거의 균등, 0.9가 되려면 τ ≈ 0.0092 | 모든 행은 τ ≤ 0.0037; 순서는 그대로 ("고파서" 7위) |
-# | 1/√d_k = 고정 온도 √d_k | `scaled_dot_product_attention(temperature=t)` = softmax_t(QKᵀ, t√d_k) |
+# | 1/√d_k = 고정 온도 √d_k | 03의 `scaled_dot_product_attention` = softmax_t(QKᵀ, √d_k); 온도 t를 더하면 t√d_k |
 # | 증류의 온도는 교사의 출력 로짓에; 기울기 ∝ 1/τ² | 기울기 비 (τ = 8 대 16) ≈ 4 |
 # | 샘플링: τ가 클수록 다양하다 | 표본 엔트로피가 τ에 대해 증가 |
 #

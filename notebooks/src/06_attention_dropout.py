@@ -29,7 +29,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from helpers import seed_everything, setup
-from helpers.attention import MultiHeadAttention, scaled_dot_product_attention
 from helpers.data import load_json
 from helpers.exercises import check
 from helpers.widgets import Explorer
@@ -47,6 +46,9 @@ setup()
 import numpy as np
 import torch
 
+from helpers.lessons.query_key_value import attention_scores
+from helpers.lessons.weighted_average import softmax
+
 
 def attention_dropout(weights, p, training=True):  # (..., T_q, T_k)
     """Zero each weight with probability p and scale the survivors by 1/(1-p) (train mode only)."""
@@ -56,12 +58,11 @@ def attention_dropout(weights, p, training=True):  # (..., T_q, T_k)
     return weights * (keep / (1 - p))                   # survivors × 1/(1-p): the expectation stays w
 
 
-def attend(q, k, v, p=0.0, training=True):
-    """Scaled dot-product attention with attention dropout; returns (output, weights after dropout)."""
-    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5   # (..., T_q, T_k)
-    weights = torch.softmax(scores, dim=-1)                 # rows sum to 1
-    weights = attention_dropout(weights, p, training)       # rows no longer sum to 1
-    return weights @ v, weights                             # (..., T_q, d_v), (..., T_q, T_k)
+def dropout_attention(q, k, v, mask=None, p=0.0, training=True):
+    """03's scaled dot-product attention with attention dropout; returns (output, weights after dropout)."""
+    weights = softmax(attention_scores(q, k, mask), dim=-1)   # (..., T_q, T_k), rows sum to 1
+    weights = attention_dropout(weights, p, training)         # rows no longer sum to 1
+    return weights @ v, weights                               # (..., T_q, d_v), (..., T_q, T_k)
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -78,9 +79,9 @@ tokens = ["고양이가", "매트", "위에", "앉았다"]
 q, k = torch.randn(4, 8), torch.randn(4, 8)   # (T=4, d_k=8)
 v = torch.randn(4, 2)                         # (T=4, d_v=2)
 
-out_eval, w = attend(q, k, v, training=False)
+out_eval, w = dropout_attention(q, k, v, training=False)
 seed_everything(0)
-out_drop, w_drop = attend(q, k, v, p=0.5)
+out_drop, w_drop = dropout_attention(q, k, v, p=0.5)
 print("왼쪽 네 열: 가중치 W, 오른쪽 네 열: p = 0.5로 한 번 뽑은 결과\n", torch.cat([w, w_drop], dim=1))
 print("드롭아웃 뒤 행의 합:", w_drop.sum(dim=-1))
 
@@ -89,13 +90,10 @@ kept = w_drop != 0
 assert torch.allclose(w.sum(dim=-1), torch.ones(4))
 assert torch.allclose(w_drop[kept], w[kept] / (1 - 0.5))   # survivors are doubled, nothing else changes
 assert round(w_drop.sum(dim=-1).min().item(), 2) == 0.78 and round(w_drop.sum(dim=-1).max().item(), 2) == 1.07
-seed_everything(0)                                         # the core drops the same entries
-core_out, core_w = scaled_dot_product_attention(q, k, v, dropout_p=0.5, training=True)
-assert torch.equal(core_w == 0, w_drop == 0) and torch.allclose(core_w, w_drop, atol=1e-6)
-assert torch.allclose(core_out, out_drop, atol=1e-6)
+torch.testing.assert_close(out_eval, F.scaled_dot_product_attention(q, k, v))   # p = 0: PyTorch's attention
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 지워진 칸은 정확히 0이고, 남은 칸은 원래 값의 정확히 2배 = 1/(1−0.5)배입니다. 그 결과 **행의 합이 1이 아닙니다**. 이번에 뽑은 결과에서는 0.78부터 1.07까지 행마다 다릅니다. 같은 시드에서 `helpers.attention.scaled_dot_product_attention(..., dropout_p=0.5, training=True)`도 같은 칸을 지우고 같은 가중치를 돌려줍니다(float32 반올림 수준 1e-6 안, 숨긴 셀에서 assert).
+# 지워진 칸은 정확히 0이고, 남은 칸은 원래 값의 정확히 2배 = 1/(1−0.5)배입니다. 그 결과 **행의 합이 1이 아닙니다**. 이번에 뽑은 결과에서는 0.78부터 1.07까지 행마다 다릅니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "그럼 평균이 틀어지지 않나요?"라는 질문이 나오면 바로 다음 절로 넘어가면 됩니다. 두 줄짜리 `attention_dropout`이 이 노트북의 전부라는 점을 강조하세요.
@@ -145,20 +143,20 @@ assert torch.allclose(no_rescale.mean(dim=0), (1 - p) * w, atol=0.01)
 # %% [markdown]
 # ## 3. 학습 모드와 평가 모드, 그리고 가장 흔한 함정
 #
-# 드롭아웃은 학습 모드에서만 켜져야 합니다. 평가 모드는 p와 상관없이 p = 0과 **비트 단위로 같아야** 합니다. 모듈에서는 `self.training`이 그 스위치입니다(`.train()` / `.eval()`로 바뀜). `helpers`의 `MultiHeadAttention`으로 확인합니다.
+# 드롭아웃은 학습 모드에서만 켜져야 합니다. 평가 모드는 p와 상관없이 p = 0과 **비트 단위로 같아야** 합니다. 모듈에서는 `self.training`이 그 스위치입니다(`.train()` / `.eval()`로 바뀜). PyTorch의 `nn.MultiheadAttention`으로 확인합니다(07번에서 만들 `MultiHeadAttention`도 같은 스위치를 씁니다).
 
 # %%
 seed_everything(3)
-mha = MultiHeadAttention(d_model=8, num_heads=2, dropout=0.5)
+mha = nn.MultiheadAttention(8, num_heads=2, dropout=0.5, batch_first=True)
 x = torch.randn(1, 4, 8)                          # (B=1, T=4, d_model=8)
-train_a, train_b = mha(x)[0], mha(x)[0]           # train mode (the default): two different draws
+train_a, train_b = mha(x, x, x)[0], mha(x, x, x)[0]   # train mode (the default): two different draws
 mha.eval()
-eval_a, eval_b = mha(x)[0], mha(x)[0]
+eval_a, eval_b = mha(x, x, x)[0], mha(x, x, x)[0]
 mha.dropout = 0.0
 print("학습 모드: 두 호출이 같은가?", torch.equal(train_a, train_b))
-print("평가 모드: 두 호출이 같은가?", torch.equal(eval_a, eval_b), "/ p = 0과 같은가?", torch.equal(eval_a, mha(x)[0]))
+print("평가 모드: 두 호출이 같은가?", torch.equal(eval_a, eval_b), "/ p = 0과 같은가?", torch.equal(eval_a, mha(x, x, x)[0]))
 assert not torch.allclose(train_a, train_b)
-assert torch.equal(eval_a, eval_b) and torch.equal(eval_a, mha(x)[0])
+assert torch.equal(eval_a, eval_b) and torch.equal(eval_a, mha(x, x, x)[0])
 
 # %% [markdown]
 # ### 함정: `F.scaled_dot_product_attention`에는 학습 모드가 없다
@@ -202,7 +200,7 @@ for name, module in (("고친 모듈", right), ("버그 모듈", buggy)):
 assert torch.equal(right(x), right(x)) and not torch.allclose(buggy(x), buggy(x))
 
 # %% [markdown]
-# 버그 모듈은 평가 모드에서도 호출마다 결과가 다릅니다. 검증 손실에 잡음이 섞이고, 배포한 모델의 예측이 흔들립니다. `nn.MultiheadAttention`과 `helpers.attention.MultiHeadAttention`은 안에서 `self.training`을 보므로 이 문제가 없습니다. 함수 `F.scaled_dot_product_attention`을 직접 부를 때만 `dropout_p=self.p if self.training else 0.0`을 직접 써야 합니다.
+# 버그 모듈은 평가 모드에서도 호출마다 결과가 다릅니다. 검증 손실에 잡음이 섞이고, 배포한 모델의 예측이 흔들립니다. `nn.MultiheadAttention`과 07번의 `MultiHeadAttention`은 안에서 `self.training`을 보므로 이 문제가 없습니다. 함수 `F.scaled_dot_product_attention`을 직접 부를 때만 `dropout_p=self.p if self.training else 0.0`을 직접 써야 합니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: nanoGPT 같은 널리 읽히는 코드도 이 함수를 쓰는 곳에 바로 이 방어 코드(`dropout_p=self.dropout if self.training else 0`)를 넣어 두었습니다. 청중에게 그 한 줄을 보여 주고 "`else 0`을 빼면 무엇이 잘못될까?"를 먼저 물어보세요.
@@ -215,7 +213,7 @@ assert torch.equal(right(x), right(x)) and not torch.allclose(buggy(x), buggy(x)
 # %%
 p, n = 0.9, 20000
 torch.manual_seed(2)
-out9, w9 = attend(q.expand(n, 4, 8), k, v, p=p)           # (n, 4, 2), (n, 4, 4)
+out9, w9 = dropout_attention(q.expand(n, 4, 8), k, v, p=p)   # (n, 4, 2), (n, 4, 4)
 dead = (w9 == 0).all(dim=-1)                              # (n, 4): rows with every key dropped
 print(f"식 p^T = 0.9^4 = {p ** 4:.4f}, 측정 {dead.float().mean().item():.2f}")
 print("통째로 지워진 행의 출력이 모두 0인가?", bool((out9[dead] == 0).all()))
@@ -229,7 +227,7 @@ assert abs(dead.float().mean().item() - p ** 4) < 0.01 and (out9[dead] == 0).all
 # %% [markdown]
 # ## 원문 보충과 바로잡기
 #
-# > **원문 보충** ([원문 000](../SOURCES.md)의 코드): 원문은 소프트맥스가 "가중치의 합이 1이 되도록" 만든다고 설명한 뒤 그 가중치에 곧바로 드롭아웃을 겁니다. 이 순서는 틀리지 않았습니다. BERT, GPT-2와 같은 표준 구현입니다. 다만 설명에 한 줄이 빠졌습니다. 그 줄을 지난 가중치는 학습 모드에서 행의 합이 1이 아닙니다. 원문의 순서(점수 → 소프트맥스 → `nn.Dropout` → 밸류와 곱하기)를 그대로 계산하면, 같은 난수에서 우리 `attend`와 같은 결과가 나오고, 행의 합은 1에서 벗어납니다.
+# > **원문 보충** ([원문 000](../SOURCES.md)의 코드): 원문은 소프트맥스가 "가중치의 합이 1이 되도록" 만든다고 설명한 뒤 그 가중치에 곧바로 드롭아웃을 겁니다. 이 순서는 틀리지 않았습니다. BERT, GPT-2와 같은 표준 구현입니다. 다만 설명에 한 줄이 빠졌습니다. 그 줄을 지난 가중치는 학습 모드에서 행의 합이 1이 아닙니다. 원문의 순서(점수 → 소프트맥스 → `nn.Dropout` → 밸류와 곱하기)를 그대로 계산하면, 같은 난수에서 우리 `dropout_attention`과 같은 결과가 나오고, 행의 합은 1에서 벗어납니다.
 
 # %% slideshow={"slide_type": "subslide"}
 def seed000_order(q, k, v, dropout):
@@ -242,7 +240,7 @@ drop = nn.Dropout(0.1)
 seed_everything(4)
 theirs_out, theirs_w = seed000_order(q, k, v, drop)
 seed_everything(4)
-ours_out, ours_w = attend(q, k, v, p=0.1)
+ours_out, ours_w = dropout_attention(q, k, v, p=0.1)
 print("원문 순서, 학습 모드의 행 합:", theirs_w.sum(dim=-1))
 assert torch.allclose(theirs_w, ours_w) and torch.allclose(theirs_out, ours_out)
 assert not torch.allclose(theirs_w.sum(dim=-1), torch.ones(4))
@@ -372,7 +370,7 @@ class PolarityClassifier(nn.Module):
 
     def forward(self, x):                                              # (B, 1 + T) token ids
         h = self.embed(x)                                              # (B, 1 + T, d)
-        out, w = attend(self.q(h[:, :1]), self.k(h), self.v(h), self.p, self.training)  # (B, 1, d)
+        out, w = dropout_attention(self.q(h[:, :1]), self.k(h), self.v(h), p=self.p, training=self.training)  # (B, 1, d)
         return self.head(out[:, 0]), w[:, 0]                           # (B, 2), (B, 1 + T)
 
 

@@ -29,10 +29,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from helpers import attention as core
 from helpers import seed_everything, setup
 from helpers.data import load_json, load_tensor_dict
 from helpers.exercises import check
+from helpers.lessons.query_key_value import scaled_dot_product_attention
 from helpers.widgets import Explorer
 
 setup()
@@ -79,7 +79,7 @@ step2 = step1.transpose(1, 2)  # (B, h, T, d): heads before time, so each head s
 print("x:", tuple(x.shape), "→ view:", tuple(step1.shape), "→ transpose:", tuple(step2.shape))
 print("헤드 0 (토큰 0·1·2의 특성 0–3):\n", step2[0, 0].int())
 print("헤드 1 (토큰 0·1·2의 특성 4–7):\n", step2[0, 1].int())
-assert torch.equal(step2[:, 1, 2], x[:, 2, D:2 * D]) and torch.equal(core.split_heads(x, H), step2)
+assert torch.equal(step2[:, 1, 2], x[:, 2, D:2 * D])
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 되돌릴 때는 거꾸로 `transpose(1, 2)`로 $(B, T, h, d)$를 만든 뒤 마지막 두 축을 합칩니다. 헤드 0, 1, …의 결과가 순서대로 이어 붙습니다: 수식의 $[\text{head}_1 \| \cdots \| \text{head}_h]$입니다.
@@ -93,53 +93,68 @@ except RuntimeError:
     view_failed = True
 merged = back.reshape(B, T, C)               # (B, T, C); reshape copies when view cannot
 print("메모리 연속(contiguous):", back.is_contiguous(), " view 실패:", view_failed, " reshape:", tuple(merged.shape))
-assert view_failed and torch.equal(merged, x) and torch.equal(core.merge_heads(step2), x)
+assert view_failed and torch.equal(merged, x)
 
 # %% [markdown]
-# 어텐션의 출력은 메모리에 $(B, h, T, d)$ 순서로 놓이므로, 전치한 뒤에는 연속이 아닙니다. 그래서 `view`는 오류를 내고 `reshape`(또는 `.contiguous().view`)를 써야 합니다. 과정 전체에서 이 두 연산은 `helpers.attention.split_heads` / `merge_heads` 하나씩만 있습니다(위에서 같음을 assert).
+# 어텐션의 출력은 메모리에 $(B, h, T, d)$ 순서로 놓이므로, 전치한 뒤에는 연속이 아닙니다. 그래서 `view`는 오류를 내고 `reshape`(또는 `.contiguous().view`)를 써야 합니다. 아래 모듈의 `split_heads` / `merge_heads`가 바로 이 두 단계이고, 과정 전체에서 이 두 연산은 이것 하나씩만 있습니다(아래에서 위의 단계와 같음을 assert).
 
 # %% [markdown]
 # ### 모듈 전체: 투영 → 나누기 → 헤드별 어텐션 → 합치기 → 출력 투영 (마스크(mask)는 True = 볼 수 있음)
 
 # %% tags=["save"]
+def split_heads(x, num_heads):  # (B, T, C) -> (B, h, T, d)
+    b, t, c = x.shape
+    return x.view(b, t, num_heads, c // num_heads).transpose(1, 2)  # cut C into h pieces, heads before time
+
+
+def merge_heads(x):  # (B, h, T, d) -> (B, T, h·d): heads 0, 1, … in order
+    b, h, t, d = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * d)                   # reshape: the transpose is not contiguous
+
+
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 import torch
 import torch.nn as nn
+
+from helpers.lessons.attention_dropout import dropout_attention
 
 
 class MultiHeadAttention(nn.Module):  # h heads of size d = C/h; boolean mask: True = may attend
 
-    def __init__(self, d_model, num_heads):
+    def __init__(self, d_model, num_heads, dropout=0.0, bias=True):
         super().__init__()
-        self.h, self.d = num_heads, d_model // num_heads
-        self.q_proj, self.k_proj, self.v_proj, self.out_proj = (nn.Linear(d_model, d_model) for _ in range(4))
+        self.h, self.d, self.dropout = num_heads, d_model // num_heads, dropout
+        self.q_proj, self.k_proj, self.v_proj, self.out_proj = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+
+    def attend(self, q, k, v, mask):                                 # (B, h, T_q, d), (B, h, T_k, d), (B, h, T_k, d)
+        return dropout_attention(q, k, v, mask, self.dropout, self.training)   # 06's attention: √d, not √C
 
     def forward(self, query, key=None, value=None, mask=None):       # (B, T_q, C), (B, T_k, C), (B, T_k, C)
         key = query if key is None else key
         value = key if value is None else value
-        b, t_q, c = query.shape
-        q, k, v = (proj(y).view(b, -1, self.h, self.d).transpose(1, 2)        # (B, h, T, d): split the heads
+        if mask is not None and mask.dim() == 3:
+            mask = mask[:, None]                                     # (B, 1, T_q, T_k): the same mask for every head
+        q, k, v = (split_heads(proj(y), self.h)                      # (B, h, T, d)
                    for proj, y in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))
-        scores = q @ k.transpose(-2, -1) / self.d ** 0.5                      # (B, h, T_q, T_k): √d, not √C
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)                               # (B, h, T_q, T_k)
-        heads = weights @ v                                                   # (B, h, T_q, d)
-        merged = heads.transpose(1, 2).reshape(b, t_q, c)                     # (B, T_q, C): heads 0, 1, … in order
-        return self.out_proj(merged), weights
+        heads, weights = self.attend(q, k, v, mask)                  # (B, h, T_q, d), (B, h, T_q, T_k)
+        return self.out_proj(merge_heads(heads)), weights            # (B, T_q, C)
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 우리 모듈은 `helpers.attention.MultiHeadAttention`(입력 검사를 갖춘 핵심 구현)과 파라미터 이름이 같아서 `state_dict`를 그대로 옮길 수 있습니다. 셀프 어텐션과, 쿼리 길이와 키 길이가 다른 크로스 어텐션(cross-attention) 모두 같은지 봅니다.
+# 먼저 `split_heads` / `merge_heads`가 위에서 따라간 단계와 같은지, 그리고 모듈이 헤드마다 03번의 `scaled_dot_product_attention`을 따로 돌려 이어 붙이고 출력 투영을 곱한 것과 같은지 봅니다. 셀프 어텐션과, 쿼리 길이와 키 길이가 다른 크로스 어텐션(cross-attention) 모두 확인합니다.
 
 # %%
+assert torch.equal(split_heads(x, H), step2) and torch.equal(merge_heads(step2), x)
 seed_everything(7)
 ours = MultiHeadAttention(d_model=16, num_heads=4)
-hardened = core.MultiHeadAttention(d_model=16, num_heads=4).eval()
-ours.load_state_dict(hardened.state_dict())
 x, memory = torch.randn(2, 5, 16), torch.randn(2, 9, 16)     # (B, T_q, C), (B, T_k, C)
 for name, kv in (("셀프", x), ("크로스", memory)):
-    (o_out, o_w), (h_out, h_w) = ours(x, kv), hardened(x, kv)
-    err = max((o_out - h_out).abs().max().item(), (o_w - h_w).abs().max().item())
+    o_out, o_w = ours(x, kv)
+    cols = [slice(4 * i, 4 * i + 4) for i in range(4)]       # head i owns columns 4i..4i+3 of each projection
+    by_head = [scaled_dot_product_attention(ours.q_proj(x)[..., c], ours.k_proj(kv)[..., c], ours.v_proj(kv)[..., c])
+               for c in cols]                                # 4 × ((B, T_q, 4), (B, T_q, T_k))
+    h_out = ours.out_proj(torch.cat([o for o, _ in by_head], dim=-1))   # (B, T_q, C)
+    err = max((o_out - h_out).abs().max().item(), (o_w - torch.stack([w for _, w in by_head], 1)).abs().max().item())
     assert err < 1e-5
     print(f"{name} 어텐션: 출력 {tuple(o_out.shape)}, 헤드별 가중치 {tuple(o_w.shape)}, 최대 차이 < 1e-5 (float32 반올림 수준)")
 
@@ -151,11 +166,13 @@ for name, kv in (("셀프", x), ("크로스", memory)):
 # %% tags=["save"]
 def copy_from_torch(ours, torch_mha):
     """Copy nn.MultiheadAttention's weights into our module: in_proj_weight is [W^Q; W^K; W^V] stacked, (3C, C)."""
+    projections = (ours.q_proj, ours.k_proj, ours.v_proj)
     with torch.no_grad():
-        for proj, w, b in zip((ours.q_proj, ours.k_proj, ours.v_proj),
-                              torch_mha.in_proj_weight.chunk(3), torch_mha.in_proj_bias.chunk(3)):
+        for proj, w in zip(projections, torch_mha.in_proj_weight.chunk(3)):
             proj.weight.copy_(w)
-            proj.bias.copy_(b)
+        if torch_mha.in_proj_bias is not None:                          # bias=False modules have none
+            for proj, b in zip(projections, torch_mha.in_proj_bias.chunk(3)):
+                proj.bias.copy_(b)
         ours.out_proj.load_state_dict(torch_mha.out_proj.state_dict())
     return ours
 
@@ -183,12 +200,12 @@ for name, kv in (("셀프", x), ("크로스", memory)):
 # |---|---|
 # | `torch.nn.MultiheadAttention` | 볼 수 **없음** (가림) |
 # | `torch.nn.functional.scaled_dot_product_attention` | 볼 수 **있음** |
-# | `helpers.attention`, 위의 `MultiHeadAttention` (이 과정) | 볼 수 **있음** |
+# | 위의 `MultiHeadAttention` (이 과정) | 볼 수 **있음** |
 #
 # 인과 마스크(causal mask)로 세 가지를 모두 확인합니다.
 
 # %% slideshow={"slide_type": "subslide"}
-allowed = core.causal_mask(6)                                   # (T, T), True = may attend
+allowed = torch.ones(6, 6, dtype=torch.bool).tril()             # (T, T), True = may attend
 t_out, t_w = torch_mha(x, x, x, attn_mask=~allowed, need_weights=True, average_attn_weights=False)  # True = hidden
 o_out, o_w = ours(x, mask=allowed)                               # True = may attend
 q4 = ours.q_proj(x).view(3, 6, 4, 4).transpose(1, 2)             # (B, h, T, d)
@@ -199,9 +216,16 @@ torch.testing.assert_close(o_w, t_w)
 torch.testing.assert_close(ours.out_proj(sdpa.transpose(1, 2).reshape(3, 6, 16)), o_out)
 assert (o_w[..., ~allowed] == 0).all()
 print("nn.MultiheadAttention(attn_mask=~allowed) = F.scaled_dot_product_attention(attn_mask=allowed) = ours(mask=allowed)")
+blind = allowed.clone()
+blind[2] = False                                                 # query 2 may attend no key at all
+with torch.no_grad():
+    t_nan = torch_mha(x, x, x, attn_mask=~blind)[0][:, 2].isnan().all().item()
+    o_nan = ours(x, mask=blind)[0][:, 2].isnan().all().item()
+print(f"모든 키가 가려진 쿼리의 출력이 NaN인가? nn.MultiheadAttention: {t_nan}, 우리 모듈: {o_nan}")
+assert t_nan and o_nan
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 마스크 부호는 실무에서 가장 자주 나는 버그 중 하나입니다. 02·09번도 `F.scaled_dot_product_attention`의 약속(True = 볼 수 있음)을 씁니다. 모든 키가 가려진 행이 생기면 `nn.MultiheadAttention`은 NaN을, 이 과정의 구현은 0을 돌려줍니다(09번과 `tests/test_mha_reference.py`).
+# 발표 노트: 마스크 부호는 실무에서 가장 자주 나는 버그 중 하나입니다. 02·09번도 `F.scaled_dot_product_attention`의 약속(True = 볼 수 있음)을 씁니다. 모든 키가 가려진 행이 생기면 `nn.MultiheadAttention`도 위의 `MultiHeadAttention`도 NaN을 돌려줍니다(위 셀의 마지막 줄). 09번의 `MaskedMultiHeadAttention`이 그 행의 가중치와 출력을 0으로 고칩니다(`tests/test_mha_reference.py`).
 
 # %% [markdown]
 # ## 5. 흔한 실수: 모양은 맞고 값은 틀린 네 가지
@@ -242,7 +266,7 @@ assert min(rel.values()) > 0.1                                    # none is a ro
 
 # %%
 x_id = (100 * torch.arange(3).view(1, 3, 1) + torch.arange(8).view(1, 1, 8)).float()   # (1, T=3, C=8)
-print("올바른 분할, 헤드별 각 행의 출처 토큰:", (core.split_heads(x_id, 2)[0, :, :, 0] // 100).int().tolist())
+print("올바른 분할, 헤드별 각 행의 출처 토큰:", (split_heads(x_id, 2)[0, :, :, 0] // 100).int().tolist())
 print("전치 없는 분할:                     ", (x_id.view(1, 2, 3, 4)[0, :, :, 0] // 100).int().tolist())
 w_o = ours.out_proj.weight.view(16, 4, 4)          # (C_out, h, d): column block i multiplies head i
 with torch.no_grad():
@@ -323,7 +347,7 @@ seed_everything(12)
 dec = MultiHeadAttention(16, 4).eval()
 x = torch.randn(1, 6, 16)                                        # (B, T, C)
 with torch.no_grad():
-    full = dec(x, mask=core.causal_mask(6))[0]                   # all positions at once, causal
+    full = dec(x, mask=torch.ones(6, 6, dtype=torch.bool).tril())[0]   # all positions at once, causal
     steps = [dec(x[:, t:t + 1], x[:, :t + 1])[0] for t in range(6)]   # one new query; keys/values 0..t (the cache)
 assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-6)
 print("캐시로 한 토큰씩 계산 = 인과 마스크로 한 번에 계산 (차이 < 1e-6)")

@@ -24,10 +24,10 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from helpers import attention as core
 from helpers import seed_everything, setup
-from helpers.attention import MultiHeadAttention, causal_mask, padding_mask, scaled_dot_product_attention, softmax
 from helpers.exercises import check
+from helpers.lessons.multi_head_attention import copy_from_torch
+from helpers.lessons.query_key_value import scaled_dot_product_attention
 from helpers.plots import attention_heatmap
 
 setup()
@@ -42,7 +42,8 @@ import matplotlib.pyplot as plt  # noqa: I001  (the build joins the import group
 import numpy as np
 import torch
 
-from helpers.attention import causal_mask, padding_mask, softmax
+from helpers.lessons.seq2seq_attention import padding_mask
+from helpers.lessons.weighted_average import softmax
 from helpers.plots import attention_heatmap
 
 PAD = "[PAD]"
@@ -113,24 +114,21 @@ print(f"혼자 처리한 결과와의 최대 차이: 가리지 않음 {gap_unmas
 #
 # $$m^{\text{pad}}_{bij} = [\,j < L_b\,], \qquad m^{\text{causal}}_{ij} = [\,j \le i\,], \qquad m_{bij} = m^{\text{pad}}_{bij} \wedge m^{\text{causal}}_{ij}$$
 
-# %% slideshow={"slide_type": "subslide"}
-def make_padding_mask(lengths, t):  # lengths (B,)
-    """(B, T) boolean: True at the first lengths[b] (real) positions, False at the padding."""
-    return torch.arange(t)[None, :] < lengths[:, None]  # (B, T)
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
+def causal_mask(t_q, t_k=None, device=None):  # -> (T_q, T_k) boolean
+    """Query i may see key j only if j <= i (lower triangle; aligned top-left when T_q != T_k)."""
+    t_k = t_q if t_k is None else t_k
+    return torch.arange(t_k, device=device)[None, :] <= torch.arange(t_q, device=device)[:, None]  # [i, j] = j <= i
 
 
-def make_causal_mask(t):
-    """(T, T) boolean: query i may see key j only if j <= i (lower triangle)."""
-    pos = torch.arange(t)
-    return pos[None, :] <= pos[:, None]  # (T, T): [i, j] = j <= i
-
-
-pad_keys = make_padding_mask(lengths, T)  # (B, T): True at real tokens
-print("make_padding_mask:\n", pad_keys.int())
-assert torch.equal(pad_keys, core.padding_mask(lengths, T)) and torch.equal(make_causal_mask(T), core.causal_mask(T))
+# %%
+pad_keys = padding_mask(lengths, T)  # (B, T): True at real tokens, 02's padding_mask
+print("padding_mask:\n", pad_keys.int())
+assert torch.equal(pad_keys, torch.arange(T)[None, :] < lengths[:, None])
+assert torch.equal(causal_mask(T), torch.ones(T, T, dtype=torch.bool).tril())
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 과정의 나머지(그리고 다른 노트북)는 같은 일을 하는 `helpers.attention.padding_mask`와 `causal_mask`를 씁니다. 위 assert가 둘이 같음을 확인합니다. 배치의 `(B, T_q, T_k)` 마스크는 이 둘을 펼치고 합쳐 만듭니다.
+# 패딩 마스크는 02번에서 만든 `padding_mask`를 그대로 쓰고, 인과 마스크는 위의 `causal_mask`가 이 과정의 유일한 구현입니다(위 assert는 `torch.tril`과 같음을 확인합니다). 배치의 `(B, T_q, T_k)` 마스크는 이 둘을 펼치고 합쳐 만듭니다.
 #
 # 쿼리와 키의 길이가 다를 때(`T_q ≠ T_k`) `causal_mask(t_q, t_k)`는 **왼쪽 위에 맞춥니다**: 쿼리 $i$는 키 $0..i$를 봅니다. KV 캐시(KV cache)로 한 토큰씩 생성할 때는 사정이 다릅니다. 새 쿼리 하나가 캐시된 키들 **뒤**의 마지막 위치이므로, 필요한 것은 오른쪽 아래에 맞춘 마스크($j \le i + T_k - T_q$), 즉 전체 인과 마스크의 마지막 $T_q$행입니다. `causal_mask(1, T_k)`를 그대로 쓰면 새 토큰이 첫 키 하나만 봅니다.
 
@@ -222,8 +220,8 @@ plt.show()
 seed_everything(1)
 x_future = x.clone()
 x_future[0, 4:] = torch.randn(3, d) * 5                         # new "future" tokens for sentence 1
-causal_a, _ = scaled_dot_product_attention(x[:1], x[:1], x[:1], causal=True)
-causal_b, _ = scaled_dot_product_attention(x_future[:1], x_future[:1], x_future[:1], causal=True)
+causal_a, _ = scaled_dot_product_attention(x[:1], x[:1], x[:1], causal_mask(T))
+causal_b, _ = scaled_dot_product_attention(x_future[:1], x_future[:1], x_future[:1], causal_mask(T))
 plain_a, _ = scaled_dot_product_attention(x[:1], x[:1], x[:1])
 plain_b, _ = scaled_dot_product_attention(x_future[:1], x_future[:1], x_future[:1])
 print(f"위치 0~3 출력의 최대 변화: 인과 마스크 {(causal_a - causal_b)[:, :4].abs().max():.1f} (비트 단위로 같음), "
@@ -334,8 +332,8 @@ assert (w4c[4:] > 0).sum() == 3 * 4        # pad queries see the 4 real keys, no
 # %%
 row = torch.tensor([1.0, 2.0, 3.0]).masked_fill(torch.tensor([True, True, True]), float("-inf"))
 print("점수:", row.tolist(), "→ torch.softmax:", torch.softmax(row, dim=-1).tolist())
-print("helpers.softmax:", softmax(row).tolist())
-assert torch.isnan(torch.softmax(row, dim=-1)).all() and torch.equal(softmax(row), torch.zeros(3))
+print("01번의 softmax:", softmax(row).tolist())
+assert torch.isnan(torch.softmax(row, dim=-1)).all() and torch.isnan(softmax(row)).all()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 어떤 경우에 이런 행이 생길까요? 길이 0인 문장이 배치에 섞였을 때, 그리고 흔하게는 **패딩 쿼리의 행까지 가린 마스크**를 쓸 때입니다. 많은 튜토리얼이 패딩 마스크를 `(B, 1, T, T)` 모양으로 만들면서 **쿼리나 키 중 하나라도 패딩이면** 그 칸을 가립니다. True(볼 수 있음)로 쓰면 "쿼리도 실제 토큰이고 키도 실제 토큰"인 칸만 남기는 논리곱입니다. 그러면 `[PAD]` 쿼리의 행은 모든 칸이 가려집니다.
@@ -366,7 +364,7 @@ _, w_b11t = seed_recipe(x, pad_keys[:, None, None])      # (B, 1, 1, T) key padd
 print("(B,1,T,T) 마스크: NaN 가중치", count_nan(w_b1tt), "개, NaN 행", int(torch.isnan(w_b1tt).any(-1).sum()), "개")
 print("(B,1,1,T) 마스크: NaN 가중치", count_nan(w_b11t), "개")
 empty_batch = torch.tensor([4, 0])                        # a batch with an empty sentence
-_, w_empty = seed_recipe(x[:2, :4], make_padding_mask(empty_batch, 4)[:, None, None])  # the core refuses length 0
+_, w_empty = seed_recipe(x[:2, :4], padding_mask(empty_batch, 4)[:, None, None])  # all False for the empty one
 print("길이 0인 문장이 있으면 (B,1,1,T)도: NaN 가중치", count_nan(w_empty), "개")
 assert count_nan(w_b1tt) == 7 * T and count_nan(w_b11t) == 0 and count_nan(w_empty) == 4 * 4
 
@@ -437,18 +435,62 @@ assert torch.equal(y_now[1], torch_mha.out_proj.bias.expand(T, d))   # zero atte
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 고정된 torch 2.13의 `F.scaled_dot_product_attention`은 모든 키가 가려진 행에 0을 돌려줍니다. 이것은 이 버전의 동작이지 약속된 규칙이 아닙니다: 2023년의 torch 2.0–2.1에서는 같은 입력에 NaN을 돌려준다는 보고가 있었고(pytorch/pytorch#103749, #103963), 0을 돌려주게 된 것은 그 뒤의 변경입니다. 위 셀의 assert는 torch를 올렸을 때 이 동작이 바뀌면 먼저 알려 줍니다. 반면 `nn.MultiheadAttention`은 같은 입력인데도 `need_weights`(기본값 True)에 따라 결과가 다릅니다. 가중치를 돌려주는 경로에서는 NaN, `need_weights=False`(내부에서 SDPA 사용)에서는 0 어텐션 뒤 출력 투영(projection)의 편향만 남습니다. 버전과 옵션에 따라 달라지는 동작에 기대지 말고, 마스크를 만들 때 전부 가려진 행이 없게 하거나 그런 행을 직접 0으로 처리하는 편이 안전합니다.
 #
-# ### `helpers`의 처리: 가중치 0, 출력 0
+# ### 이 과정의 처리: 가중치 0, 출력 0
 #
-# `helpers.attention.scaled_dot_product_attention`은 최댓값이 $-\infty$인 행에서는 0을 빼고(NaN 대신 $e^{-\infty} = 0$), 합이 0이면 1로 나눕니다. 그 행의 가중치는 모두 0, 출력도 0입니다. 같은 2층 실험을 다시 돌립니다.
+# `safe_softmax`는 05번의 `softmax_t`를 넓힙니다. 점수가 모두 $-\infty$인 행(볼 키가 없는 쿼리)을 찾아 그 행을 0으로 채운 뒤 소프트맥스를 하고, 그 행에 0을 곱합니다. 그 행의 가중치는 모두 0, 출력도 0입니다. `masked_attention`은 03번의 `attention_scores`, `safe_softmax`, 06번의 `attention_dropout`, 위의 `causal_mask`를 잇기만 하고, `MaskedMultiHeadAttention`은 07번 모듈의 `attend` 한 메서드만 바꿉니다. 이 셋이 09번 이후 이 과정의 어텐션이고, `helpers.attention`은 여기에 입력 검사만 더합니다.
+
+# %% tags=["save"]
+from helpers.lessons.attention_dropout import attention_dropout
+from helpers.lessons.multi_head_attention import MultiHeadAttention
+from helpers.lessons.query_key_value import attention_scores
+from helpers.lessons.temperature import softmax_t
+
+
+def safe_softmax(scores, dim=-1, temperature=1.0):  # (..., T) -> (..., T)
+    """05's softmax_t, except that a slice that is all -inf (no key to see) gets all zeros, not NaN."""
+    dead = torch.isneginf(scores).all(dim=dim, keepdim=True)                    # (..., 1): no key to see
+    return softmax_t(scores.masked_fill(dead, 0.0), temperature, dim) * ~dead   # dead rows: uniform × 0 = 0
+
+
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
+def masked_attention(q, k, v, mask=None, *, causal=False, temperature=1.0, dropout_p=0.0, training=False):
+    """03's scores -> safe_softmax -> 06's dropout -> weighted sum; returns (output, weights)."""
+    if causal:
+        tri = causal_mask(q.shape[-2], k.shape[-2], device=q.device)            # (T_q, T_k)
+        mask = tri if mask is None else mask & tri
+    weights = safe_softmax(attention_scores(q, k, mask), temperature=temperature)   # (..., T_q, T_k)
+    weights = attention_dropout(weights, dropout_p, training)
+    return weights @ v, weights                                              # (..., T_q, d_v), (..., T_q, T_k)
+
+
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
+class MaskedMultiHeadAttention(MultiHeadAttention):
+    """07's module with masked_attention inside: a query with no key gets zeros; causal=True hides the future."""
+
+    def attend(self, q, k, v, mask):                                         # (B, h, T, d) each
+        return masked_attention(q, k, v, mask, dropout_p=self.dropout, training=self.training)
+
+    def forward(self, query, key=None, value=None, mask=None, causal=False):
+        if causal:
+            t_k = query.shape[1] if key is None else key.shape[1]
+            tri = causal_mask(query.shape[1], t_k, device=query.device)      # (T_q, T_k)
+            mask = tri if mask is None else mask & tri
+        return super().forward(query, key, value, mask)
+
+
+# %% [markdown]
+# 같은 2층 실험을 다시 돌립니다.
 
 # %% slideshow={"slide_type": "subslide"}
 linear.zero_grad()
-g1, v1 = scaled_dot_product_attention(x, x, x, both_sides)
-g3, _ = scaled_dot_product_attention(linear(g1), linear(g1), linear(g1), pad_mask)
+print("safe_softmax:", safe_softmax(row).tolist())
+g1, v1 = masked_attention(x, x, x, both_sides)
+g3, _ = masked_attention(linear(g1), linear(g1), linear(g1), pad_mask)
 safe_loss = g3[real].pow(2).mean()
 safe_loss.backward()
 print(f"가려진 행: 가중치 합 {v1[~real].sum().item()}, 출력 최대 |값| {g1[~real].abs().max().item()}")
 print(f"손실 = {safe_loss.item():.4f}, NaN: 출력 {count_nan(g3)}, 기울기 {count_nan(linear.weight.grad)}")
+assert torch.equal(safe_softmax(row), torch.zeros(3))
 assert torch.equal(v1[~real], torch.zeros(7, T)) and torch.equal(g1[~real], torch.zeros(7, d))
 assert count_nan(g3) == 0 and torch.isfinite(safe_loss) and count_nan(linear.weight.grad) == 0
 torch.testing.assert_close(g1, sdpa_out)
@@ -517,19 +559,19 @@ assert torch.isinf(min32 + torch.tensor(threshold32)) and not torch.isinf(min32 
 
 # %%
 q_, k_, v_ = x[:, None], x[:, None], x[:, None]                     # (B, 1, T, d): one head
-ours, _ = scaled_dot_product_attention(q_, k_, v_, both_mask[:, None])
+ours, _ = masked_attention(q_, k_, v_, both_mask[:, None])
 by_bool = F.scaled_dot_product_attention(q_, k_, v_, attn_mask=both_mask[:, None])
 by_add = F.scaled_dot_product_attention(q_, k_, v_, attn_mask=additive_mask(both_mask[:, None]))
 assert (ours - by_bool).abs().max() < 1e-6 and (ours - by_add).abs().max() < 1e-6
 print("우리 구현 vs SDPA(불리언), SDPA(더하는 마스크): 최대 차이 < 1e-6 (float32 반올림 수준)")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 그런데 `torch.nn.MultiheadAttention`의 불리언 `attn_mask`와 `key_padding_mask`는 **True = 가림**으로 반대입니다. 우리 마스크를 그대로 넘기면 볼 칸과 가릴 칸이 뒤바뀝니다. 같은 가중치를 복사한 우리 `MultiHeadAttention`과 비교합니다.
+# 그런데 `torch.nn.MultiheadAttention`의 불리언 `attn_mask`와 `key_padding_mask`는 **True = 가림**으로 반대입니다. 우리 마스크를 그대로 넘기면 볼 칸과 가릴 칸이 뒤바뀝니다. 같은 가중치를 복사한 우리 `MaskedMultiHeadAttention`과 비교합니다.
 
 # %%
 seed_everything(7)
 t_mha = torch.nn.MultiheadAttention(d, 2, batch_first=True).eval()
-o_mha = MultiHeadAttention.from_torch(t_mha).eval()
+o_mha = copy_from_torch(MaskedMultiHeadAttention(d, 2), t_mha).eval()
 tri = causal_mask(T)                                                        # (T, T): True = may attend
 with torch.no_grad():
     want, _ = o_mha(x, mask=both_mask)
@@ -563,7 +605,7 @@ print("T_q =", T_q, " T_k =", T_k, " 마스크 모양:", tuple(cross_mask.shape)
 seed_everything(8)
 enc = torch.randn(2, T_k, d)                                   # (B, T_k, d): encoder outputs
 dec = torch.randn(2, T_q, d)                                   # (B, T_q, d): decoder states
-cross = MultiHeadAttention(d, 2)
+cross = MaskedMultiHeadAttention(d, 2)
 y, w_cross = cross(dec, enc, mask=cross_mask)                  # (B, T_q, d), (B, h, T_q, T_k)
 assert w_cross[0, :, :, 3].abs().max() == 0 and count_nan(y) == 0
 
@@ -639,7 +681,7 @@ T_gen = int(lens.max())
 def last_position_state(ids, real, positions):  # (B, T) each -> (B, d): what predicts the next token
     h = emb[ids] + pos_emb[positions]  # (B, T, d)
     mask = real[:, None, :] & causal_mask(ids.shape[1])  # (B, T, T): key padding & causal
-    out, _ = scaled_dot_product_attention(h, h, h, mask)  # helpers: a row with no key gives 0, not NaN
+    out, _ = masked_attention(h, h, h, mask)  # a row with no key gives 0, not NaN
     return out[:, -1]
 
 
@@ -676,7 +718,7 @@ assert torch.equal(fully_masked_rows(left_mask).sum(-1), T_gen - lens)
 assert int(torch.isnan(w_left).any(-1).sum()) == int((T_gen - lens).sum())
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 패딩 수만큼 NaN 행이 생깁니다. 한 층에서는 패딩 행에만 있지만, 4절에서 본 것처럼 다음 층에서 $0 \times \text{NaN}$으로 실제 토큰까지 번집니다. 그래서 배치 생성 코드는 전부 가려진 행을 0으로 처리하는 어텐션(이 과정의 `helpers`, 고정된 torch의 SDPA)을 쓰거나, 패딩 쿼리가 자기 자신은 보게 하는 식으로 마스크를 고칩니다.
+# 패딩 수만큼 NaN 행이 생깁니다. 한 층에서는 패딩 행에만 있지만, 4절에서 본 것처럼 다음 층에서 $0 \times \text{NaN}$으로 실제 토큰까지 번집니다. 그래서 배치 생성 코드는 전부 가려진 행을 0으로 처리하는 어텐션(이 과정의 `masked_attention`, 고정된 torch의 SDPA)을 쓰거나, 패딩 쿼리가 자기 자신은 보게 하는 식으로 마스크를 고칩니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "생성은 왼쪽 패딩, 학습은 오른쪽 패딩이 흔하다"를 한 문장으로 남기세요. 확인할 세 가지는 마스크, 위치 번호, 전부 가려진 행입니다. 연습문제 09-1이 바로 이 마스크입니다.
@@ -704,20 +746,20 @@ def left_padded_mask(lengths, T):
 check("09-1", left_padded_mask)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **09-2.** 점수 `scores`(`(..., T_q, T_k)`, float64)와 불리언 마스크 `mask`를 받아 가중치를 돌려주는 `safe_softmax`를 만드세요. 가려진 칸은 정확히 0, 볼 수 있는 키가 하나도 없는 행은 **모두 0**이어야 합니다 (NaN도, 균등 분포도 아님). `torch.softmax`를 써도 좋습니다.
+# **09-2.** 점수 `scores`(`(..., T_q, T_k)`, float64)와 불리언 마스크 `mask`를 받아 가중치를 돌려주는 `my_safe_softmax`를 만드세요(위의 `safe_softmax`는 쓰지 마세요). 가려진 칸은 정확히 0, 볼 수 있는 키가 하나도 없는 행은 **모두 0**이어야 합니다 (NaN도, 균등 분포도 아님). `torch.softmax`를 써도 좋습니다.
 
 # %%
-def safe_softmax(scores, mask):
+def my_safe_softmax(scores, mask):
     raise NotImplementedError
 
-check("09-2", safe_softmax)
+check("09-2", my_safe_softmax)
 
 # %% jupyter={"source_hidden": true}
-def safe_softmax(scores, mask):
+def my_safe_softmax(scores, mask):
     w = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
     return w.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)   # rows with no key: NaN -> 0
 
-check("09-2", safe_softmax)
+check("09-2", my_safe_softmax)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **09-3.** 우리 약속(True = 볼 수 있음)의 `(T_q, T_k)` 마스크를 받아 `torch.nn.MultiheadAttention(..., attn_mask=...)`에 넘길 마스크로 바꾸는 `to_torch_mask`를 만드세요. 검사는 torch 모듈의 결과를 같은 가중치의 우리 `MultiHeadAttention`과 비교합니다. 불리언으로 답해도, 0/−∞ float로 답해도 됩니다.
@@ -751,7 +793,7 @@ check("09-3", to_torch_mask)
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
 # | 가리지 않은 패딩은 결과를 바꾼다 | 혼자 처리한 문장과 차이 > 0.1, 패딩 마스크로는 < 1e-6 |
-# | 패딩 = 키 열, 인과 = 하삼각, 합치면 `&` | 두 빌더 = `helpers.attention`, 미래를 바꿔도 과거 출력 불변 |
+# | 패딩 = 키 열, 인과 = 하삼각, 합치면 `&` | 02의 `padding_mask`, `causal_mask` = `torch.tril`, 미래를 바꿔도 과거 출력 불변 |
 # | 전부 가려진 행: `-inf` + `torch.softmax` = NaN | 원문 방식 `(B,1,T,T)` 마스크에서 NaN 49개 (원문 바로잡기) |
 # | NaN은 다음 층, 손실, 기울기로 번진다 | 0 × NaN = NaN: 실제 토큰 7개, 손실, 기울기 |
 # | SDPA는 0, `nn.MultiheadAttention`은 옵션에 따라 NaN/0 | 고정된 torch 2.13에서 assert (예전 SDPA는 NaN) |

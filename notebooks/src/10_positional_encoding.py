@@ -570,39 +570,28 @@ assert not torch.allclose(apply_rope_half(x), apply_rope(x))     # but not the s
 # 실제 모델에서 RoPE는 층마다, 헤드마다 적용됩니다. 입력을 $W_Q$, $W_K$, $W_V$로 투영하고 헤드로 나눈 **뒤**, 각 헤드의 쿼리와 키(크기 $d_{\text{head}}$)를 돌립니다. 밸류는 돌리지 않고, 입력 임베딩에는 아무것도 더하지 않습니다. 모든 층이 자기 쿼리·키에 같은 회전을 다시 적용합니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
-import torch.nn as nn
+from helpers.lessons.masks import MaskedMultiHeadAttention
 
 
-class RoPEMultiHeadAttention(nn.Module):
-    """Multi-head self-attention with RoPE on each head's queries and keys (after projection)."""
+class RoPEMultiHeadAttention(MaskedMultiHeadAttention):
+    """09's multi-head attention with RoPE on each head's queries and keys (after projection; values untouched)."""
 
-    def __init__(self, d_model, num_heads):
-        super().__init__()
-        self.h, self.d_head = num_heads, d_model // num_heads
-        self.q_proj, self.k_proj = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
-        self.v_proj, self.out_proj = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+    def attend(self, q, k, v, mask):                                # (B, h, T, d_head) each
+        q, k = apply_rope(q, self.positions), apply_rope(k, self.positions)   # rotate per head: d_head dims
+        return super().attend(q, k, v, mask)                        # 09's masked attention, unchanged
 
-    def forward(self, x, positions=None):                           # x: (B, T, d_model)
-        B, T, d_model = x.shape
-
-        def heads(y):                                               # (B, T, d_model) -> (B, h, T, d_head)
-            return y.view(B, T, self.h, self.d_head).transpose(1, 2)
-
-        q = apply_rope(heads(self.q_proj(x)), positions)            # rotate per head: d_head dims
-        k = apply_rope(heads(self.k_proj(x)), positions)
-        v = heads(self.v_proj(x))                                   # values are not rotated
-        weights = torch.softmax(q @ k.transpose(-1, -2) / self.d_head**0.5, dim=-1)   # (B, h, T, T)
-        out = (weights @ v).transpose(1, 2).reshape(B, T, d_model)  # merge heads
-        return self.out_proj(out), weights
+    def forward(self, x, positions=None, mask=None, causal=False):  # x: (B, T, d_model), positions (T,)
+        self.positions = positions
+        return super().forward(x, mask=mask, causal=causal)
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 모든 토큰을 위치 0에 두면(회전 없음) 이 층이 보통의 멀티 헤드 어텐션(`helpers.attention.MultiHeadAttention`)과 같은지, 그리고 모든 위치를 한꺼번에 100칸 옮겨도 출력이 같은지(상대 위치만 본다) 확인합니다. 1절의 두 문장도 다시 넣어 봅니다.
+# 모든 토큰을 위치 0에 두면(회전 없음) 이 층이 보통의 멀티 헤드 어텐션(09번의 `MaskedMultiHeadAttention`, 이 층의 부모 클래스)과 같은지, 그리고 모든 위치를 한꺼번에 100칸 옮겨도 출력이 같은지(상대 위치만 본다) 확인합니다. 1절의 두 문장도 다시 넣어 봅니다.
 
 # %%
 seed_everything(15)
 rope_layer = RoPEMultiHeadAttention(16, num_heads=2).eval()
-plain_layer = MultiHeadAttention(16, num_heads=2).eval()
+plain_layer = MaskedMultiHeadAttention(16, num_heads=2).eval()
 plain_layer.load_state_dict(rope_layer.state_dict())            # the same four projections
 x5 = embed_sentence(sent_a).detach()                            # (1, 5, 16): "고양이 가 강아지 를 쫓았다"
 with torch.no_grad():

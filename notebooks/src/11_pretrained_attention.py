@@ -29,8 +29,8 @@ import torch
 import torch.nn.functional as F
 
 from helpers import setup
-from helpers.attention import scaled_dot_product_attention
 from helpers.exercises import check
+from helpers.lessons.query_key_value import scaled_dot_product_attention
 from helpers.plots import attention_heatmap
 
 setup()
@@ -264,7 +264,7 @@ assert to_arrow.mean() < 0.1 and is_top.sum() == 1
 # 층과 헤드를 골라 맵을 봅니다. 찾아볼 것: 대각선 바로 아래가 진한 헤드(바로 앞 토큰), 바로 위가 진한 헤드(바로 다음 토큰), 첫 열([CLS])만 진한 헤드. 오른쪽 막대는 그 헤드가 [CLS], 바로 앞 토큰, 자기 자신, 바로 다음 토큰, [SEP]에 주는 평균 가중치입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-def head_panel(ax, n_tokens):
+def minilm_head_panel(ax, n_tokens):
     """One (T, T) heatmap drawn once; returns draw(tokens, w, title) that changes it in place."""
     im = ax.imshow(torch.zeros(n_tokens, n_tokens).numpy(), cmap="Blues", vmin=0, vmax=1)
     texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=7) for j in range(n_tokens)]
@@ -299,7 +299,7 @@ def head_explorer(maps):
     n_tokens = {len(tokens) for tokens, _, _ in maps.values()}
     assert len(n_tokens) == 1, "the explorer draws sentences of one length"
     fig, (ax, bars_ax) = plt.subplots(1, 2, figsize=(8.0, 3.8), dpi=80, width_ratios=(1.3, 1.0))
-    draw = head_panel(ax, n_tokens.pop())
+    draw = minilm_head_panel(ax, n_tokens.pop())
     kinds = ["[CLS]", "바로 앞", "자기 자신", "바로 다음", "[SEP]"]
     bars = bars_ax.bar(kinds, [0] * 5, color=["tab:gray", "tab:blue", "tab:green", "tab:orange", "tab:gray"])
     bars_ax.set_ylim(0, 1)
@@ -375,7 +375,7 @@ assert best_next == (1, 8) and 0.5 < nxt.max() < 0.6
 # %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.5))
 for ax, (l, h) in zip(axes, (best_prev, best_next)):
-    head_panel(ax, len(tokens))(tokens, weights[l, h], f"층 {l} · 헤드 {h}")
+    minilm_head_panel(ax, len(tokens))(tokens, weights[l, h], f"층 {l} · 헤드 {h}")
 fig.tight_layout()
 plt.show()
 

@@ -31,13 +31,13 @@ from helpers.exercises import check
 setup()
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"} tags=["save"]
-import ipywidgets as widgets  # noqa: I001  (the build joins import groups without a blank line)
-import matplotlib.pyplot as plt
+import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups without a blank line)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers.attention import MultiHeadAttention, entropy
+from helpers.lessons.masks import MaskedMultiHeadAttention
+from helpers.lessons.temperature import entropy
 from helpers.widgets import Explorer
 
 # %% [markdown]
@@ -126,7 +126,7 @@ assert math.isclose(row_entropy(uniform), math.log(10), rel_tol=1e-6) and attent
 # %% [markdown]
 # ## 3. 모델: 한 층짜리 작은 트랜스포머
 #
-# 위치마다 키 글자 임베딩(embedding), 값 임베딩(`?` 포함), 위치 임베딩을 더해 벡터 $x_t$ ($C = 32$)를 만듭니다. 그 위에 헤드(head) 하나의 셀프 어텐션(self-attention) 층(07번의 `MultiHeadAttention`, 여기서는 `helpers.attention`의 것)과 잔차 연결(residual connection, 입력을 출력에 그대로 더하기)을 두고, 질문 위치의 벡터를 선형 출력층으로 값 10개의 로짓(logit)으로 바꿉니다.
+# 위치마다 키 글자 임베딩(embedding), 값 임베딩(`?` 포함), 위치 임베딩을 더해 벡터 $x_t$ ($C = 32$)를 만듭니다. 그 위에 헤드(head) 하나의 셀프 어텐션(self-attention) 층(07번의 `MultiHeadAttention`에 마스크 처리를 더한 09번의 `MaskedMultiHeadAttention`)과 잔차 연결(residual connection, 입력을 출력에 그대로 더하기)을 두고, 질문 위치의 벡터를 선형 출력층으로 값 10개의 로짓(logit)으로 바꿉니다.
 #
 # $$h_t = x_t + \mathrm{MHA}(x)_t, \qquad \text{로짓}_i = W^{\text{out}} h_i \quad (i \in Q)$$
 #
@@ -141,7 +141,7 @@ class LookupModel(nn.Module):
         self.key_emb = nn.Embedding(N_KEYS, d_model)
         self.value_emb = nn.Embedding(N_VALUES + 1, d_model)  # + the query mark "?"
         self.pos_emb = nn.Embedding(SEQ_LEN, d_model)
-        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.attn = MaskedMultiHeadAttention(d_model, num_heads)
         self.readout = nn.Linear(d_model, N_VALUES)
 
     def forward(self, keys, values):  # (B, T), (B, T)
@@ -182,7 +182,7 @@ assert torch.equal(w_after, w_before) and (out_after - out_before).abs().max() >
 
 # %% tags=["save"]
 @torch.no_grad()
-def evaluate(model, batch):
+def evaluate_lookup(model, batch):
     """Loss, accuracy, mass on the correct keys, row entropy and weight on query positions."""
     logits, weights = model.eval()(batch["keys"], batch["values"])
     qw = query_weights(weights)  # (n, Q, T)
@@ -203,7 +203,7 @@ def train_lookup(steps, seed=0, *, probe=None, eval_every=10, save_at=(), lr=1e-
     log = {"loss": [], "eval": [], "checkpoints": {}}
     for step in range(steps + 1):
         if probe is not None and step % eval_every == 0:
-            log["eval"].append({"step": step, **evaluate(model, probe)})
+            log["eval"].append({"step": step, **evaluate_lookup(model, probe)})
         if step in save_at:
             log["checkpoints"][step] = {k: v.clone() for k, v in model.state_dict().items()}
         if step == steps:
@@ -242,7 +242,7 @@ print("저장한 환경: PyTorch", curves["setup"]["torch"], "/ 스레드", curv
 torch.manual_seed(0)
 fresh = LookupModel()
 assert all(torch.allclose(v, checkpoints[0][k], rtol=0, atol=1e-5) for k, v in fresh.state_dict().items())
-init = evaluate(fresh, probe)
+init = evaluate_lookup(fresh, probe)
 print({k: round(v, 2) for k, v in init.items()}, f" 정답 키 가중치를 셋째 자리까지: {init['mass']:.3f}")
 assert all(math.isclose(init[k], curve0[k][0], abs_tol=1e-4) for k in ("loss", "mass", "accuracy"))
 assert abs(init["mass"] - 0.1) < 0.01 and abs(init["accuracy"] - 0.1) < 0.02 and init["loss"] > math.log(10)
@@ -367,6 +367,8 @@ def map_panel(ax, labels, correct):
 
 def checkpoint_explorer(maps, curve, labels, correct):
     """Slider over the stored steps: sequence i's map (left) and the probe-set curve with the step marked."""
+    import ipywidgets as widgets
+
     fig, (ax_map, ax_curve) = plt.subplots(1, 2, figsize=(9.5, 3.4), dpi=72, gridspec_kw={"width_ratios": [1.4, 1]})
     _, set_map = map_panel(ax_map, labels, correct)
     ax_curve.plot(curve["step"], curve["mass"], color="tab:blue")
@@ -523,7 +525,7 @@ assert mean_row_max[50] > 1.8 * mean_row_max[0]
 final = LookupModel()
 final.load_state_dict(checkpoints[1000])
 test = make_lookup_batch(curves["test_size"], torch.Generator().manual_seed(curves["test_seed"]))
-final_eval = evaluate(final, test)
+final_eval = evaluate_lookup(final, test)
 print({k: round(v, 3) for k, v in final_eval.items()})
 assert final_eval["accuracy"] == 1.0 and final_eval["mass"] > 0.9
 assert all(math.isclose(final_eval[k], run0["test"][k], abs_tol=1e-4) for k in run0["test"])
@@ -610,7 +612,7 @@ plt.show()
 #
 # 각 문제는 `check("12-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **12-1. 엔트로피 곡선 읽기.** 4절의 `evaluate`는 질문 행의 평균 엔트로피(2절의 $H$)도 5단계마다 기록했지만, 6절의 그림에는 없습니다. 정답 키 가중치는 0.1에서 0.96까지 오릅니다. 그동안 엔트로피는 줄기만 할까요? 먼저 예측한 뒤, `curve0["entropy"]`에서 엔트로피가 직전 기록(5단계 전)보다 **커진** 단계를 모두 리스트로 답하세요. 단계 번호는 `curve0["step"]`에 있습니다. 답을 찾으면 정답 키 가중치와 함께 그려 보고, 7절의 50단계 맵과 이어서 설명해 보세요.
+# **12-1. 엔트로피 곡선 읽기.** 4절의 `evaluate_lookup`은 질문 행의 평균 엔트로피(2절의 $H$)도 5단계마다 기록했지만, 6절의 그림에는 없습니다. 정답 키 가중치는 0.1에서 0.96까지 오릅니다. 그동안 엔트로피는 줄기만 할까요? 먼저 예측한 뒤, `curve0["entropy"]`에서 엔트로피가 직전 기록(5단계 전)보다 **커진** 단계를 모두 리스트로 답하세요. 단계 번호는 `curve0["step"]`에 있습니다. 답을 찾으면 정답 키 가중치와 함께 그려 보고, 7절의 50단계 맵과 이어서 설명해 보세요.
 
 # %%
 entropy_curve = curve0["entropy"]  # mean row entropy (nats) of the probe set, at curve0["step"]

@@ -32,14 +32,13 @@ from helpers.plots import attention_heatmap
 setup()
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"} tags=["save"]
-import ipywidgets as widgets  # noqa: I001  (the build joins import groups without a blank line)
-import matplotlib.pyplot as plt
+import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups without a blank line)
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers.attention import MultiHeadAttention
+from helpers.lessons.masks import MaskedMultiHeadAttention
 from helpers.widgets import Explorer
 
 # %% [markdown]
@@ -412,7 +411,7 @@ class Block(nn.Module):
     def __init__(self, d_model, num_heads, hidden):
         super().__init__()
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.attn = MaskedMultiHeadAttention(d_model, num_heads)
         self.mlp = nn.Sequential(nn.Linear(d_model, hidden), nn.GELU(), nn.Linear(hidden, d_model))
 
     def forward(self, x):                                # (B, 1+N, D)
@@ -502,6 +501,8 @@ def draw_patch_grid(ax, image, patch):
 
 def patch_size_explorer(image, sizes=(1, 2, 4, 8)):
     """A patch-size slider: every grid is drawn once; moving the slider only shows one of them."""
+    import ipywidgets as widgets
+
     fig, ax = plt.subplots(figsize=(3.8, 3.8), dpi=80)
     grids = {p: draw_patch_grid(ax, image, p) for p in sizes}
 
@@ -628,6 +629,8 @@ def weight_rows(images, grids, *, vmax, label, suptitle, top_titles, titles=None
 
 def query_patch_explorer(image, weights, patch, vmax):
     """A query-patch slider: where that patch's query looks (row 1+q of a (1+N, 1+N) map, without [CLS])."""
+    import ipywidgets as widgets
+
     fig, (ax_img, ax_w) = plt.subplots(1, 2, figsize=(6.4, 3.2), dpi=80)
     im, set_weights = patch_weight_panels(ax_img, ax_w, image, patch, vmax)
     fig.colorbar(im, ax=ax_w, fraction=0.046, pad=0.04, label="가중치")
@@ -951,4 +954,4 @@ check("13-3", attention_matrix_bytes)
 # | 이 모델의 위치 임베딩은 격자를 배우지 않았다 | 거리와의 상관 ≈ 0, 네 모서리끼리 0.74 |
 # | 비용은 $N^2$: $P$ 절반 → 행렬 16배 | 7×7 창은 1024분의 1 (SASA, 원문 바로잡기) |
 #
-# ViT에서 텍스트와 달라진 것은 "무엇이 토큰인가"(패치)와 위치를 알려 주는 방법이고, 그 뒤의 셀프 어텐션은 07번의 `MultiHeadAttention` 그대로입니다.
+# ViT에서 텍스트와 달라진 것은 "무엇이 토큰인가"(패치)와 위치를 알려 주는 방법이고, 그 뒤의 셀프 어텐션은 07번의 `MultiHeadAttention`(09번의 `MaskedMultiHeadAttention`) 그대로입니다.
