@@ -168,24 +168,40 @@ def test_ex1_passes_and_explains_mistakes():
         assert not res and needle in res.message, (needle, res.message)
 
 
-def test_ex2_passes_and_explains_mistakes():
-    def safe(s, m):
-        return torch.softmax(s.masked_fill(~m, float("-inf")), -1).masked_fill(~m.any(-1, keepdim=True), 0.0)
+def _exp_softmax(s, m, fill=float("-inf"), dead_rows_zero=True):
+    """Softmax written with exp and a sum, as exercise 09-2 asks; the switches make the usual slips."""
+    s = s.masked_fill(~m, fill)
+    top = s.amax(-1, keepdim=True)
+    e = torch.exp(s - (top.nan_to_num(neginf=0.0) if dead_rows_zero else top))
+    total = e.sum(-1, keepdim=True)
+    return e / (torch.where(total > 0, total, torch.ones_like(total)) if dead_rows_zero else total)
 
-    assert check("09-2", safe)
-    assert check("09-2", lambda s, m: softmax(s.masked_fill(~m, float("-inf"))))
+
+def test_ex2_passes_and_explains_mistakes():
+    assert check("09-2", _exp_softmax)
+    assert check("09-2", lambda s, m: _exp_softmax(s.double(), m).float())
+
     def no_max_shift(s, m):
         e = s.masked_fill(~m, float("-inf")).exp()
         total = e.sum(-1, keepdim=True)
         return e / torch.where(total > 0, total, torch.ones_like(total))
 
+    def ignores_mask(s, m):
+        e = torch.exp(s - s.amax(-1, keepdim=True))
+        return e / e.sum(-1, keepdim=True) * m.any(-1, keepdim=True)
+
+    def uses_torch_softmax(s, m):
+        return torch.softmax(s.masked_fill(~m, float("-inf")), -1).masked_fill(~m.any(-1, keepdim=True), 0.0)
+
     cases = {
-        "NaN": lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1),
+        "NaN": lambda s, m: _exp_softmax(s, m, dead_rows_zero=False),
         "넘친": no_max_shift,
-        "균등": lambda s, m: torch.softmax(s.masked_fill(~m, -1e9), -1),
-        "가려진 칸": lambda s, m: torch.softmax(s, -1) * m.any(-1, keepdim=True),
-        "모양": lambda s, m: safe(s, m)[0],
-        "텐서": lambda s, m: safe(s, m).tolist(),
+        "균등": lambda s, m: _exp_softmax(s, m, fill=-1e9),
+        "가려진 칸": ignores_mask,
+        "모양": lambda s, m: _exp_softmax(s, m)[0],
+        "텐서": lambda s, m: _exp_softmax(s, m).tolist(),
+        "softmax을(를) 불렀습니다": uses_torch_softmax,
+        "불렀습니다": lambda s, m: softmax(s.masked_fill(~m, float("-inf"))),
     }
     for needle, fn in cases.items():
         res = check("09-2", fn)

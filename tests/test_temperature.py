@@ -197,14 +197,25 @@ def test_05_1_diagnoses_the_measurement(measured, words):
 
 
 def test_05_2_accepts_safe_entropy():
-    assert check("05-2", lambda w: -torch.special.xlogy(w, w).sum()).passed
+    assert check("05-2", lambda w: -(w * torch.where(w > 0, w, 1.0).log()).sum()).passed
+    assert check("05-2", lambda w: -(w[w > 0] * w[w > 0].log()).sum()).passed
+
+
+@pytest.mark.parametrize("fn, words", [
+    (lambda w: -torch.special.xlogy(w, w).sum(), "xlogy을(를) 불렀습니다"),
+    (lambda w: torch.special.entr(w).sum(), "entr을(를) 불렀습니다"),
+    (lambda w: entropy(w), "entropy을(를) 불렀습니다"),
+])
+def test_05_2_asks_for_the_masking_by_hand(fn, words):
+    result = check("05-2", fn)
+    assert not result and words in result.message, result.message
 
 
 @pytest.mark.parametrize("fn, words", [
     (lambda w: -(w * w.log()).sum(), "NaN"),
-    (lambda w: torch.special.xlogy(w, w).sum(), "부호"),
-    (lambda w: -torch.special.xlogy(w, w).sum() / math.log(2), "밑이 2"),
-    (lambda w: -torch.special.xlogy(w, w), "숫자 하나"),
+    (lambda w: (w * torch.where(w > 0, w, 1.0).log()).sum(), "부호"),
+    (lambda w: -(w * torch.where(w > 0, w, 1.0).log2()).sum(), "밑이 2"),
+    (lambda w: -(w * torch.where(w > 0, w, 1.0).log()), "숫자 하나"),
     (lambda w: -(w * (w + 1e-3).log()).sum(), "정답"),
 ])
 def test_05_2_rejects_typical_mistakes(fn, words):

@@ -10,14 +10,18 @@ notebook NN live in ``helpers/exercises/exNN.py`` and are imported on the first
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import pkgutil
+import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-__all__ = ["check", "CheckResult", "Wrong", "EXERCISES", "exercise", "call_learner", "answer_tensor"]
+__all__ = ["check", "CheckResult", "Wrong", "EXERCISES", "exercise", "call_learner", "answer_tensor", "forbid_calls"]
 
 EXERCISES: dict[str, Callable] = {}
 
@@ -80,6 +84,30 @@ def call_learner(fn, *args, what: str, hint: str = ""):
         raise
     except Exception as exc:  # the learner's code failed: show how, not a stack trace
         raise Wrong(f"{what} 호출이 오류를 냈습니다: {type(exc).__name__}: {exc}. {hint}".strip()) from None
+
+
+def called_names(fn) -> set[str] | None:
+    """Names of the functions the learner's code calls (``torch.log`` -> "log"), or None if the
+    source cannot be read (e.g. a function built at run time)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a lambda's line may hold more than the lambda: fall back to the text
+        return set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", source))
+    return {node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, (ast.Name, ast.Attribute))}
+
+
+def forbid_calls(fn, names: set[str], why: str) -> None:
+    """Raise Wrong if the learner's function calls one of ``names`` (an exercise that asks to
+    build something without the ready-made function shown earlier)."""
+    used = (called_names(fn) or set()) & names
+    if used:
+        raise Wrong(f"{', '.join(sorted(used))}을(를) 불렀습니다. {why}")
 
 
 def answer_tensor(x, what: str) -> torch.Tensor:

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ..data import load_json
-from . import Wrong, answer_tensor, call_learner, exercise
+from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls
 
 SEED_SCORES = (2.0, 1.0, 0.5)  # seed 004's example
 NEAR_UNIFORM = 0.01  # "almost uniform": the top weight at most 1/n + 0.01
@@ -105,6 +105,8 @@ def _predict_then_measure(answer):
 
 @exercise("05-2")
 def _check_entropy(fn):
+    forbid_calls(fn, {"xlogy", "entr", "entropy"}, "이 문제는 위의 `entropy`가 기대는 `torch.special.xlogy` 없이 "
+                 "`torch.log`와 `torch.where`(또는 불리언 마스크)로 0 · log 0 = 0을 직접 처리하는 연습입니다.")
     cases = [
         [0.25, 0.25, 0.25, 0.25],
         [0.7, 0.2, 0.1],

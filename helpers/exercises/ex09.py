@@ -7,7 +7,7 @@ import torch
 from helpers.attention import causal_mask, softmax
 from helpers.lessons.masks import attention_mask, fully_masked_rows
 
-from . import Wrong, call_learner, exercise
+from . import Wrong, call_learner, exercise, forbid_calls
 
 
 def _as_answer_mask(got, what: str, want_shape) -> torch.Tensor:
@@ -71,6 +71,9 @@ def _ex2_cases():
 
 @exercise("09-2")
 def _check_safe_softmax(fn):
+    forbid_calls(fn, {"softmax", "safe_softmax", "softmax_t", "log_softmax"},
+                 "이 문제는 소프트맥스를 `torch.exp`와 합으로 직접 짜면서 가려진 칸과 볼 키가 없는 행을 처리하는 연습입니다 "
+                 "(위의 `safe_softmax`가 소프트맥스 함수로 하는 방법은 이미 봤습니다).")
     for scores, mask in _ex2_cases():
         what = f"safe_softmax(scores {tuple(scores.shape)}, mask)"
         got = call_learner(fn, scores.clone(), mask.clone(), what=what)

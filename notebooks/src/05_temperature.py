@@ -560,7 +560,7 @@ tau_measured = hi
 check("05-1", (tau_predicted, tau_measured))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **05-2.** 가중치 벡터 `w`(0 이상, 합 1)의 엔트로피 $-\sum_i w_i \log w_i$ (자연로그)를 돌려주는 `my_entropy`를 구현하세요. 원-핫 가중치처럼 0이 들어 있어도 NaN이 아니라 올바른 값이 나와야 합니다.
+# **05-2.** 가중치 벡터 `w`(0 이상, 합 1)의 엔트로피 $-\sum_i w_i \log w_i$ (자연로그)를 돌려주는 `my_entropy`를 구현하세요. 원-핫 가중치처럼 0이 들어 있어도 NaN이 아니라 올바른 값이 나와야 합니다. 위의 `entropy`와 그것이 쓰는 `torch.special.xlogy`(그리고 `torch.special.entr`)는 쓰지 말고, `torch.log`와 `torch.where`(또는 불리언 마스크)로 $0 \cdot \log 0 = 0$을 직접 처리하세요.
 
 # %%
 def my_entropy(w):

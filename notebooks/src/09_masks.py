@@ -746,7 +746,7 @@ def left_padded_mask(lengths, T):
 check("09-1", left_padded_mask)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **09-2.** 점수 `scores`(`(..., T_q, T_k)`, float64)와 불리언 마스크 `mask`를 받아 가중치를 돌려주는 `my_safe_softmax`를 만드세요(위의 `safe_softmax`는 쓰지 마세요). 가려진 칸은 정확히 0, 볼 수 있는 키가 하나도 없는 행은 **모두 0**이어야 합니다 (NaN도, 균등 분포도 아님). `torch.softmax`를 써도 좋습니다.
+# **09-2.** 점수 `scores`(`(..., T_q, T_k)`, float64)와 불리언 마스크 `mask`를 받아 가중치를 돌려주는 `my_safe_softmax`를 만드세요. 가려진 칸은 정확히 0, 볼 수 있는 키가 하나도 없는 행은 **모두 0**이어야 합니다 (NaN도, 균등 분포도 아님). 위의 `safe_softmax`는 소프트맥스 함수에 맡겼으니, 여기서는 소프트맥스 함수(`torch.softmax`, `safe_softmax` 등)를 쓰지 말고 `torch.exp`와 합으로 직접 짜세요. 큰 점수에서 넘치지 않도록 볼 수 있는 칸의 최댓값을 빼는 것(01번)과, 볼 키가 없는 행에서 그 최댓값이 $-\infty$라는 점을 함께 처리해야 합니다.
 
 # %%
 def my_safe_softmax(scores, mask):
@@ -756,8 +756,11 @@ check("09-2", my_safe_softmax)
 
 # %% jupyter={"source_hidden": true}
 def my_safe_softmax(scores, mask):
-    w = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    return w.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)   # rows with no key: NaN -> 0
+    s = scores.masked_fill(~mask, float("-inf"))                  # hidden keys: e^(-inf) = 0 below
+    m = s.amax(dim=-1, keepdim=True).nan_to_num(neginf=0.0)      # row max; a row with no key: shift by 0
+    e = torch.exp(s - m)                                         # (..., T_q, T_k), no overflow
+    total = e.sum(dim=-1, keepdim=True)
+    return e / torch.where(total > 0, total, 1.0)                 # a row with no key: 0 / 1 = 0
 
 check("09-2", my_safe_softmax)
 
