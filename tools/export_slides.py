@@ -4,12 +4,17 @@
     python3 course.py slides 01 05      only these numbers
     tools/export_slides.py --out DIR    another output folder (the tests use a temporary one)
     tools/export_slides.py --fetch-only only fill the npm cache (the set-up step before offline tests)
+    --frames cached|compute|off         the explorers' precomputed frames (default cached: reuse
+                                        build/explorer-frames/, compute what is missing; off: none)
 
 `jupyter nbconvert --to slides` writes HTML that loads reveal.js, require.js, jQuery, MathJax and
 the widget renderer from CDNs, so a deck opened offline (a meeting room, a plane) is blank. This
 tool fetches those libraries once through the npm registry (`npm pack`, pinned versions, kept in
 build/npm-cache/ and reused), copies the files a deck needs into DIR/lib/, and points nbconvert at
 them with relative URLs, so DIR can be zipped, moved and opened from disk.
+
+Every explorer's widget output becomes the static player of tools/explorer_player.py (its frames,
+computed by tools/explorer_frames.py, go to DIR/frames/), so its controls move with no kernel.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import sys
 import tarfile
 import urllib.parse
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -149,17 +156,23 @@ def exporter_config() -> dict:
     }
 
 
-def export(notebook: Path, out: Path) -> Path:
+def export(notebook: Path, out: Path, frames: str = "cached") -> Path:
     import nbformat
     from nbconvert import SlidesExporter
     from traitlets.config import Config
 
+    from tools import explorer_frames, explorer_player
+
     exporter = SlidesExporter(config=Config(exporter_config()))
     exporter.mermaid_js_url = MERMAID_STUB  # a plain trait in nbconvert 7.17, not settable by config
     nb = nbformat.read(notebook, as_version=4)
+    explorer_player.replace_widgets(nb, explorer_frames.frames_for(notebook, frames), out, "frames", notebook.stem)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
     head_end = body.index("</head>")
-    body = f'{body[:head_end]}<style type="text/css" id="course-css">{COURSE_CSS}</style>\n{body[head_end:]}'
+    body = (f'{body[:head_end]}<style type="text/css" id="course-css">{COURSE_CSS}</style>\n'
+            f"{explorer_player.head_html()}{body[head_end:]}")
+    body_end = body.rindex("</body>")
+    body = body[:body_end] + explorer_player.script_html() + body[body_end:]
     target = out / f"{notebook.stem}.slides.html"
     target.write_text(body, encoding="utf-8")
     return target
@@ -183,6 +196,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--fetch-only", action="store_true",
                         help="only fill the npm cache (CI runs this before the tests, which stay offline)")
+    parser.add_argument("--frames", choices=("cached", "compute", "off"), default="cached",
+                        help="explorer frames: reuse the cache (computing what is missing), recompute, or none")
     args = parser.parse_args(argv)
     if args.fetch_only:
         fetch(args.cache)
@@ -197,7 +212,7 @@ def main(argv: list[str]) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     install_libs(fetch(args.cache), args.out / "lib")
     for notebook in notebooks:
-        print(export(notebook, args.out), flush=True)
+        print(export(notebook, args.out, args.frames), flush=True)
     write_index(args.out)
     print(f"export_slides: open {args.out / 'index.html'} in a browser (works offline; zip the folder to share)")
     return 0

@@ -1,0 +1,399 @@
+"""The static course site (`python3 course.py site`) and the static explorers in the offline decks.
+
+The site is built for 04 and 05 into a temporary folder (tools/build_site.py; explorer frames from
+build/explorer-frames/, computed there when missing) and opened from file:// in headless Chromium
+with every other request aborted. Every control of every explorer is moved with the mouse and with
+the keyboard; each move must swap the picture, and every picture shown must be, byte for byte, the
+PNG the live explorer draws for the values the controls show: the notebook is run in a kernel up to
+its explorers, each explorer is moved there with `set(...)` as a learner would, and its `png` is read.
+The same checks run on one offline deck. When build/site/ holds all 13 pages (CI runs
+`python3 course.py site` first), every explorer on every page there is moved too.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from tools import build_site, explorer_frames, export_slides
+from tools.browser_support import ROOT, artifact, chromium, explorer_cells, skip_or_fail
+
+NUMBERS = ["04", "05"]
+NOTEBOOKS = {n: next((ROOT / "notebooks").glob(f"{n}_*.ipynb")) for n in NUMBERS}
+DECK = "05"
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+LOCAL = ("file:", "data:", "blob:", "about:")
+
+
+def require_npm_cache() -> None:
+    cached = all(any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
+                 for name, version in export_slides.PACKAGES.items())
+    if not cached:
+        skip_or_fail("MathJax is not in build/npm-cache/ yet: run `python3 course.py slides --fetch-only` once")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    require_npm_cache()
+    out = tmp_path_factory.mktemp("site")
+    result = build_site.build(out, NUMBERS, "cached")
+    assert result["pages"] == len(NUMBERS) and result["explorers"] >= len(NUMBERS), result
+    return out
+
+
+@pytest.fixture(scope="module")
+def deck(tmp_path_factory) -> Path:
+    require_npm_cache()
+    out = tmp_path_factory.mktemp("deck")
+    assert export_slides.main([DECK, "--out", str(out)]) == 0
+    return next(out.glob(f"{DECK}_*.slides.html"))
+
+
+# --------------------------------------------------------------------------- the live explorers
+
+RECORD = """import helpers.widgets as _course_widgets
+_course_explorers = []
+_course_init = _course_widgets.Explorer.__init__
+def _course_record(self, *args, **kwargs):
+    _course_init(self, *args, **kwargs)
+    _course_explorers.append(self)
+_course_widgets.Explorer.__init__ = _course_record
+"""
+
+DRAW = """import base64 as _b64, json as _json
+_course_by_model = {e.widget.model_id: e for e in _course_explorers}
+_course_shown = [_course_by_model[m] for m in MODEL_IDS if m in _course_by_model]
+_course_pngs = []
+for _k, _index in REQUESTS:
+    _ex = _course_shown[_k]
+    _ex.set(**{_n: _ex.frames[_n][_i] for _n, _i in _index.items()})
+    _course_pngs.append(_b64.b64encode(_ex.png).decode())
+print(_json.dumps(_course_pngs))
+"""
+
+
+def live_pngs(notebook: Path, requests: list[tuple[int, dict[str, int]]]) -> list[bytes]:
+    """Run `notebook` in a kernel up to its last explorer; then move the k-th displayed explorer to
+    each requested {control: frame index} with `set(...)` and return its `png`, in order."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells = [nbformat.v4.new_code_cell(RECORD)] + nb.cells[:max(explorer_cells(notebook)) + 1]
+    for cell in nb.cells:
+        cell.outputs = [] if cell.cell_type == "code" else None
+        if cell.outputs is None:
+            del cell["outputs"]
+    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "COURSE_EXPLORER_FRAMES")}
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved.get("PYTHONPATH")) if p)
+    os.environ.pop("COURSE_EXPLORER_FRAMES", None)
+    try:
+        client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                                resources={"metadata": {"path": str(notebook.parent)}})
+        with client.setup_kernel():
+            for i, cell in enumerate(nb.cells):
+                client.execute_cell(cell, i)
+            ids = explorer_frames.widget_model_ids(nb)
+            draw = nbformat.v4.new_code_cell(f"MODEL_IDS = {ids!r}\nREQUESTS = {requests!r}\n{DRAW}")
+            nb.cells.append(draw)
+            client.execute_cell(draw, len(nb.cells) - 1)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    text = "".join(o.get("text", "") for o in draw.outputs if o.get("name") == "stdout")
+    return [base64.b64decode(s) for s in json.loads(text)]
+
+
+# --------------------------------------------------------------------------- the browser side
+
+STATE_JS = """(root) => {
+  const img = root.querySelector('img.course-frame');
+  return {frame: root.getAttribute('data-frame'), src: img.getAttribute('src'),
+          loaded: img.complete && img.naturalWidth > 0,
+          readouts: [...root.querySelectorAll('output')].map(o => o.textContent)};
+}"""
+
+
+def offline_context(browser, viewport=(1200, 900)):
+    outside: list[str] = []
+
+    def local_only(route):
+        if route.request.url.startswith(LOCAL):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    context.route("**/*", local_only)
+    return context, outside
+
+
+def wait_loaded(page, root) -> dict:
+    page.wait_for_function("(r) => { const i = r.querySelector('img.course-frame');"
+                           " return i.complete && i.naturalWidth > 0; }", arg=root.element_handle(), timeout=10_000)
+    return root.evaluate(STATE_JS)
+
+
+def move_all(page, root, shot: str) -> list[tuple[str, str, dict]]:
+    """Move every control of one static explorer with the mouse, then with the keyboard; each move
+    must show another frame. Returns (how, frame key, state) for every frame shown."""
+    shown = []
+    controls = root.locator("[data-control]")
+    assert controls.count() > 0, "a static explorer without controls"
+
+    def check(how: str, before: dict) -> None:
+        after = wait_loaded(page, root)
+        assert after["frame"] != before["frame"] and after["src"] != before["src"], \
+            f"{how}: the picture did not change ({before} -> {after})"
+        shown.append((how, after["frame"], after))
+
+    for i in range(controls.count()):
+        control = controls.nth(i)
+        control.scroll_into_view_if_needed()
+        kind = control.evaluate("e => e.tagName.toLowerCase() + ':' + (e.type || '')")
+        # --- mouse
+        before = wait_loaded(page, root)
+        if kind == "input:range":
+            box = control.bounding_box()
+            value, top = control.evaluate("e => [Number(e.value), Number(e.max)]")
+            fraction = 0.85 if value < top / 2 else 0.15
+            page.mouse.click(box["x"] + box["width"] * fraction, box["y"] + box["height"] / 2)
+        elif kind.startswith("select"):
+            n, current = control.evaluate("e => [e.options.length, e.selectedIndex]")
+            control.select_option(index=(current + 1) % n)
+        else:
+            control.click()
+        check(f"control {i} by mouse", before)
+        # --- keyboard
+        control.focus()
+        if kind == "input:range":
+            value, top = control.evaluate("e => [Number(e.value), Number(e.max)]")
+            keys = ["ArrowLeft", "Home", "ArrowRight", "End"] if value > 0 else ["ArrowRight", "End", "ArrowLeft", "Home"]
+        elif kind.startswith("select"):
+            last = control.evaluate("e => e.selectedIndex === e.options.length - 1")
+            keys = ["ArrowUp"] if last else ["ArrowDown"]
+        else:
+            keys = ["Space"]
+        for key in keys:
+            before = wait_loaded(page, root)
+            page.keyboard.press(key)
+            if root.evaluate(STATE_JS)["frame"] == before["frame"] and key in ("Home", "End"):
+                continue  # already at that end after the arrow key
+            check(f"control {i} by key {key}", before)
+    root.screenshot(path=artifact(shot))
+    return shown
+
+
+def frame_requests(root, shown) -> list[dict[str, int]]:
+    """{control name: frame index} for each frame shown (the frame key lists the indices in order)."""
+    names = root.evaluate("r => [...r.querySelectorAll('[data-control]')].map(e => e.getAttribute('data-name'))")
+    return [dict(zip(names, map(int, key.split(",")))) for _, key, _ in shown]
+
+
+def swap_is_instant(root) -> dict:
+    """Set a control and dispatch `input` in one task: the new frame must be in place, decoded, at once."""
+    return root.evaluate("""async (r) => {
+      const spec = JSON.parse(r.getAttribute('data-explorer'));
+      await Promise.all(r._coursePreloaded.map(i => i.decode().catch(() => null)));
+      const el = r.querySelector('[data-control]'), img = r.querySelector('img.course-frame');
+      const before = img.getAttribute('src');
+      if (el.type === 'checkbox') el.checked = !el.checked;
+      else if (el.tagName === 'SELECT') el.selectedIndex = (el.selectedIndex + 1) % el.options.length;
+      else el.value = String(Number(el.value) > 0 ? 0 : Number(el.max));
+      const t0 = performance.now();
+      el.dispatchEvent(new Event('input', {bubbles: true}));
+      const ms = performance.now() - t0;
+      return {changed: img.getAttribute('src') !== before, complete: img.complete && img.naturalWidth > 0, ms,
+              frames: Object.keys(spec.frames).length};
+    }""")
+
+
+PAGE_FACTS_JS = r"""() => {
+  const visibleText = root => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+      n.parentElement.closest('script, style, .MJX_Assistive_MathML, details:not([open])')
+        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+    let s = ''; while (walker.nextNode()) s += walker.currentNode.data + '\n'; return s;
+  };
+  const text = visibleText(document.body);
+  const solutions = [...document.querySelectorAll('details.course-solution')];
+  return {
+    title: document.title, h1: (document.querySelector('h1') || {}).textContent || '',
+    hangul: (text.match(/[\uac00-\ud7a3]/g) || []).length,
+    math: document.querySelectorAll('.MathJax_CHTML, mjx-container').length,
+    mathErrors: document.querySelectorAll('.MathJax_Error, merror').length,
+    rawDisplayMath: (text.match(/\$\$/g) || []).length,
+    solutions: solutions.length, openSolutions: solutions.filter(d => d.open).length,
+    solutionCodeShown: solutions.filter(d => [...d.querySelectorAll('.jp-InputArea, .jp-OutputArea')]
+      .some(e => e.checkVisibility())).length,
+    explorers: document.querySelectorAll('.course-explorer').length,
+    notes: document.querySelectorAll('.course-explorer-note').length,
+    links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
+  };
+}"""
+
+
+def hidden_cells(notebook: Path) -> int:
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return sum(1 for c in cells if c["cell_type"] == "code" and c["metadata"].get("jupyter", {}).get("source_hidden"))
+
+
+def open_page(page, path: Path) -> float:
+    """Open `path`; return the seconds until the first explorer picture is shown."""
+    started = time.monotonic()
+    page.goto(path.as_uri(), wait_until="commit")
+    page.wait_for_function("() => { const i = document.querySelector('img.course-frame');"
+                           " return i && i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().height > 0; }",
+                           timeout=30_000, polling="raf")
+    return time.monotonic() - started
+
+
+def test_site_pages_and_explorers(site):
+    """Pages 04 and 05 from file://: title, rendered math, Hangul, folded solutions, no notes, links
+    that stay in the folder, the first picture within 2 s, and every control of every explorer moved
+    by mouse and keyboard; every frame shown equals the live explorer's PNG for those values."""
+    shown_by_page: dict[str, list] = {}
+    with chromium() as browser:
+        context, outside = offline_context(browser)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        open_page(page, site / "index.html".replace("index.html", f"{NOTEBOOKS[NUMBERS[0]].stem}.html"))  # warm-up
+        for number in NUMBERS:
+            notebook = NOTEBOOKS[number]
+            seconds = open_page(page, site / f"{notebook.stem}.html")
+            assert seconds < 2.0, f"{notebook.stem}: the first picture took {seconds:.2f} s (budget 2 s)"
+            page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                                   " && document.querySelectorAll('.MathJax_CHTML').length > 0", timeout=60_000)
+            facts = page.evaluate(PAGE_FACTS_JS)
+            assert facts["title"].startswith(f"{number}. ") and HANGUL.search(facts["title"]), facts["title"]
+            assert facts["hangul"] > 200, f"{notebook.stem}: little Hangul text: {facts['hangul']}"
+            assert facts["math"] > 0 and facts["mathErrors"] == 0 and facts["rawDisplayMath"] == 0, facts
+            assert facts["solutions"] == hidden_cells(notebook) and facts["openSolutions"] == 0 \
+                and facts["solutionCodeShown"] == 0, f"{notebook.stem}: a solution shows unfolded: {facts}"
+            assert facts["explorers"] == len(explorer_cells(notebook)) == facts["notes"], facts
+            local = [h for h in facts["links"] if not h.startswith(("#", "http://", "https://", "mailto:"))]
+            assert all(not h.startswith("/") and "://" not in h for h in local), local
+            assert "index.html" in local and "glossary.html" in local, local
+            for target in {h.split("#")[0] for h in local if h.split("#")[0].endswith(".html")}:
+                # pages of notebooks not built here are the only ones allowed to be missing
+                assert (site / target).exists() or re.match(r"\d\d_", target), \
+                    f"{notebook.stem} links to a missing page {target}"
+            roots = page.locator(".course-explorer")
+            shown_by_page[number] = []
+            for k in range(roots.count()):
+                root = roots.nth(k)
+                shown = move_all(page, root, f"site_{notebook.stem}_{k}.png")
+                instant = swap_is_instant(root)
+                assert instant["changed"] and instant["complete"], f"a frame swap waited for the image: {instant}"
+                shown_by_page[number].append((k, frame_requests(root, shown), [s for _, _, s in shown]))
+            page.screenshot(path=artifact(f"site_{notebook.stem}.png"), full_page=False)
+        context.close()
+    assert outside == [], f"the site tried to reach the network: {outside}"
+    assert errors == [], f"JavaScript errors: {errors}"
+    for number, explorers in shown_by_page.items():
+        requests = [(k, index) for k, indices, _ in explorers for index in indices]
+        states = [s for _, _, ss in explorers for s in ss]
+        pngs = live_pngs(NOTEBOOKS[number], requests)
+        for (k, index), state, png in zip(requests, states, pngs):
+            assert (site / state["src"]).read_bytes() == png, \
+                f"{number} explorer {k} at {index}: the page shows {state['src']}, not the live explorer's PNG"
+
+
+def test_site_index_links_every_notebook(site):
+    html = (site / "index.html").read_text(encoding="utf-8")
+    for row in build_site.course_map():
+        assert row["title"] in html and row["time"] in html
+    for number in NUMBERS:
+        assert f'href="{NOTEBOOKS[number].stem}.html"' in html
+    for name in ("glossary.html", "sources.html"):
+        assert (site / name).exists() and HANGUL.search((site / name).read_text(encoding="utf-8"))
+    for page in site.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "https://cdn" not in text and 'src="http' not in text and 'href="http://' not in text.split("<body")[0], \
+            f"{page.name} loads something from the network"
+    for number in NUMBERS:  # speaker notes are left out
+        nb = json.loads(NOTEBOOKS[number].read_text(encoding="utf-8"))
+        notes = ["".join(c["source"]).strip() for c in nb["cells"]
+                 if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"]
+        text = (site / f"{NOTEBOOKS[number].stem}.html").read_text(encoding="utf-8")
+        assert notes and not any(n.splitlines()[0][:40] in text for n in notes if n), f"{number}: notes on the page"
+
+
+def test_deck_explorer_moves_offline(deck):
+    """The offline deck for 05: the explorer's controls move by mouse and keyboard inside reveal.js,
+    the frames equal the live explorer's PNGs, and nothing outside file:// is requested."""
+    notebook = NOTEBOOKS[DECK]
+    with chromium() as browser:
+        context, outside = offline_context(browser, (1280, 800))
+        page = context.new_page()
+        page.goto(deck.as_uri())
+        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+        roots = page.locator(".course-explorer")
+        assert roots.count() == len(explorer_cells(notebook))
+        page.evaluate("""async () => {
+          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+          const where = Reveal.getIndices(document.querySelector('.course-explorer').closest('section'));
+          Reveal.slide(where.h, where.v); }""")
+        page.wait_for_timeout(800)
+        root = roots.nth(0)
+        slide_before = page.evaluate("() => location.hash")
+        shown = move_all(page, root, f"deck_{notebook.stem}_explorer.png")
+        assert page.evaluate("() => location.hash") == slide_before, "the arrow keys turned the slide"
+        requests = [(0, index) for index in frame_requests(root, shown)]
+        context.close()
+    assert outside == [], f"the deck tried to reach the network: {outside}"
+    pngs = live_pngs(notebook, requests)
+    for (_, index), (_, _, state), png in zip(requests, shown, pngs):
+        assert (deck.parent / state["src"]).read_bytes() == png, f"deck frame {state['src']} at {index}"
+
+
+def built_site_pages() -> list[Path]:
+    pages = [build_site.DEFAULT_OUT / f"{row['stem']}.html" for row in build_site.course_map()]
+    return pages if all(p.exists() for p in pages) else []
+
+
+@pytest.mark.skipif(not built_site_pages(), reason="build/site/ does not hold all 13 pages (python3 course.py site)")
+def test_every_explorer_of_the_built_site_moves():
+    """CI builds the whole site first: every explorer on every page swaps frames for every control."""
+    moved = 0
+    with chromium() as browser:
+        context, outside = offline_context(browser)
+        page = context.new_page()
+        for path in built_site_pages():
+            notebook = ROOT / "notebooks" / path.name.replace(".html", ".ipynb")
+            page.goto(path.as_uri())
+            roots = page.locator(".course-explorer")
+            assert roots.count() == len(explorer_cells(notebook)), f"{path.name}: not every explorer is static"
+            for k in range(roots.count()):
+                root = roots.nth(k)
+                controls = root.locator("[data-control]")
+                for i in range(controls.count()):
+                    control = controls.nth(i)
+                    control.scroll_into_view_if_needed()
+                    before = wait_loaded(page, root)
+                    control.focus()
+                    kind = control.evaluate("e => e.tagName.toLowerCase() + ':' + (e.type || '')")
+                    if kind == "input:range":
+                        page.keyboard.press("Home" if control.evaluate("e => Number(e.value) > 0") else "End")
+                    elif kind.startswith("select"):
+                        page.keyboard.press("ArrowUp" if control.evaluate(
+                            "e => e.selectedIndex === e.options.length - 1") else "ArrowDown")
+                    else:
+                        page.keyboard.press("Space")
+                    after = wait_loaded(page, root)
+                    assert after["src"] != before["src"], f"{path.name} explorer {k} control {i} did not swap frames"
+                moved += 1
+        context.close()
+    assert outside == [], f"the site tried to reach the network: {outside}"
+    assert moved == sum(len(explorer_cells(p)) for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

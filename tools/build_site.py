@@ -1,0 +1,245 @@
+"""Build the static course site: every notebook as a page, readable anywhere, every slider moving.
+
+    python3 course.py site                  all 13 notebooks -> build/site/
+    python3 course.py site 04 05            only these pages (the index still lists every notebook)
+    tools/build_site.py --out DIR           another folder (the tests build into a temporary one)
+    tools/build_site.py --frames cached     reuse cached explorer frames, compute when missing (default);
+                         compute | off      always recompute / leave the widgets out
+
+Pages come from the executed notebooks (nbconvert's HTMLExporter, lab template): stored outputs and
+figures, code highlighted by pygments, math by MathJax 2.7.7 copied from the npm cache the decks use
+(build/npm-cache/), worked solutions folded in <details>, speaker notes (slide type `notes`) left
+out, previous/next links and the course map on every page, GLOSSARY.md and SOURCES.md as pages.
+Each explorer's widget output is replaced by the static player of tools/explorer_player.py, over
+frames computed by tools/explorer_frames.py. Links are relative, so the folder works from file://,
+from any static web host (GitHub Pages) and zipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools import explorer_frames, explorer_player, export_slides  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+DEFAULT_OUT = ROOT / "build" / "site"
+COURSE_TITLE = "손으로 익히는 셀프 어텐션"
+MATHJAX_URL = "lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
+
+SITE_CSS = """
+html { -webkit-text-size-adjust: 100%; }
+body { margin: 0; background: #fff; color: #1d1d1f;
+  font-family: "NanumGothic", "Nanum Gothic", "Noto Sans KR", "Noto Sans CJK KR", "Apple SD Gothic Neo",
+    "Malgun Gothic", "맑은 고딕", sans-serif; }
+body, .jp-RenderedHTMLCommon { font-size: 17px; line-height: 1.7; word-break: keep-all; overflow-wrap: break-word; }
+:root { --jp-content-font-family: "NanumGothic", "Nanum Gothic", "Noto Sans KR", "Noto Sans CJK KR", sans-serif;
+  --jp-ui-font-family: var(--jp-content-font-family); --jp-content-line-height: 1.7; --jp-content-font-size1: 17px; }
+.course-page { max-width: 980px; margin: 0 auto; padding: 0 16px 48px; box-sizing: border-box; }
+.course-nav { display: flex; flex-wrap: wrap; gap: 0.4em 1.2em; justify-content: space-between; align-items: baseline;
+  border-bottom: 1px solid #ddd; padding: 10px 0; margin-bottom: 12px; font-size: 15px; }
+.course-nav.bottom { border-bottom: none; border-top: 1px solid #ddd; margin-top: 32px; }
+.course-nav a { color: #0b5cad; text-decoration: none; }
+.course-nav a:hover { text-decoration: underline; }
+.course-page .jp-Notebook { padding: 0; }
+.course-page .jp-Cell { padding: 2px 0; }
+.course-page .jp-InputPrompt, .course-page .jp-OutputPrompt { display: none; }
+.course-page .jp-RenderedHTMLCommon { padding-right: 0; }
+.course-page .jp-RenderedImage img, .course-page .jp-OutputArea-output img { max-width: 100%; height: auto; }
+.course-page pre { overflow-x: auto; }
+.course-page .jp-InputArea-editor pre, .course-page .jp-OutputArea-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+details.course-solution { border: 1px solid #d0d7de; border-radius: 6px; padding: 4px 10px; margin: 8px 0; background: #f8fafc; }
+details.course-solution > summary { cursor: pointer; font-weight: bold; color: #0b5cad; }
+table.course-map { border-collapse: collapse; width: 100%; }
+table.course-map th, table.course-map td { border-bottom: 1px solid #e3e3e3; padding: 6px 8px; text-align: left; vertical-align: top; }
+table.course-map td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.course-map td.time { white-space: nowrap; color: #555; }
+.course-md table { border-collapse: collapse; } .course-md th, .course-md td { border: 1px solid #ddd; padding: 4px 8px; }
+"""
+
+# nbconvert's lab template plus: solutions (code cells whose source is folded in JupyterLab) wrapped
+# in <details>, no require.js from a CDN (the pages load no widget manager).
+TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{% block codecell %}
+{%- if cell.metadata.get('jupyter', {}).get('source_hidden', False) -%}
+<details class="course-solution"><summary>풀이 보기 (먼저 풀어 본 뒤에 여세요)</summary>
+{{ super() }}
+</details>
+{%- else -%}
+{{ super() }}
+{%- endif -%}
+{% endblock codecell %}
+"""
+
+
+def course_map() -> list[dict]:
+    """The README's course map table: number, title, notebook file, summary, time estimates."""
+    rows = []
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for m in re.finditer(r"^\| (\d\d) \| \[([^\]]+)\]\(notebooks/([^)]+)\.ipynb\) \| (.+?) \| (.+?) \|$", text, re.M):
+        rows.append({"number": m[1], "title": m[2], "stem": m[3], "summary": m[4], "time": m[5]})
+    if not rows:
+        raise SystemExit("build_site: no course map table found in README.md")
+    return rows
+
+
+def fix_links(body: str) -> str:
+    """Notebook and repository links as site links (relative)."""
+    body = re.sub(r'href="(?:\.\./|\./)?(?:notebooks/)?(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="\1.html', body)
+    body = re.sub(r'href="(?:\.\./)?GLOSSARY\.md', 'href="glossary.html', body)
+    return re.sub(r'href="(?:\.\./)?SOURCES\.md', 'href="sources.html', body)
+
+
+def nav(rows: list[dict], at: int | None, where: str = "top") -> str:
+    parts = ['<a href="index.html">과정 지도</a>']
+    if at is not None:
+        if at > 0:
+            prev = rows[at - 1]
+            parts.append(f'<a href="{prev["stem"]}.html" rel="prev">← {prev["number"]}. {html.escape(prev["title"])}</a>')
+        if at + 1 < len(rows):
+            nxt = rows[at + 1]
+            parts.append(f'<a href="{nxt["stem"]}.html" rel="next">{nxt["number"]}. {html.escape(nxt["title"])} →</a>')
+    parts += ['<a href="glossary.html">용어집</a>', '<a href="sources.html">출처</a>']
+    return f'<nav class="course-nav {where}">{" ".join(f"<span>{p}</span>" for p in parts)}</nav>'
+
+
+def wrap(body: str, rows: list[dict], at: int | None, title: str) -> str:
+    """Our stylesheet, title, navigation and the player script around an nbconvert page."""
+    body = re.sub(r"<title>.*?</title>", f"<title>{html.escape(title)}</title>", body, count=1, flags=re.S)
+    body = body.replace("<html>", '<html lang="ko">', 1)
+    head_end = body.index("</head>")
+    body = (body[:head_end] + f'<style type="text/css" id="course-site-css">{SITE_CSS}</style>\n'
+            + explorer_player.head_html() + body[head_end:])
+    m = re.search(r"<body[^>]*>", body)
+    body = body[:m.end()] + f'\n<div class="course-page">\n{nav(rows, at)}\n' + body[m.end():]
+    end = body.rindex("</body>")
+    return body[:end] + f"{nav(rows, at, 'bottom')}\n</div>\n{explorer_player.script_html()}" + body[end:]
+
+
+def exporter():
+    import jinja2
+    from nbconvert import HTMLExporter
+
+    exp = HTMLExporter(template_name="lab", extra_loaders=[jinja2.DictLoader({"course_site.html.j2": TEMPLATE})],
+                       template_file="course_site.html.j2", exclude_input_prompt=True, exclude_output_prompt=True)
+    exp.mathjax_url = MATHJAX_URL
+    exp.mermaid_js_url = export_slides.MERMAID_STUB
+    exp.require_js_url = ""
+    exp.mermaid_layout_elk_js_url = ""  # only loaded for Mermaid diagrams, which the notebooks do not draw
+    return exp
+
+
+def notebook_page(notebook: Path, rows: list[dict], at: int, out: Path, frames_mode: str) -> tuple[str, int]:
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells = [c for c in nb.cells if c.metadata.get("slideshow", {}).get("slide_type") != "notes"]
+    explorers = explorer_frames.frames_for(notebook, frames_mode)
+    shown = explorer_player.replace_widgets(nb, explorers, out, "frames", notebook.stem)
+    row = rows[at]
+    title = f"{row['number']}. {row['title']} · {COURSE_TITLE}"
+    body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": title}})
+    target = out / f"{notebook.stem}.html"
+    target.write_text(fix_links(wrap(body, rows, at, title)), encoding="utf-8")
+    return title, shown
+
+
+def markdown_page(source: Path, target: Path, title: str, rows: list[dict]) -> None:
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    content = fix_links(markdown2html_mistune(source.read_text(encoding="utf-8")))
+    target.write_text(page(title, f'<div class="course-md">{content}</div>', rows), encoding="utf-8")
+
+
+def page(title: str, content: str, rows: list[dict]) -> str:
+    return ('<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{html.escape(title)}</title>\n<style>{SITE_CSS}</style></head>\n"
+            f'<body><div class="course-page">\n{nav(rows, None)}\n{content}\n{nav(rows, None, "bottom")}\n</div>'
+            "</body></html>\n")
+
+
+def index_page(rows: list[dict], built: set[str]) -> str:
+    items = []
+    for r in rows:
+        name = html.escape(r["title"])
+        link = f'<a href="{r["stem"]}.html">{name}</a>' if r["stem"] in built else name
+        items.append(f'<tr><td class="num">{r["number"]}</td><td>{link}</td><td>{html.escape(r["summary"])}</td>'
+                     f'<td class="time">{html.escape(r["time"])}</td></tr>')
+    content = (f"<h1>{COURSE_TITLE}</h1>\n"
+               "<p>셀프 어텐션을 직접 계산하고, 슬라이더로 만져 보고, 테스트로 확인하는 한국어 과정의 읽기용 사이트입니다. "
+               "각 쪽은 실행해 둔 노트북 그대로이고, 슬라이더는 미리 계산해 둔 그림으로 커널 없이 움직입니다. "
+               "코드를 직접 고쳐 실행하려면 저장소를 받아 <code>python3 course.py lab</code>으로 JupyterLab에서 여세요.</p>\n"
+               '<table class="course-map"><thead><tr><th>번호</th><th>노트북</th><th>한 줄 요약</th>'
+               "<th>예상 시간 (혼자 / 발표)</th></tr></thead>\n<tbody>\n" + "\n".join(items) + "\n</tbody></table>\n")
+    return page(f"과정 지도 · {COURSE_TITLE}", content, rows)
+
+
+def install_mathjax(out: Path, cache: Path) -> None:
+    """MathJax 2.7.7 (the files the decks use) into out/lib/mathjax/, from the npm cache."""
+    unpacked = export_slides.fetch(cache)
+    src, dst = unpacked["mathjax"], out / "lib" / "mathjax"
+    stamp = dst / ".version"
+    if stamp.exists() and stamp.read_text() == export_slides.PACKAGES["mathjax"]:
+        return
+    shutil.rmtree(dst, ignore_errors=True)
+    for pattern in export_slides.FILES["mathjax"]:
+        for path in sorted(src.glob(pattern)):
+            target = dst / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir():
+                shutil.copytree(path, target, dirs_exist_ok=True)
+            else:
+                shutil.copy2(path, target)
+    stamp.write_text(export_slides.PACKAGES["mathjax"])
+
+
+def folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def build(out: Path, numbers: list[str], frames_mode: str = "cached", cache: Path = export_slides.DEFAULT_CACHE) -> dict:
+    started = time.monotonic()
+    rows = course_map()
+    out.mkdir(parents=True, exist_ok=True)
+    install_mathjax(out, cache)
+    built, explorers = set(), 0
+    for at, row in enumerate(rows):
+        if numbers and row["number"] not in numbers:
+            continue
+        notebook = NOTEBOOKS / f"{row['stem']}.ipynb"
+        _, shown = notebook_page(notebook, rows, at, out, frames_mode)
+        built.add(row["stem"])
+        explorers += shown
+        print(f"build_site: {row['stem']}.html ({shown} explorer(s))", flush=True)
+    (out / "index.html").write_text(index_page(rows, built), encoding="utf-8")
+    markdown_page(ROOT / "GLOSSARY.md", out / "glossary.html", f"용어집 · {COURSE_TITLE}", rows)
+    markdown_page(ROOT / "SOURCES.md", out / "sources.html", f"출처 · {COURSE_TITLE}", rows)
+    return {"pages": len(built), "explorers": explorers, "seconds": time.monotonic() - started,
+            "bytes": folder_size(out)}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("numbers", nargs="*", help="notebook numbers (default: all)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--cache", type=Path, default=export_slides.DEFAULT_CACHE)
+    parser.add_argument("--frames", choices=explorer_frames.MODES, default="cached")
+    args = parser.parse_args(argv)
+    result = build(args.out, args.numbers, args.frames, args.cache)
+    print(f"build_site: {result['pages']} page(s), {result['explorers']} explorer(s) in {result['seconds']:.0f} s, "
+          f"{result['bytes'] / 2**20:.1f} MB; open {args.out / 'index.html'} (zip the folder to share)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

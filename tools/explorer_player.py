@@ -1,0 +1,158 @@
+"""The static explorer player: precomputed frames behind the same controls, no kernel, no library.
+
+Used by tools/build_site.py (the course site) and tools/export_slides.py (the offline decks). Each
+widget output of an explorer cell is replaced by plain HTML inside ``<div class="course-explorer">``:
+a range input per slider (over the frame indices, with the live widget's readout text), a
+``<select>`` per dropdown, a checkbox per checkbox, and an ``<img>`` whose ``src`` the inline
+script swaps among the frame files on the ``input`` event. Every frame is preloaded (and decoded)
+after the page loads, so a swap is one attribute change. When an explorer has several controls and
+only one line per control was computed (``mode: "axes"``), moving one control puts the others back
+at their defaults, so the picture always shows exactly the values the controls show.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+from pathlib import Path
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+NOTE = "그림은 미리 계산해 둔 것입니다. 슬라이더로 바로 계산하려면 JupyterLab에서 노트북을 여세요."
+
+PLAYER_CSS = """
+.course-explorer { margin: 0.4em 0; font-size: 15px; line-height: 1.4; }
+.course-explorer .course-control { display: flex; align-items: center; gap: 0.6em; margin: 0.15em 0; max-width: 640px; }
+.course-explorer .course-control label.course-label { flex: 0 0 8.5em; text-align: right; overflow: hidden;
+  text-overflow: ellipsis; white-space: nowrap; }
+.course-explorer input[type=range] { flex: 1 1 auto; min-width: 8em; margin: 0; }
+.course-explorer output { flex: 0 0 5em; font-variant-numeric: tabular-nums; }
+.course-explorer select { font: inherit; padding: 0.1em 0.3em; }
+.course-explorer img.course-frame { display: block; max-width: 100%; height: auto; margin-top: 0.3em; }
+.course-explorer .course-explorer-note { margin: 0.2em 0 0; font-size: 13px; color: #666; }
+"""
+
+PLAYER_JS = r"""
+(function () {
+  function init(root) {
+    if (root.dataset.ready) return;
+    var spec = JSON.parse(root.getAttribute('data-explorer'));
+    var img = root.querySelector('img.course-frame');
+    var inputs = spec.controls.map(function (c, i) { return root.querySelector('[data-control="' + i + '"]'); });
+    var outputs = spec.controls.map(function (c, i) { return root.querySelector('output[data-readout="' + i + '"]'); });
+    function read(i) {
+      var el = inputs[i], c = spec.controls[i];
+      if (c.kind === 'checkbox') return el.checked ? c.checked : 1 - c.checked;
+      return parseInt(el.value, 10);
+    }
+    function write(i, k) {
+      var el = inputs[i], c = spec.controls[i];
+      if (c.kind === 'checkbox') el.checked = (k === c.checked); else el.value = String(k);
+      if (outputs[i]) outputs[i].textContent = c.labels[k];
+    }
+    function show(changed) {
+      var idx = spec.controls.map(function (c, i) { return read(i); });
+      var key = idx.join(',');
+      if (!(key in spec.frames)) {  // one line per control: the others go back to their defaults
+        idx = idx.map(function (k, i) { return i === changed ? k : spec.controls[i]['default']; });
+        key = idx.join(',');
+      }
+      idx.forEach(function (k, i) { write(i, k); });
+      if (key in spec.frames) { img.src = spec.frames[key]; root.setAttribute('data-frame', key); }
+    }
+    inputs.forEach(function (el, i) {
+      // The keys that move a control must not also turn a reveal.js slide (reveal listens on document).
+      el.addEventListener('keydown', function (e) { e.stopPropagation(); });
+      el.addEventListener('input', function () { show(i); });
+      el.addEventListener('change', function () { show(i); });
+    });
+    root.dataset.ready = '1';
+    var keep = [];
+    var preload = function () {
+      Object.keys(spec.frames).forEach(function (key) {
+        var im = new Image(); im.src = spec.frames[key]; keep.push(im);
+        if (im.decode) im.decode().catch(function () {});
+      });
+    };
+    if (document.readyState === 'complete') preload(); else window.addEventListener('load', preload);
+    root._coursePreloaded = keep;
+  }
+  function initAll() { document.querySelectorAll('.course-explorer[data-explorer]').forEach(init); }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', initAll); else initAll();
+})();
+"""
+
+
+def head_html() -> str:
+    return f'<style type="text/css" id="course-explorer-css">{PLAYER_CSS}</style>\n'
+
+
+def script_html() -> str:
+    return f'<script type="text/javascript" id="course-explorer-js">{PLAYER_JS}</script>\n'
+
+
+def copy_frames(folder: Path, manifest: dict, out: Path, rel: str) -> dict[str, str]:
+    """Copy one explorer's PNGs to out/rel/; return {"i,j,...": "rel/file.png"}."""
+    (out / rel).mkdir(parents=True, exist_ok=True)
+    urls = {}
+    for frame in manifest["frames"]:
+        shutil.copyfile(folder / frame["file"], out / rel / frame["file"])
+        urls[",".join(map(str, frame["index"]))] = f"{rel}/{frame['file']}"
+    return urls
+
+
+def player_html(manifest: dict, urls: dict[str, str], ident: str) -> str:
+    """The static explorer: controls at their defaults and the default frame, wired by PLAYER_JS."""
+    controls = []
+    spec_controls = []
+    for i, c in enumerate(manifest["controls"]):
+        k, labels = c["default"], c["labels"]
+        cid = f"{ident}-c{i}"
+        desc = html.escape(c["description"])
+        if c["kind"] == "checkbox":
+            checked = c["values"].index(True) if True in c["values"] else 1
+            box = " checked" if k == checked else ""
+            controls.append(f'<div class="course-control course-checkbox"><label class="course-label"></label>'
+                            f'<label><input type="checkbox" id="{cid}" data-control="{i}" data-name="{html.escape(c["name"])}"{box}> {desc}</label></div>')
+            spec_controls.append({"kind": "checkbox", "default": k, "checked": checked, "labels": labels})
+            continue
+        if c["kind"] == "select":
+            options = "".join(f'<option value="{j}"{" selected" if j == k else ""}>{html.escape(label)}</option>'
+                              for j, label in enumerate(labels))
+            field = f'<select id="{cid}" data-control="{i}" data-name="{html.escape(c["name"])}">{options}</select>'
+        else:
+            field = (f'<input type="range" id="{cid}" data-control="{i}" data-name="{html.escape(c["name"])}" min="0" max="{len(labels) - 1}" step="1" '
+                     f'value="{k}" aria-valuetext="{html.escape(labels[k])}">'
+                     f'<output data-readout="{i}" for="{cid}">{html.escape(labels[k])}</output>')
+        controls.append(f'<div class="course-control course-{c["kind"]}"><label class="course-label" for="{cid}" '
+                        f'title="{desc}">{desc}</label>{field}</div>')
+        spec_controls.append({"kind": c["kind"], "default": k, "labels": labels})
+    default_key = ",".join(str(c["default"]) for c in manifest["controls"])
+    spec = {"mode": manifest["mode"], "controls": spec_controls, "frames": urls}
+    width = manifest.get("width") or ""
+    style = f' style="width: {html.escape(width)}"' if width.endswith("px") else ""
+    return (f'<div class="course-explorer course-static-explorer" id="{ident}" data-frame="{default_key}" '
+            f"data-explorer='{html.escape(json.dumps(spec, ensure_ascii=False), quote=True)}'>\n"
+            + "\n".join(controls)
+            + f'\n<img class="course-frame" src="{urls[default_key]}" alt="탐색기 그림"{style}>\n'
+            f'<p class="course-explorer-note">{NOTE}</p>\n</div>')
+
+
+def replace_widgets(nb, explorers: list[tuple[Path, dict]], out: Path, rel_prefix: str, stem: str) -> int:
+    """Put a static player in place of each explorer's widget output (k-th widget output = k-th
+    explorer) and drop the notebook's stored widget state; return how many were replaced."""
+    shutil.rmtree(out / rel_prefix / stem, ignore_errors=True)  # frames of an older build
+    k = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            if WIDGET_VIEW not in output.get("data", {}) or k >= len(explorers):
+                continue
+            folder, manifest = explorers[k]
+            urls = copy_frames(folder, manifest, out, f"{rel_prefix}/{stem}/{k}")
+            output["data"] = {"text/html": player_html(manifest, urls, f"explorer-{stem[:2]}-{k}")}
+            k += 1
+    if explorers:
+        nb.metadata.pop("widgets", None)
+    return k
