@@ -13,6 +13,7 @@ The same checks run on one offline deck. When build/site/ holds all 13 pages (CI
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import re
@@ -68,30 +69,33 @@ _course_widgets.Explorer.__init__ = _course_record
 
 DRAW = """import base64 as _b64, json as _json
 _course_by_model = {e.widget.model_id: e for e in _course_explorers}
-_course_shown = [_course_by_model[m] for m in MODEL_IDS if m in _course_by_model]
 _course_pngs = []
-for _k, _index in REQUESTS:
-    _ex = _course_shown[_k]
-    _ex.set(**{_n: _ex.frames[_n][_i] for _n, _i in _index.items()})
-    _course_pngs.append(_b64.b64encode(_ex.png).decode())
+for _ex in [_course_by_model[m] for m in MODEL_IDS if m in _course_by_model]:
+    _drawn = {}
+    for _point in _ex.frame_grid()[1]:
+        _ex.set(**{_n: _ex.frames[_n][_i] for _n, _i in zip(_ex.controls, _point)})
+        _drawn[",".join(map(str, _point))] = _b64.b64encode(_ex.png).decode()
+    _course_pngs.append(_drawn)
 print(_json.dumps(_course_pngs))
 """
 
 
-def live_pngs(notebook: Path, requests: list[tuple[int, dict[str, int]]]) -> list[bytes]:
-    """Run `notebook` in a kernel up to its last explorer; then move the k-th displayed explorer to
-    each requested {control: frame index} with `set(...)` and return its `png`, in order."""
+@functools.cache
+def live_pngs(number: str) -> list[dict[str, bytes]]:
+    """Run the notebook in a kernel up to its last explorer; then move each displayed explorer (in
+    output order) to every point of its frame grid with `set(...)`, as a learner would, and read its
+    `png`. Returns one {"i,j,...": png} per explorer (the keys are the frame keys of the player)."""
     import nbformat
     from nbclient import NotebookClient
 
+    notebook = NOTEBOOKS[number]
     nb = nbformat.read(notebook, as_version=4)
     nb.cells = [nbformat.v4.new_code_cell(RECORD)] + nb.cells[:max(explorer_cells(notebook)) + 1]
     for cell in nb.cells:
-        cell.outputs = [] if cell.cell_type == "code" else None
-        if cell.outputs is None:
-            del cell["outputs"]
+        if cell.cell_type == "code":
+            cell.outputs = []
     saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "COURSE_EXPLORER_FRAMES")}
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved.get("PYTHONPATH")) if p)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p)
     os.environ.pop("COURSE_EXPLORER_FRAMES", None)
     try:
         client = NotebookClient(nb, timeout=600, kernel_name="python3",
@@ -100,7 +104,7 @@ def live_pngs(notebook: Path, requests: list[tuple[int, dict[str, int]]]) -> lis
             for i, cell in enumerate(nb.cells):
                 client.execute_cell(cell, i)
             ids = explorer_frames.widget_model_ids(nb)
-            draw = nbformat.v4.new_code_cell(f"MODEL_IDS = {ids!r}\nREQUESTS = {requests!r}\n{DRAW}")
+            draw = nbformat.v4.new_code_cell(f"MODEL_IDS = {ids!r}\n{DRAW}")
             nb.cells.append(draw)
             client.execute_cell(draw, len(nb.cells) - 1)
     finally:
@@ -110,7 +114,16 @@ def live_pngs(notebook: Path, requests: list[tuple[int, dict[str, int]]]) -> lis
             else:
                 os.environ[key] = value
     text = "".join(o.get("text", "") for o in draw.outputs if o.get("name") == "stdout")
-    return [base64.b64decode(s) for s in json.loads(text)]
+    return [{key: base64.b64decode(png) for key, png in drawn.items()} for drawn in json.loads(text)]
+
+
+def assert_live(folder: Path, number: str, k: int, shown: list) -> None:
+    """Every frame the page showed is, byte for byte, the live explorer's PNG for those values."""
+    live = live_pngs(number)[k]
+    for how, key, state in shown:
+        assert key in live, f"{number} explorer {k}: frame {key} ({how}) is not on the live explorer's grid"
+        assert (folder / state["src"]).read_bytes() == live[key], \
+            f"{number} explorer {k} after {how}: {state['src']} is not the PNG the live explorer draws at {key}"
 
 
 # --------------------------------------------------------------------------- the browser side
@@ -192,12 +205,6 @@ def move_all(page, root, shot: str) -> list[tuple[str, str, dict]]:
             check(f"control {i} by key {key}", before)
     root.screenshot(path=artifact(shot))
     return shown
-
-
-def frame_requests(root, shown) -> list[dict[str, int]]:
-    """{control name: frame index} for each frame shown (the frame key lists the indices in order)."""
-    names = root.evaluate("r => [...r.querySelectorAll('[data-control]')].map(e => e.getAttribute('data-name'))")
-    return [dict(zip(names, map(int, key.split(",")))) for _, key, _ in shown]
 
 
 def swap_is_instant(root) -> dict:
@@ -296,18 +303,14 @@ def test_site_pages_and_explorers(site):
                 shown = move_all(page, root, f"site_{notebook.stem}_{k}.png")
                 instant = swap_is_instant(root)
                 assert instant["changed"] and instant["complete"], f"a frame swap waited for the image: {instant}"
-                shown_by_page[number].append((k, frame_requests(root, shown), [s for _, _, s in shown]))
+                shown_by_page[number].append((k, shown))
             page.screenshot(path=artifact(f"site_{notebook.stem}.png"), full_page=False)
         context.close()
     assert outside == [], f"the site tried to reach the network: {outside}"
     assert errors == [], f"JavaScript errors: {errors}"
     for number, explorers in shown_by_page.items():
-        requests = [(k, index) for k, indices, _ in explorers for index in indices]
-        states = [s for _, _, ss in explorers for s in ss]
-        pngs = live_pngs(NOTEBOOKS[number], requests)
-        for (k, index), state, png in zip(requests, states, pngs):
-            assert (site / state["src"]).read_bytes() == png, \
-                f"{number} explorer {k} at {index}: the page shows {state['src']}, not the live explorer's PNG"
+        for k, shown in explorers:
+            assert_live(site, number, k, shown)
 
 
 def test_site_index_links_every_notebook(site):
@@ -350,12 +353,9 @@ def test_deck_explorer_moves_offline(deck):
         slide_before = page.evaluate("() => location.hash")
         shown = move_all(page, root, f"deck_{notebook.stem}_explorer.png")
         assert page.evaluate("() => location.hash") == slide_before, "the arrow keys turned the slide"
-        requests = [(0, index) for index in frame_requests(root, shown)]
         context.close()
     assert outside == [], f"the deck tried to reach the network: {outside}"
-    pngs = live_pngs(notebook, requests)
-    for (_, index), (_, _, state), png in zip(requests, shown, pngs):
-        assert (deck.parent / state["src"]).read_bytes() == png, f"deck frame {state['src']} at {index}"
+    assert_live(deck.parent, DECK, 0, shown)
 
 
 def built_site_pages() -> list[Path]:

@@ -65,13 +65,15 @@ table.course-map td.time { white-space: nowrap; color: #555; }
 .course-md table { border-collapse: collapse; } .course-md th, .course-md td { border: 1px solid #ddd; padding: 4px 8px; }
 """
 
-# nbconvert's lab template plus: solutions (code cells whose source is folded in JupyterLab) wrapped
-# in <details>, no require.js from a CDN (the pages load no widget manager).
+# nbconvert's lab template plus: code cells folded in JupyterLab (worked solutions, and the code that
+# builds a figure) wrapped, with their outputs, in a closed <details>; no require.js from a CDN (the pages load no widget manager).
 TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {% block codecell %}
 {%- if cell.metadata.get('jupyter', {}).get('source_hidden', False) -%}
-<details class="course-solution"><summary>풀이 보기 (먼저 풀어 본 뒤에 여세요)</summary>
+<details class="course-solution"><summary>
+{%- if 'check(' in cell.source -%}풀이 보기 (먼저 풀어 본 뒤에 여세요){%- else -%}접어 둔 코드 보기{%- endif -%}
+</summary>
 {{ super() }}
 </details>
 {%- else -%}
