@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from helpers.widgets import Explorer
+from helpers.widgets import Explorer, default_frames
 
 
 def make(**control_kw):
@@ -98,3 +98,50 @@ def test_an_error_in_update_is_not_swallowed():
     ex = Explorer(fig, update, {"x": widgets.IntSlider(value=0, max=10)})
     with pytest.raises(ValueError, match="too big"):
         ex.set(x=7)
+
+
+# --------------------------------------------------------------------------- frames for the static site
+
+def test_default_frames_follow_the_widget():
+    assert default_frames(widgets.FloatSlider(value=1.0, min=0.5, max=3.0, step=0.5)) == [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+    assert default_frames(widgets.Dropdown(options=["up", "down"])) == ["up", "down"]
+    assert default_frames(widgets.SelectionSlider(options=[("a", 4), ("b", 8)], value=8)) == [4, 8]
+    assert default_frames(widgets.Checkbox(value=True)) == [False, True]
+    assert default_frames(widgets.IntSlider(value=3, min=0, max=9)) == list(range(10))
+    many = default_frames(widgets.IntSlider(value=37, min=0, max=100))
+    assert 25 <= len(many) <= 40 and {0, 37, 100} <= set(many) and many == sorted(many)
+    floats = default_frames(widgets.FloatSlider(value=0.3, min=-5, max=5, step=0.1))
+    assert 20 <= len(floats) <= 40 and floats[0] == -5 and floats[-1] == 5 and 0.3 in floats
+    logs = default_frames(widgets.FloatLogSlider(value=1.0, base=10, min=-3, max=1, step=0.05))
+    assert 20 <= len(logs) <= 40 and 1.0 in logs and abs(logs[0] - 1e-3) < 1e-12 and abs(logs[-1] - 10) < 1e-9
+
+
+def test_frame_grid_is_full_when_small_else_one_line_per_control():
+    ex, *_ = make()
+    mode, points = ex.frame_grid()
+    assert mode == "grid" and len(points) == 6 * 2 and len(set(points)) == 12
+    fig, _ = plt.subplots()
+    big = Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider(value=2, max=9), "b": widgets.IntSlider(value=5, max=9)})
+    mode, points = big.frame_grid()
+    assert mode == "axes" and len(points) == 1 + 9 + 9 and points[0] == (2, 5)
+    assert all(p[0] == 2 or p[1] == 5 for p in points)
+    with pytest.raises(KeyError, match="unknown"):
+        Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider()}, frames={"z": [1]})
+    declared = Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider(value=2, max=90)}, frames={"a": [0, 2, 90]})
+    assert declared.frames == {"a": [0, 2, 90]} and declared.frame_grid() == ("grid", [(0,), (1,), (2,)])
+
+
+def test_exported_frames_are_the_live_pictures(tmp_path):
+    """export_frames draws each grid point once, leaves the live explorer as it was, and each PNG is
+    byte for byte what the live explorer shows after set(...) to the same values."""
+    ex, _, _, _, calls = make()
+    first, renders = ex.png, ex.renders
+    manifest = ex.export_frames(tmp_path)
+    assert ex.png == first and ex.renders == renders and ex.values == {"scale": 1.0, "shape": "up"}
+    assert [c["name"] for c in manifest["controls"]] == ["scale", "shape"]
+    assert manifest["controls"][0]["labels"][:2] == ["0.50", "1.00"] and manifest["controls"][1]["kind"] == "select"
+    assert len(manifest["frames"]) == 12 and len(list((tmp_path / "00").glob("*.png"))) == 12
+    for frame in manifest["frames"]:
+        i, j = frame["index"]
+        ex.set(scale=ex.frames["scale"][i], shape=ex.frames["shape"][j])
+        assert (tmp_path / "00" / frame["file"]).read_bytes() == ex.png, frame
