@@ -13,6 +13,7 @@ The same checks run on one offline deck. When build/site/ holds all 13 pages (CI
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import functools
 import json
 import os
@@ -44,6 +45,8 @@ def site(tmp_path_factory) -> Path:
     require_npm_cache()
     out = tmp_path_factory.mktemp("site")
     result = build_site.build(out, NUMBERS, "cached")
+    for number in NUMBERS:
+        live_future(number)
     assert result["pages"] == len(NUMBERS) and result["explorers"] >= len(NUMBERS), result
     return out
 
@@ -80,8 +83,20 @@ print(_json.dumps(_course_pngs))
 """
 
 
+_LIVE = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-explorers")
+
+
 @functools.cache
+def live_future(number: str) -> concurrent.futures.Future:
+    """Start drawing the live PNGs (a kernel in a worker thread, while the browser works)."""
+    return _LIVE.submit(draw_live, number)
+
+
 def live_pngs(number: str) -> list[dict[str, bytes]]:
+    return live_future(number).result()
+
+
+def draw_live(number: str) -> list[dict[str, bytes]]:
     """Run the notebook in a kernel up to its last explorer; then move each displayed explorer (in
     output order) to every point of its frame grid with `set(...)`, as a learner would, and read its
     `png`. Returns one {"i,j,...": png} per explorer (the keys are the frame keys of the player)."""
@@ -396,4 +411,6 @@ def test_every_explorer_of_the_built_site_moves():
                 moved += 1
         context.close()
     assert outside == [], f"the site tried to reach the network: {outside}"
+    size = build_site.folder_size(build_site.DEFAULT_OUT)
+    assert size <= 60 * 2**20, f"build/site/ is {size / 2**20:.1f} MB (budget 60 MB)"
     assert moved == sum(len(explorer_cells(p)) for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

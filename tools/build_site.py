@@ -147,6 +147,13 @@ def notebook_page(notebook: Path, rows: list[dict], at: int, out: Path, frames_m
     nb.cells = [c for c in nb.cells if c.metadata.get("slideshow", {}).get("slide_type") != "notes"]
     explorers = explorer_frames.frames_for(notebook, frames_mode)
     shown = explorer_player.replace_widgets(nb, explorers, out, "frames", notebook.stem)
+    # --frames off (or an explorer without frames): no widget manager on the site, so a short note
+    # takes the widget's place instead of nbconvert's widget renderer from a CDN.
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if explorer_player.WIDGET_VIEW in output.get("data", {}):
+                output["data"] = {"text/html": '<p class="course-explorer-note">슬라이더는 JupyterLab에서 움직입니다.</p>'}
     row = rows[at]
     title = f"{row['number']}. {row['title']} · {COURSE_TITLE}"
     body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": title}})
