@@ -368,6 +368,9 @@ def test_deck_explorer_moves_offline(deck):
         slide_before = page.evaluate("() => location.hash")
         shown = move_all(page, root, f"deck_{notebook.stem}_explorer.png")
         assert page.evaluate("() => location.hash") == slide_before, "the arrow keys turned the slide"
+        instant = swap_is_instant(root)
+        assert instant["changed"] and instant["complete"], f"a frame swap waited for the image: {instant}"
+        assert root.locator(".course-explorer-note").count() == 1
         context.close()
     assert outside == [], f"the deck tried to reach the network: {outside}"
     assert_live(deck.parent, DECK, 0, shown)
