@@ -170,7 +170,10 @@ class Explorer:
         values, current = self.frames[name], self.controls[name].value
         if current in values:
             return values.index(current)
-        return min(range(len(values)), key=lambda i: abs(values[i] - current))
+        try:  # declared frames without the current value: the nearest one
+            return min(range(len(values)), key=lambda i: abs(values[i] - current))
+        except TypeError:
+            return 0
 
     def export_frames(self, folder) -> dict:
         """Draw every grid point (update + render_png, the live widgets untouched), write
