@@ -48,6 +48,7 @@ PLAYER_JS = r"""
     function write(i, k) {
       var el = inputs[i], c = spec.controls[i];
       if (c.kind === 'checkbox') el.checked = (k === c.checked); else el.value = String(k);
+      if (c.kind === 'slider') el.setAttribute('aria-valuetext', c.labels[k]);
       if (outputs[i]) outputs[i].textContent = c.labels[k];
     }
     function show(changed) {
