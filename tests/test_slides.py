@@ -34,7 +34,10 @@ def decks(tmp_path_factory) -> Path:
         skip_or_fail("the slide libraries are not in build/npm-cache/ yet: run `python3 course.py slides` "
                      "once (it fetches reveal.js and MathJax through npm), then test again")
     out = tmp_path_factory.mktemp("slides")
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "export_slides.py"), "--out", str(out)],
+    # "reuse": the decks get players where build/explorer-frames/ has them (CI builds the site
+    # first, so all of them) and never re-run the notebooks here; tests/test_site.py computes its own.
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "export_slides.py"), "--out", str(out),
+                           "--frames", "reuse"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out

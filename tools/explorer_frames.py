@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 CACHE = ROOT / "build" / "explorer-frames"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-MODES = ("compute", "cached", "off")
+MODES = ("compute", "cached", "reuse", "off")
 
 
 def source_hash(notebook: Path) -> str:
@@ -91,14 +91,17 @@ def compute(notebook: Path, target: Path) -> list[dict]:
 def frames_for(notebook: Path, mode: str = "cached", cache: Path = CACHE) -> list[tuple[Path, dict]]:
     """[(folder with the PNGs, manifest)] for each explorer of `notebook`, in widget-output order.
 
-    mode "cached": reuse the cache when its hash matches, compute otherwise; "compute": always
-    compute; "off": none (the pages keep the first frame only)."""
+    mode "cached": reuse the cache when its hash matches, compute otherwise; "reuse": the cache
+    or nothing (never runs a notebook); "compute": always compute; "off": none (the pages keep
+    the first frame only)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     if mode == "off":
         return []
     key = source_hash(notebook)
     target = cache / notebook.stem / key
+    if mode == "reuse" and not (target / "explorers.json").exists():
+        return []
     if mode == "compute" or not (target / "explorers.json").exists():
         started = time.monotonic()
         shutil.rmtree(cache / notebook.stem, ignore_errors=True)  # older keys are stale

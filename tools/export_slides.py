@@ -4,8 +4,9 @@
     python3 course.py slides 01 05      only these numbers
     tools/export_slides.py --out DIR    another output folder (the tests use a temporary one)
     tools/export_slides.py --fetch-only only fill the npm cache (the set-up step before offline tests)
-    --frames cached|compute|off         the explorers' precomputed frames (default cached: reuse
-                                        build/explorer-frames/, compute what is missing; off: none)
+    --frames cached|reuse|compute|off   the explorers' precomputed frames (default cached: reuse
+                                        build/explorer-frames/, compute what is missing; reuse: the
+                                        cache only, never run a notebook; off: none)
 
 `jupyter nbconvert --to slides` writes HTML that loads reveal.js, require.js, jQuery, MathJax and
 the widget renderer from CDNs, so a deck opened offline (a meeting room, a plane) is blank. This
@@ -196,8 +197,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--fetch-only", action="store_true",
                         help="only fill the npm cache (CI runs this before the tests, which stay offline)")
-    parser.add_argument("--frames", choices=("cached", "compute", "off"), default="cached",
-                        help="explorer frames: reuse the cache (computing what is missing), recompute, or none")
+    parser.add_argument("--frames", choices=("cached", "reuse", "compute", "off"), default="cached",
+                        help="explorer frames: the cache (computing what is missing), the cache only, recompute, or none")
     args = parser.parse_args(argv)
     if args.fetch_only:
         fetch(args.cache)
