@@ -172,3 +172,21 @@ def test_a_lesson_module_does_not_import_the_checked_boundary(path):
     # helpers.attention imports the lessons; a lesson importing it back would be a cycle.
     modules = {m for m, _, _ in _helpers_imports(ast.parse(path.read_text(encoding="utf-8")))}
     assert "helpers.attention" not in modules, f"{path.name} imports helpers.attention: import the lesson module"
+
+
+MAINTAINER_CODE = sorted(p for folder in ("helpers", "tests", "tools", "scripts")
+                         for p in (ROOT / folder).rglob("*.py")) + [ROOT / "course.py"]
+
+
+@pytest.mark.parametrize("path", MAINTAINER_CODE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_sys_path_edits_and_tools_never_import_tests(path):
+    """The package is installed with `-e .` and course.py sets PYTHONPATH: nothing edits sys.path,
+    and tools/ (run without pytest) imports nothing from tests/."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "path" and getattr(node.value, "id", "") == "sys":
+            raise AssertionError(f"{path.relative_to(ROOT)}:{node.lineno} touches sys.path")
+        if path.parent.name == "tools" and isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            assert not any(n == "tests" or n.startswith("tests.") for n in names), (
+                f"{path.relative_to(ROOT)}:{node.lineno} imports from tests/")

@@ -25,9 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tools import explorer_frames, explorer_player, export_slides  # noqa: E402
+from tools import explorer_frames, explorer_player, export_slides
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -177,12 +175,18 @@ def page(title: str, content: str, rows: list[dict]) -> str:
             "</body></html>\n")
 
 
+def inline_code(text: str) -> str:
+    """The README's `code` spans as <code>, the rest escaped."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
 def index_page(rows: list[dict], built: set[str]) -> str:
     items = []
     for r in rows:
         name = html.escape(r["title"])
         link = f'<a href="{r["stem"]}.html">{name}</a>' if r["stem"] in built else name
-        items.append(f'<tr><td class="num">{r["number"]}</td><td>{link}</td><td>{html.escape(r["summary"])}</td>'
+        items.append(f'<tr><td class="num">{r["number"]}</td><td>{link}</td><td>{inline_code(r["summary"])}</td>'
                      f'<td class="time">{html.escape(r["time"])}</td></tr>')
     content = (f"<h1>{COURSE_TITLE}</h1>\n"
                "<p>셀프 어텐션을 직접 계산하고, 슬라이더로 만져 보고, 테스트로 확인하는 한국어 과정의 읽기용 사이트입니다. "
