@@ -88,10 +88,11 @@ def test_softmax_panels_returns_weights_and_weighted_sum():
     assert axes[1].get_title() == "가중합 = 85.00"
     np.testing.assert_allclose([p.get_height() for p in axes[1].patches], w)
     assert [t.get_text() for t in axes[1].texts] == ["0.25", "0.25", "0.50"]
-    assert [p.get_facecolor() for p in axes[0].patches][0] != (1, 0, 0, 1)
+    # the scores are all >= 0: every score bar is grey, none red (red marks a negative score)
+    assert [p.get_facecolor() for p in axes[0].patches] == [matplotlib.colors.to_rgba("tab:gray")] * 3
     assert _render(fig) == []
-    update([-1.0, 0.0, 0.0])  # a negative score is drawn red
-    assert axes[0].patches[0].get_facecolor() == matplotlib.colors.to_rgba("tab:red")
+    update([-1.0, 0.0, 0.0])  # a negative score is drawn red, the others stay grey
+    assert [p.get_facecolor() for p in axes[0].patches] == [matplotlib.colors.to_rgba(c) for c in ("tab:red", "tab:gray", "tab:gray")]
     assert axes[1].get_title().startswith("가중합 = ")
 
 
