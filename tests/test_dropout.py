@@ -114,9 +114,13 @@ def test_classifier_shapes_and_modes():
     assert logits.shape == (16, 2) and w.shape == (16, 1 + SEQ_LEN)
     model.eval()
     torch.testing.assert_close(model(x)[1].sum(-1), torch.ones(16, dtype=torch.float64))
+    with torch.no_grad():  # eval mode: dropout off, so the loss is the deterministic one
+        logits = model(x)[0]
     model.train()
     loss, acc = evaluate(model, x, y)
-    assert model.training and 0 <= acc <= 1 and loss > 0
+    assert model.training  # the mode is restored
+    assert loss == pytest.approx(F.cross_entropy(logits, y).item())
+    assert acc == pytest.approx((logits.argmax(-1) == y).double().mean().item())
 
 
 def test_train_classifier_learns_with_enough_data():
