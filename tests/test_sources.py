@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import jupytext
@@ -71,3 +72,26 @@ def test_first_mention_of_each_seed_links_the_sources_list(path):
         line = text[text.rfind("\n", 0, first) + 1: text.find("\n", first)]
         assert any(f"원문 {number}" in m.group(0) for m in LINK_TO_SOURCES.finditer(line)), (
             f"{path.name}: the first mention of 원문 {number} does not link ../SOURCES.md: {line[:120]!r}")
+
+
+# Built from pieces so that this file does not match itself.
+OUTSIDE_PATHS = ("../" + "shared", "COURSE" + ".md")
+
+
+def test_no_tracked_file_names_a_path_outside_the_repository():
+    """A clone has neither the sibling folder nor the design note: no tracked file may point at them."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    offending = []
+    for name in listed.decode().split("\0"):
+        path = ROOT / name
+        if not name or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:  # images, PDFs: no text to check
+            continue
+        offending += [f"{name}: {bad}" for bad in OUTSIDE_PATHS if bad in text]
+    assert not offending, f"paths outside the repository: {offending}"
