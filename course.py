@@ -79,13 +79,15 @@ NBVAL = ["--nbval", "--nbval-current-env", "--nbval-cell-timeout=120",
 PORTABLE_SETUP = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
                   "ONEDNN_MAX_CPU_ISA": "SSE41", "OMP_NUM_THREADS": "2"}
 LINTED = ["helpers", "tests", "tools", "scripts", "notebooks/src", "course.py"]
+FORMATTED = ["helpers", "tests", "tools", "scripts", "course.py"]  # pyproject excludes helpers/lessons
 
 
 def cmd_test(extra: list[str]) -> int:
     """Lint, then unit + contract + browser tests with strict nbval (native, 1 thread), then
     strict nbval of the notebooks again under PORTABLE_SETUP. Extra ARGS go to both pytest runs."""
     steps = [
-        ("lint (ruff)", [str(BIN / "ruff"), "check", *LINTED], {}),
+        ("lint (ruff check)", [str(BIN / "ruff"), "check", *LINTED], {}),
+        ("format (ruff format --check)", [str(BIN / "ruff"), "format", "--check", *FORMATTED], {}),
         ("tests + notebooks, native CPU, 1 thread",
          [str(PYTHON), "-m", "pytest", "tests", "notebooks", *NBVAL, *extra], {"OMP_NUM_THREADS": "1"}),
         ("notebooks again, scalar kernels + SSE4 BLAS, 2 threads",
