@@ -10,7 +10,8 @@ the figure) proves the check fails when a slider is dead. In the live RISE slide
 explorers must render on their slide and follow a drag there too, with no request leaving the machine.
 
 One JupyterLab (loopback, random port, its own token and temporary config/runtime/settings
-folders) and one browser serve the whole module.
+folders) and one browser serve the whole session, that is each pytest-xdist worker. Each notebook's
+check is a class of its own, so `--dist loadscope` spreads the notebooks over the workers.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ SCRATCH_CELLS = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
     """The server's root: a copy of notebooks/, because JupyterLab saves what it runs and the
     repository's notebooks must keep the outputs of one clean build (nbval compares them)."""
@@ -84,14 +85,14 @@ def scratch_dir(site):
     shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab(tmp_path_factory, site):
     """A JupyterLab on 127.0.0.1 that touches none of the user's Jupyter folders; yields (url, token)."""
     with jupyter_lab(site, tmp_path_factory.mktemp("jupyter")) as server:
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(lab):
     with chromium() as b:
         yield b
@@ -103,25 +104,36 @@ def test_explorers_are_found():
     assert sum(found.values()) >= len(NOTEBOOKS), f"fewer explorers than notebooks: {found}"
 
 
-@pytest.mark.parametrize("notebook", WITH_EXPLORERS, ids=[p.stem for p in WITH_EXPLORERS])
-def test_every_control_of_every_explorer_redraws(browser, lab, notebook):
-    """Run All, then move every control of every explorer; for 04 and 05 also the RISE slideshow
-    (check_rise_slideshow: the widget on its slide, a drag there, nothing requested from outside)."""
-    rel = f"notebooks/{notebook.name}"
-    page = open_and_run_all(browser, lab, rel, notebook.stem)
-    try:
-        for k, index in enumerate(explorer_cells(notebook)):
-            cell = explorer_cell(page, index)
-            changes = check_explorer(page, cell, f"{notebook.stem}_explorer{k}")
-            assert cell.locator(".course-explorer").count() == 1, \
-                f"explorer {k} (cell {index}) is not a helpers.widgets.Explorer (it works, but redraws differently)"
-            assert changes, f"explorer {k} (cell {index}) has no control"
-            # One small picture of each explorer for the README (docs/images/ holds the chosen ones).
-            cell.screenshot(path=artifact(f"{notebook.stem}_explorer{k}.png"))
-        if notebook in RISE_NOTEBOOKS:  # in the same session: Run All once per notebook (CI time)
-            check_rise_slideshow(page, notebook)
-    finally:
-        close(page)
+class ExplorerChecks:
+    """One notebook's browser check; a `Test_<notebook>` subclass per notebook below, so that pytest-xdist's
+    `--dist loadscope` runs different notebooks on different workers (a class is one scope)."""
+
+    notebook: Path
+
+    def test_every_control_of_every_explorer_redraws(self, browser, lab):
+        """Run All, then move every control of every explorer; for 04 and 05 also the RISE slideshow
+        (check_rise_slideshow: the widget on its slide, a drag there, nothing requested from outside)."""
+        notebook = self.notebook
+        rel = f"notebooks/{notebook.name}"
+        page = open_and_run_all(browser, lab, rel, notebook.stem)
+        try:
+            for k, index in enumerate(explorer_cells(notebook)):
+                cell = explorer_cell(page, index)
+                changes = check_explorer(page, cell, f"{notebook.stem}_explorer{k}")
+                assert cell.locator(".course-explorer").count() == 1, \
+                    f"explorer {k} (cell {index}) is not a helpers.widgets.Explorer (it works, but redraws differently)"
+                assert changes, f"explorer {k} (cell {index}) has no control"
+                # One small picture of each explorer for the README (docs/images/ holds the chosen ones).
+                cell.screenshot(path=artifact(f"{notebook.stem}_explorer{k}.png"))
+            if notebook in RISE_NOTEBOOKS:  # in the same session: Run All once per notebook (CI time)
+                check_rise_slideshow(page, notebook)
+        finally:
+            close(page)
+
+
+for _nb in WITH_EXPLORERS:  # Test_04_scaling_variance, ...: `-k 04_scaling` still selects one notebook
+    globals()[f"Test_{_nb.stem}"] = type(f"Test_{_nb.stem}", (ExplorerChecks,), {"notebook": _nb})
+del _nb
 
 
 def test_dead_explorer_is_caught(browser, lab, scratch_dir):
