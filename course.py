@@ -41,8 +41,9 @@ def _requirements_hash() -> str:
 def ensure_env() -> None:
     """Create .venv and install the pinned requirements unless they are already installed."""
     if sys.version_info[:2] != (3, 11):
-        print(f"note: the course is pinned and tested on Python 3.11; this is {sys.version.split()[0]}",
-              file=sys.stderr)
+        print(
+            f"note: the course is pinned and tested on Python 3.11; this is {sys.version.split()[0]}", file=sys.stderr
+        )
     if not PYTHON.exists():
         print("course: creating .venv (first run) ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
@@ -71,21 +72,29 @@ def start(args: list[str], env: dict | None, log) -> subprocess.Popen:
 
 
 def cmd_lab(extra: list[str]) -> int:
-    args = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}",
-            "--LabApp.default_url=/lab/tree/notebooks"]
+    args = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}", "--LabApp.default_url=/lab/tree/notebooks"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--allow-root")
     return run(args + extra)
 
 
-NBVAL = ["--nbval", "--nbval-current-env", "--nbval-cell-timeout=120",
-         "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
+NBVAL = [
+    "--nbval",
+    "--nbval-current-env",
+    "--nbval-cell-timeout=120",
+    "--nbval-sanitize-with",
+    "tests/nbval_sanitize.cfg",
+]
 
 # The stored outputs must hold on any learner's CPU. A second pass re-runs every notebook as an
 # older or non-Intel CPU would (PyTorch's scalar kernels, MKL at SSE4.2, oneDNN at SSE4.1) with
 # another thread count, so a printed rounding digit or a fragile tolerance fails here, not there.
-PORTABLE_SETUP = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
-                  "ONEDNN_MAX_CPU_ISA": "SSE41", "OMP_NUM_THREADS": "2"}
+PORTABLE_SETUP = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
+    "OMP_NUM_THREADS": "2",
+}
 LINTED = ["helpers", "tests", "tools", "scripts", "notebooks/src", "course.py"]
 FORMATTED = ["helpers", "tests", "tools", "scripts", "course.py"]  # pyproject excludes helpers/lessons
 
@@ -111,10 +120,16 @@ def cmd_test(extra: list[str]) -> int:
     steps = [
         ("lint (ruff check)", [str(BIN / "ruff"), "check", *LINTED], {}),
         ("format (ruff format --check)", [str(BIN / "ruff"), "format", "--check", *FORMATTED], {}),
-        ("tests + notebooks, native CPU, 1 thread",
-         [str(PYTHON), "-m", "pytest", "tests", "notebooks", *NBVAL, *xdist, *extra], {"OMP_NUM_THREADS": "1"}),
-        ("notebooks again, scalar kernels + SSE4 BLAS, 2 threads",
-         [str(PYTHON), "-m", "pytest", "notebooks", *NBVAL, *extra], PORTABLE_SETUP),
+        (
+            "tests + notebooks, native CPU, 1 thread",
+            [str(PYTHON), "-m", "pytest", "tests", "notebooks", *NBVAL, *xdist, *extra],
+            {"OMP_NUM_THREADS": "1"},
+        ),
+        (
+            "notebooks again, scalar kernels + SSE4 BLAS, 2 threads",
+            [str(PYTHON), "-m", "pytest", "notebooks", *NBVAL, *extra],
+            PORTABLE_SETUP,
+        ),
     ]
     if os.environ.get("COURSE_TEST_PASSES") == "native":  # quick local loop; CI runs everything
         steps = steps[:3]
@@ -148,8 +163,11 @@ def cmd_test(extra: list[str]) -> int:
         sys.stdout.flush()
         log.close()
         record(title, code)
-    print(f"\ncourse test: {len(steps) - len(failed)} of {len(steps)} steps passed"
-          + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
+    print(
+        f"\ncourse test: {len(steps) - len(failed)} of {len(steps)} steps passed"
+        + (f"; failed: {', '.join(failed)}" if failed else ""),
+        flush=True,
+    )
     return 1 if failed else 0
 
 
@@ -178,8 +196,15 @@ def cmd_bench(extra: list[str]) -> int:
     return run([str(PYTHON), "tools/bench_sliders.py", *extra[1:]], env={"OMP_NUM_THREADS": "1"})
 
 
-COMMANDS = {"lab": cmd_lab, "test": cmd_test, "build": cmd_build, "slides": cmd_slides,
-            "slides-fit": cmd_slides_fit, "handout": cmd_handout, "bench": cmd_bench}
+COMMANDS = {
+    "lab": cmd_lab,
+    "test": cmd_test,
+    "build": cmd_build,
+    "slides": cmd_slides,
+    "slides-fit": cmd_slides_fit,
+    "handout": cmd_handout,
+    "bench": cmd_bench,
+}
 
 
 def main(argv: list[str]) -> int:

@@ -31,8 +31,9 @@ class Explorer:
     controls ``{name: widget}``; names are the keyword arguments of ``update``
     """
 
-    def __init__(self, figure: Figure, update: Callable[..., object],
-                 controls: Mapping[str, object], *, dpi: float | None = None):
+    def __init__(
+        self, figure: Figure, update: Callable[..., object], controls: Mapping[str, object], *, dpi: float | None = None
+    ):
         import ipywidgets as widgets
 
         if not isinstance(figure, Figure):

@@ -120,8 +120,9 @@ class ExplorerChecks:
             for k, index in enumerate(explorer_cells(notebook)):
                 cell = explorer_cell(page, index)
                 changes = check_explorer(page, cell, f"{notebook.stem}_explorer{k}")
-                assert cell.locator(".course-explorer").count() == 1, \
+                assert cell.locator(".course-explorer").count() == 1, (
                     f"explorer {k} (cell {index}) is not a helpers.widgets.Explorer (it works, but redraws differently)"
+                )
                 assert changes, f"explorer {k} (cell {index}) has no control"
                 # One small picture of each explorer for the README (docs/images/ holds the chosen ones).
                 cell.screenshot(path=artifact(f"{notebook.stem}_explorer{k}.png"))
@@ -157,13 +158,12 @@ def test_dead_explorer_is_caught(browser, lab, scratch_dir):
 
 def test_rise_extension_is_installed():
     """Live slides: jupyterlab-rise is installed and enabled in the course's JupyterLab."""
-    proc = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"], capture_output=True, text=True, timeout=120
+    )
     listing = proc.stdout + proc.stderr
     line = next((l for l in listing.splitlines() if "jupyterlab-rise" in l), "")
     assert "enabled" in line and "OK" in line, f"jupyterlab-rise is not installed/enabled:\n{listing}"
-
-
 
 
 # RISE's reveal themes other than white/black @import fonts from fonts.googleapis.com (checked in
@@ -180,7 +180,8 @@ def test_rise_theme_needs_no_outside_fonts(notebook):
     rise = json.loads(notebook.read_text(encoding="utf-8"))["metadata"].get("rise", {})
     assert rise.get("theme", "simple") in OFFLINE_RISE_THEMES, (
         f"{notebook.stem}: RISE theme {rise.get('theme', 'simple (default)')!r} fetches Google fonts during the "
-        f"live slideshow; set \"theme\": \"white\" in tools/build_notebooks.py's notebook metadata and rebuild")
+        f'live slideshow; set "theme": "white" in tools/build_notebooks.py\'s notebook metadata and rebuild'
+    )
 
 
 def rise_frame(page, notebook: Path, timeout_s: float = 60):
@@ -200,8 +201,11 @@ def check_rise_slideshow(page, notebook: Path) -> None:
     index = explorer_cells(notebook)[0]
     explorer_cell(page, index)
     # Select the explorer's cell: RISE starts on the slide of the selected cell.
-    page.evaluate("(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
-                  " nb.mode = 'command'; nb.node.focus(); }", index)
+    page.evaluate(
+        "(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
+        " nb.mode = 'command'; nb.node.focus(); }",
+        index,
+    )
     page.keyboard.press("Alt+r")
     frame = rise_frame(page, notebook)
     frame.wait_for_function("() => document.querySelector('.reveal .slides section.present')", timeout=60_000)
@@ -226,4 +230,5 @@ def check_rise_slideshow(page, notebook: Path) -> None:
     assert after != before, f"a drag inside RISE did not change the picture (control {value!r})"
     assert page.course_outside == [], (
         f"the live slideshow asked outside for: {page.course_outside} (RISE reads its reveal theme from the "
-        "notebook's metadata `rise.theme`; see test_rise_theme_needs_no_outside_fonts)")
+        "notebook's metadata `rise.theme`; see test_rise_theme_needs_no_outside_fonts)"
+    )

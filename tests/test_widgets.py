@@ -27,8 +27,7 @@ def make(**control_kw):
         return float(scale * heights.sum())
 
     controls = {
-        "scale": widgets.FloatSlider(value=1.0, min=0.5, max=3.0, step=0.5, continuous_update=False,
-                                     **control_kw),
+        "scale": widgets.FloatSlider(value=1.0, min=0.5, max=3.0, step=0.5, continuous_update=False, **control_kw),
         "shape": widgets.Dropdown(options=["up", "down"], value="up"),
     }
     return Explorer(fig, update, controls), fig, ax, bars, calls

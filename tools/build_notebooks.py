@@ -77,7 +77,9 @@ def sorted_import_block(nodes: list[ast.stmt]) -> str:
     sections: dict[int, list[str]] = {}
     for section, _module, text in sorted(plain, key=lambda t: (t[0], t[1].lower(), t[1], t[2])):
         sections.setdefault(section, []).append(f"import {text}")
-    for (section, level, module), members in sorted(froms.items(), key=lambda kv: (kv[0][0], -kv[0][1], kv[0][2].lower())):
+    for (section, level, module), members in sorted(
+        froms.items(), key=lambda kv: (kv[0][0], -kv[0][1], kv[0][2].lower())
+    ):
         names = [m[-1] for m in sorted(members)]
         head = f"from {'.' * level}{module} import "
         line = head + ", ".join(names)
@@ -99,8 +101,11 @@ def default_slide_type(cell) -> str:
 
 def is_solution(cell) -> bool:
     """A worked solution: a code cell whose source is folded and that calls the exercise checker."""
-    return (cell.cell_type == "code" and cell.metadata.get("jupyter", {}).get("source_hidden", False)
-            and "check(" in cell.source)
+    return (
+        cell.cell_type == "code"
+        and cell.metadata.get("jupyter", {}).get("source_hidden", False)
+        and "check(" in cell.source
+    )
 
 
 def load_source(path: Path) -> nbformat.NotebookNode:
@@ -150,12 +155,16 @@ def saved_module_text(source: Path) -> str | None:
         keep = [True] * len(lines)
         for node in tree.body:
             if not isinstance(node, _ALLOWED):
-                raise ValueError(f"{where}, line {node.lineno}: a saved cell may hold only imports, functions, "
-                                 f"classes and constants, found {type(node).__name__}; move it to another cell")
+                raise ValueError(
+                    f"{where}, line {node.lineno}: a saved cell may hold only imports, functions, "
+                    f"classes and constants, found {type(node).__name__}; move it to another cell"
+                )
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                if "#" in "\n".join(lines[node.lineno - 1:node.end_lineno]):
-                    raise ValueError(f"{where}, line {node.lineno}: the build sorts the imports of saved cells and "
-                                     "drops their comments; put the comment on a line of its own above")
+                if "#" in "\n".join(lines[node.lineno - 1 : node.end_lineno]):
+                    raise ValueError(
+                        f"{where}, line {node.lineno}: the build sorts the imports of saved cells and "
+                        "drops their comments; put the comment on a line of its own above"
+                    )
                 imports.append(node)
                 for j in range(node.lineno - 1, node.end_lineno):
                     keep[j] = False
@@ -164,9 +173,11 @@ def saved_module_text(source: Path) -> str | None:
             bodies.append(body)
     if not bodies and not imports:
         return None
-    header = (f'"""Generated from notebooks/src/{source.name} by `python3 course.py build`.\n\n'
-              f"Do not edit: change the cells tagged \"{SAVE_TAG}\" in the notebook source and rebuild.\n"
-              '"""\n')
+    header = (
+        f'"""Generated from notebooks/src/{source.name} by `python3 course.py build`.\n\n'
+        f'Do not edit: change the cells tagged "{SAVE_TAG}" in the notebook source and rebuild.\n'
+        '"""\n'
+    )
     parts = [header, sorted_import_block(imports)] if imports else [header]
     body = "\n\n\n".join(bodies)
     # isort's spacing: two blank lines before a def or class after the imports, one before a constant.
@@ -205,8 +216,9 @@ def write_generated() -> list[Path]:
 def build(path: Path) -> float:
     nb = load_source(path)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
-                   resources={"metadata": {"path": str(OUT)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(OUT)}}
+    ).execute()
     seconds = time.perf_counter() - start
     nbformat.write(nb, OUT / f"{path.stem}.ipynb")
     return seconds
