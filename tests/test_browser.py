@@ -10,8 +10,10 @@ the figure) proves the check fails when a slider is dead. In the live RISE slide
 explorers must render on their slide and follow a drag there too, with no request leaving the machine.
 
 One JupyterLab (loopback, random port, its own token and temporary config/runtime/settings
-folders) and one browser serve the whole session, that is each pytest-xdist worker. Each notebook's
-check is a class of its own, so `--dist loadscope` spreads the notebooks over the workers.
+folders) and one browser serve the whole module. Each notebook's check is a class of its own, so
+pytest-xdist's `--dist loadscope` spreads the notebooks over the workers; a worker keeps its server and
+browser while it runs one notebook class after another (they come in a row) and closes them before
+another module (tests/test_slides.py starts its own Playwright, which cannot run beside this one).
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ SCRATCH_CELLS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """The server's root: a copy of notebooks/, because JupyterLab saves what it runs and the
     repository's notebooks must keep the outputs of one clean build (nbval compares them)."""
@@ -85,14 +87,14 @@ def scratch_dir(site):
     shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(tmp_path_factory, site):
     """A JupyterLab on 127.0.0.1 that touches none of the user's Jupyter folders; yields (url, token)."""
     with jupyter_lab(site, tmp_path_factory.mktemp("jupyter")) as server:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(lab):
     with chromium() as b:
         yield b
@@ -106,7 +108,8 @@ def test_explorers_are_found():
 
 class ExplorerChecks:
     """One notebook's browser check; a `Test_<notebook>` subclass per notebook below, so that pytest-xdist's
-    `--dist loadscope` runs different notebooks on different workers (a class is one scope)."""
+    `--dist loadscope` runs different notebooks on different workers (a class is one scope) while the
+    module-scoped server and browser are shared by the notebooks a worker runs in a row."""
 
     notebook: Path
 
