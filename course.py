@@ -21,6 +21,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -41,8 +42,9 @@ def _requirements_hash() -> str:
 def ensure_env() -> None:
     """Create .venv and install the pinned requirements unless they are already installed."""
     if sys.version_info[:2] != (3, 11):
-        print(f"note: the course is pinned and tested on Python 3.11; this is {sys.version.split()[0]}",
-              file=sys.stderr)
+        print(
+            f"note: the course is pinned and tested on Python 3.11; this is {sys.version.split()[0]}", file=sys.stderr
+        )
     if not PYTHON.exists():
         print("course: creating .venv (first run) ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
@@ -56,53 +58,117 @@ def ensure_env() -> None:
     STAMP.write_text(wanted + "\n")
 
 
-def run(args: list[str], env: dict | None = None) -> int:
+def _env(env: dict | None) -> dict:
     # PYTHONPATH: this checkout's helpers/ wins over any other checkout sharing the .venv.
-    full_env = {**os.environ, "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT),
-                **(env or {})}
-    return subprocess.run(args, cwd=ROOT, env=full_env).returncode
+    return {**os.environ, "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **(env or {})}
+
+
+def run(args: list[str], env: dict | None = None) -> int:
+    return subprocess.run(args, cwd=ROOT, env=_env(env)).returncode
+
+
+def start(args: list[str], env: dict | None, log) -> subprocess.Popen:
+    """Like run, in the background, with stdout and stderr going to log."""
+    return subprocess.Popen(args, cwd=ROOT, env=_env(env), stdout=log, stderr=subprocess.STDOUT)
 
 
 def cmd_lab(extra: list[str]) -> int:
-    args = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}",
-            "--LabApp.default_url=/lab/tree/notebooks"]
+    args = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}", "--LabApp.default_url=/lab/tree/notebooks"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--allow-root")
     return run(args + extra)
 
 
-NBVAL = ["--nbval", "--nbval-current-env", "--nbval-cell-timeout=120",
-         "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
+NBVAL = [
+    "--nbval",
+    "--nbval-current-env",
+    "--nbval-cell-timeout=120",
+    "--nbval-sanitize-with",
+    "tests/nbval_sanitize.cfg",
+]
 
 # The stored outputs must hold on any learner's CPU. A second pass re-runs every notebook as an
 # older or non-Intel CPU would (PyTorch's scalar kernels, MKL at SSE4.2, oneDNN at SSE4.1) with
 # another thread count, so a printed rounding digit or a fragile tolerance fails here, not there.
-PORTABLE_SETUP = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
-                  "ONEDNN_MAX_CPU_ISA": "SSE41", "OMP_NUM_THREADS": "2"}
+PORTABLE_SETUP = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
+    "OMP_NUM_THREADS": "2",
+}
 LINTED = ["helpers", "tests", "tools", "scripts", "notebooks/src", "course.py"]
+FORMATTED = ["helpers", "tests", "tools", "scripts", "course.py"]  # pyproject excludes helpers/lessons
+
+
+def _workers() -> int:
+    """COURSE_TEST_WORKERS: pytest-xdist workers for the first pass (default 2); 0 runs everything serially."""
+    value = os.environ.get("COURSE_TEST_WORKERS", "2")
+    try:
+        return max(0, int(value))
+    except ValueError:
+        print(f"course test: COURSE_TEST_WORKERS={value!r} is not a number; using 2", file=sys.stderr)
+        return 2
 
 
 def cmd_test(extra: list[str]) -> int:
-    """Lint, then unit + contract + browser tests with strict nbval (native, 1 thread), then
-    strict nbval of the notebooks again under PORTABLE_SETUP. Extra ARGS go to both pytest runs."""
+    """Lint and format check, then unit + contract + browser tests with strict nbval (native, 1 thread)
+    and, at the same time, strict nbval of the notebooks again under PORTABLE_SETUP. Extra ARGS go to
+    both pytest runs. COURSE_TEST_WORKERS=0 runs the passes one after the other, each in one process."""
+    workers = _workers()
+    # --dist loadscope: a notebook's nbval cells (one file), a test module or a test class stay on one
+    # worker, in order; the browser tests are one class per notebook and share a JupyterLab per worker.
+    xdist = ["-n", str(workers), "--dist", "loadscope"] if workers else []
     steps = [
-        ("lint (ruff)", [str(BIN / "ruff"), "check", *LINTED], {}),
-        ("tests + notebooks, native CPU, 1 thread",
-         [str(PYTHON), "-m", "pytest", "tests", "notebooks", *NBVAL, *extra], {"OMP_NUM_THREADS": "1"}),
-        ("notebooks again, scalar kernels + SSE4 BLAS, 2 threads",
-         [str(PYTHON), "-m", "pytest", "notebooks", *NBVAL, *extra], PORTABLE_SETUP),
+        ("lint (ruff check)", [str(BIN / "ruff"), "check", *LINTED], {}),
+        ("format (ruff format --check)", [str(BIN / "ruff"), "format", "--check", *FORMATTED], {}),
+        (
+            "tests + notebooks, native CPU, 1 thread",
+            [str(PYTHON), "-m", "pytest", "tests", "notebooks", *NBVAL, *xdist, *extra],
+            {"OMP_NUM_THREADS": "1"},
+        ),
+        (
+            "notebooks again, scalar kernels + SSE4 BLAS, 2 threads",
+            [str(PYTHON), "-m", "pytest", "notebooks", *NBVAL, *extra],
+            PORTABLE_SETUP,
+        ),
     ]
     if os.environ.get("COURSE_TEST_PASSES") == "native":  # quick local loop; CI runs everything
-        steps = steps[:2]
+        steps = steps[:3]
+    # With workers, the second pass runs beside the first (its output is shown when it ends).
+    background = steps[3:] if workers else []
+    started = []
+    for title, args, env in background:
+        print(f"\ncourse test: {title} (started in the background)", flush=True)
+        log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        started.append((title, start(args, env, log), log))
     failed = []
-    for title, args, env in steps:
-        print(f"\ncourse test: {title}", flush=True)
-        code = run(args, env=env)
+
+    def record(title: str, code: int) -> None:
         # pytest's 5 = "nothing collected": fine when ARGS (e.g. -k test_softmax) leave a pass no notebook.
         if code != 0 and not (code == 5 and extra):
             failed.append(title)
-    print(f"\ncourse test: {len(steps) - len(failed)} of {len(steps)} steps passed"
-          + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
+
+    try:
+        for title, args, env in steps[: len(steps) - len(background)]:
+            print(f"\ncourse test: {title}", flush=True)
+            record(title, run(args, env=env))
+    except KeyboardInterrupt:
+        for _, proc, _ in started:
+            proc.terminate()
+        raise
+    for title, proc, log in started:
+        code = proc.wait()
+        log.seek(0)
+        print(f"\ncourse test: {title} (output of the background run)", flush=True)
+        sys.stdout.write(log.read())
+        sys.stdout.flush()
+        log.close()
+        record(title, code)
+    print(
+        f"\ncourse test: {len(steps) - len(failed)} of {len(steps)} steps passed"
+        + (f"; failed: {', '.join(failed)}" if failed else ""),
+        flush=True,
+    )
     return 1 if failed else 0
 
 
@@ -136,8 +202,16 @@ def cmd_bench(extra: list[str]) -> int:
     return run([str(PYTHON), "tools/bench_sliders.py", *extra[1:]], env={"OMP_NUM_THREADS": "1"})
 
 
-COMMANDS = {"lab": cmd_lab, "test": cmd_test, "build": cmd_build, "slides": cmd_slides,
-            "slides-fit": cmd_slides_fit, "handout": cmd_handout, "bench": cmd_bench, "site": cmd_site}
+COMMANDS = {
+    "lab": cmd_lab,
+    "test": cmd_test,
+    "build": cmd_build,
+    "slides": cmd_slides,
+    "slides-fit": cmd_slides_fit,
+    "handout": cmd_handout,
+    "bench": cmd_bench,
+    "site": cmd_site,
+}
 
 
 def main(argv: list[str]) -> int:

@@ -41,10 +41,7 @@ def _check_qkv(query, key, value) -> tuple[int, ...]:
     for name, x in (("query", query), ("key", key), ("value", value)):
         validate.tensor(name, x, min_dim=2)
     if not (query.dtype == key.dtype == value.dtype):
-        raise ValueError(
-            "query, key and value must share one dtype, got "
-            f"{query.dtype}, {key.dtype}, {value.dtype}"
-        )
+        raise ValueError(f"query, key and value must share one dtype, got {query.dtype}, {key.dtype}, {value.dtype}")
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
             "query and key must have the same last dimension d_k, got "
@@ -191,8 +188,9 @@ def scaled_dot_product_attention(
     if mask is not None:
         _check_mask(mask, scores_shape)
     _check_no_overflow(query, key)
-    out, weights = _masks.masked_attention(query, key, value, mask, causal=causal, temperature=temperature,
-                                           dropout_p=dropout_p, training=training)
+    out, weights = _masks.masked_attention(
+        query, key, value, mask, causal=causal, temperature=temperature, dropout_p=dropout_p, training=training
+    )
     return out, weights.expand(scores_shape)  # (..., T_q, d_v), (..., T_q, T_k)
 
 
@@ -201,9 +199,7 @@ class MultiHeadAttention(_masks.MaskedMultiHeadAttention):
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
         if not (isinstance(d_model, int) and isinstance(num_heads, int)) or d_model <= 0 or num_heads <= 0:
-            raise ValueError(
-                f"d_model and num_heads must be positive integers, got {d_model!r} and {num_heads!r}"
-            )
+            raise ValueError(f"d_model and num_heads must be positive integers, got {d_model!r} and {num_heads!r}")
         if d_model % num_heads != 0:
             raise ValueError(
                 f"d_model ({d_model}) must be divisible by num_heads ({num_heads}); "
@@ -215,9 +211,7 @@ class MultiHeadAttention(_masks.MaskedMultiHeadAttention):
     def _check_input(self, name: str, x) -> None:
         validate.tensor(name, x, min_dim=3)
         if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"{name} must have shape (B, T, d_model={self.d_model}), got {tuple(x.shape)}"
-            )
+            raise ValueError(f"{name} must have shape (B, T, d_model={self.d_model}), got {tuple(x.shape)}")
 
     def forward(self, query, key=None, value=None, mask=None, *, causal: bool = False):
         """Return ``(output (B, T_q, d_model), weights (B, h, T_q, T_k))``.
@@ -247,9 +241,7 @@ class MultiHeadAttention(_masks.MaskedMultiHeadAttention):
         if not module.batch_first:
             raise ValueError("the torch module must be built with batch_first=True")
         if not module._qkv_same_embed_dim:
-            raise ValueError(
-                f"kdim/vdim ({module.kdim}/{module.vdim}) must equal embed_dim ({module.embed_dim})"
-            )
+            raise ValueError(f"kdim/vdim ({module.kdim}/{module.vdim}) must equal embed_dim ({module.embed_dim})")
         if module.bias_k is not None or module.add_zero_attn:
             raise ValueError("add_bias_kv and add_zero_attn are not supported")
         bias = module.in_proj_bias is not None

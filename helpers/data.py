@@ -54,6 +54,12 @@ def cpu_name() -> str:
 
 def numeric_setup() -> dict:
     """What produced a stored result: another CPU, kernel set or thread count changes its last digits."""
-    return {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
-            "cpu": cpu_name(), "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
-            "env": {k: os.environ[k] for k in NUMERIC_ENV if k in os.environ}}
+    return {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu": cpu_name(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "threads": torch.get_num_threads(),
+        "env": {k: os.environ[k] for k in NUMERIC_ENV if k in os.environ},
+    }

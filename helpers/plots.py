@@ -72,13 +72,29 @@ def attention_heatmap(
     import seaborn as sns  # imported here: seaborn pulls in scipy and ipywidgets, which scripts do not need
 
     # seaborn picks black or white annotation text from each cell's colour.
-    sns.heatmap(w, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, annot=annotate, fmt=fmt, annot_kws={"fontsize": 8},
-                cbar=colorbar, cbar_kws={"fraction": 0.046, "pad": 0.04}, square=False,
-                xticklabels=False, yticklabels=False)
+    sns.heatmap(
+        w,
+        ax=ax,
+        cmap=cmap,
+        vmin=vmin,
+        vmax=vmax,
+        annot=annotate,
+        fmt=fmt,
+        annot_kws={"fontsize": 8},
+        cbar=colorbar,
+        cbar_kws={"fraction": 0.046, "pad": 0.04},
+        square=False,
+        xticklabels=False,
+        yticklabels=False,
+    )
     # long word labels overlap unless tilted; numbers and single characters do not
     tilt = key_labels is not None and t_k > 5 and max(len(str(label)) for label in key_labels) > 2
-    ax.set_xticks(np.arange(t_k) + 0.5, key_labels if key_labels is not None else range(t_k),
-                  rotation=45 if tilt else 0, ha="right" if tilt else "center")
+    ax.set_xticks(
+        np.arange(t_k) + 0.5,
+        key_labels if key_labels is not None else range(t_k),
+        rotation=45 if tilt else 0,
+        ha="right" if tilt else "center",
+    )
     ax.set_yticks(np.arange(t_q) + 0.5, query_labels if query_labels is not None else range(t_q), rotation=0)
     ax.set_xlabel("키(key)")
     ax.set_ylabel("쿼리(query)")
@@ -87,8 +103,16 @@ def attention_heatmap(
     return ax
 
 
-def weight_bars(weights, labels=None, *, ax=None, title: str | None = None,
-                ylabel: str = "가중치", color: str = "tab:blue", ylim=(0.0, 1.0)):
+def weight_bars(
+    weights,
+    labels=None,
+    *,
+    ax=None,
+    title: str | None = None,
+    ylabel: str = "가중치",
+    color: str = "tab:blue",
+    ylim=(0.0, 1.0),
+):
     """Bar chart of one row of weights, each bar labelled with its value."""
     w = to_numpy(weights).reshape(-1)
     if ax is None:

@@ -71,8 +71,10 @@ def checks(taught):
     The wrapper runs the input checks and calls ``taught``; ``wrapper.__wrapped__`` is ``taught``,
     so tests (and readers) can see which notebook cell does the work.
     """
+
     def mark(wrapper):
         wrapper.__signature__ = inspect.signature(wrapper)  # help() shows the checked API, not the lesson's
         wrapper.__wrapped__ = taught
         return wrapper
+
     return mark

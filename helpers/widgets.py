@@ -32,9 +32,9 @@ from PIL import Image
 __all__ = ["Explorer", "default_frames"]
 
 FRAMES_ENV = "COURSE_EXPLORER_FRAMES"  # a folder: explorers export their frames there (tools/explorer_frames.py)
-MAX_FULL_GRID = 64   # several controls: the full grid up to this many frames, else one line per control
+MAX_FULL_GRID = 64  # several controls: the full grid up to this many frames, else one line per control
 MAX_ALL_VALUES = 40  # a slider with at most this many positions plays every one of them
-SPACED = 30          # otherwise about this many, evenly spaced, ends and default included
+SPACED = 30  # otherwise about this many, evenly spaced, ends and default included
 
 
 def _spaced(n: int, keep: int) -> list[int]:
@@ -65,7 +65,7 @@ def default_frames(widget) -> list:
     if isinstance(widget, widgets.FloatLogSlider):
         exponent = math.log(widget.value, widget.base)
         exps = _step_values(widget.min, widget.max, widget.step, exponent)
-        return [widget.value if e == exponent else round(widget.base ** e, 12) for e in exps]
+        return [widget.value if e == exponent else round(widget.base**e, 12) for e in exps]
     if isinstance(widget, widgets.IntSlider):
         n = (widget.max - widget.min) // widget.step + 1
         keep = (widget.value - widget.min) // widget.step
@@ -112,9 +112,15 @@ class Explorer:
              site and decks); controls left out get ``default_frames(widget)``
     """
 
-    def __init__(self, figure: Figure, update: Callable[..., object],
-                 controls: Mapping[str, object], *, dpi: float | None = None,
-                 frames: Mapping[str, list] | None = None):
+    def __init__(
+        self,
+        figure: Figure,
+        update: Callable[..., object],
+        controls: Mapping[str, object],
+        *,
+        dpi: float | None = None,
+        frames: Mapping[str, list] | None = None,
+    ):
         import ipywidgets as widgets
 
         if not isinstance(figure, Figure):
@@ -163,7 +169,7 @@ class Explorer:
             return "grid", list(itertools.product(*(range(k) for k in sizes)))
         points = [defaults]
         for axis, size in enumerate(sizes):
-            points += [defaults[:axis] + (i,) + defaults[axis + 1:] for i in range(size) if i != defaults[axis]]
+            points += [defaults[:axis] + (i,) + defaults[axis + 1 :] for i in range(size) if i != defaults[axis]]
         return "axes", points
 
     def default_index(self, name: str) -> int:
@@ -200,14 +206,23 @@ class Explorer:
         controls = []
         for name in names:
             widget = self.controls[name]
-            controls.append({"name": name, "kind": control_kind(widget),
-                             "description": str(getattr(widget, "description", "") or name),
-                             "values": [v if isinstance(v, bool | int | float | str) else repr(v)
-                                        for v in self.frames[name]],
-                             "labels": [readout(widget, v) for v in self.frames[name]],
-                             "default": self.default_index(name)})
-        manifest = {"model_id": self.widget.model_id, "mode": mode, "controls": controls, "frames": frames,
-                    "width": self.image.layout.width}
+            controls.append(
+                {
+                    "name": name,
+                    "kind": control_kind(widget),
+                    "description": str(getattr(widget, "description", "") or name),
+                    "values": [v if isinstance(v, bool | int | float | str) else repr(v) for v in self.frames[name]],
+                    "labels": [readout(widget, v) for v in self.frames[name]],
+                    "default": self.default_index(name),
+                }
+            )
+        manifest = {
+            "model_id": self.widget.model_id,
+            "mode": mode,
+            "controls": controls,
+            "frames": frames,
+            "width": self.image.layout.width,
+        }
         (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
         return manifest
 

@@ -162,8 +162,13 @@ def worker(method: str, n: int) -> None:
 
 
 def process_peak_bytes(method: str, n: int) -> int:
-    out = subprocess.run([sys.executable, __file__, "--worker", method, str(n)],
-                         capture_output=True, text=True, check=True, env={"OMP_NUM_THREADS": "1"})
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", method, str(n)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"OMP_NUM_THREADS": "1"},
+    )
     return int(out.stdout.strip().splitlines()[-1])
 
 
@@ -178,8 +183,9 @@ def run(ns, methods, repeat: int, headline: dict, ablation_case: dict, process_p
     records = []
     for n in ns:
         here = [m for m in methods if n <= MAX_N.get(m, n)]
-        med = interleaved_medians({m: attention_method(m) for m in here}, _inputs(n),
-                                  repeat if n <= 4096 else max(1, repeat // 2))
+        med = interleaved_medians(
+            {m: attention_method(m) for m in here}, _inputs(n), repeat if n <= 4096 else max(1, repeat // 2)
+        )
         for method in here:
             rec = measure(method, n, D, timing=False) | {"seconds": med[method]}
             if process_peak and method in PROCESS_PEAK_METHODS:
@@ -187,9 +193,12 @@ def run(ns, methods, repeat: int, headline: dict, ablation_case: dict, process_p
             if method in EXACT_METHODS:
                 rec["gflops"] = attention_flops(n, D) / rec["seconds"] / 1e9
             records.append(rec)
-            print(f"N={n:6d} {method:8s} {rec['seconds'] * 1e3:10.1f} ms {rec.get('gflops', 0):6.1f} GFLOP/s  "
-                  f"allocator {rec['peak_bytes'] / 2**20:9.2f} MiB  "
-                  f"process {rec.get('process_peak_bytes', 0) / 2**20:9.2f} MiB", flush=True)
+            print(
+                f"N={n:6d} {method:8s} {rec['seconds'] * 1e3:10.1f} ms {rec.get('gflops', 0):6.1f} GFLOP/s  "
+                f"allocator {rec['peak_bytes'] / 2**20:9.2f} MiB  "
+                f"process {rec.get('process_peak_bytes', 0) / 2**20:9.2f} MiB",
+                flush=True,
+            )
     ratios = {}
     for n in ns:
         by = {r["method"]: r for r in records if r["n"] == n}
@@ -200,10 +209,16 @@ def run(ns, methods, repeat: int, headline: dict, ablation_case: dict, process_p
     q, k, v = _inputs(headline["n"], headline["heads"])
     med = interleaved_medians({"chunked": chunked_attention, "sdpa": F.scaled_dot_product_attention}, (q, k, v), repeat)
     flops = attention_flops(headline["n"], D, heads=headline["heads"])
-    head = headline | {"d": D, "repeat": repeat, "seconds": med,
-                       "gflops": {m: flops / s / 1e9 for m, s in med.items()},
-                       "chunked_over_sdpa": med["sdpa"] / med["chunked"]}
-    print(f"N = {headline['n']}, {headline['heads']} heads: chunked / SDPA = {head['chunked_over_sdpa']:.2f}", flush=True)
+    head = headline | {
+        "d": D,
+        "repeat": repeat,
+        "seconds": med,
+        "gflops": {m: flops / s / 1e9 for m, s in med.items()},
+        "chunked_over_sdpa": med["sdpa"] / med["chunked"],
+    }
+    print(
+        f"N = {headline['n']}, {headline['heads']} heads: chunked / SDPA = {head['chunked_over_sdpa']:.2f}", flush=True
+    )
 
     steps = ablation(repeat, ablation_case["n"], ablation_case["heads"])
     print("ablation (fraction of SDPA):", {s: f"{r:.2f}" for s, r in steps.items()}, flush=True)
@@ -219,10 +234,19 @@ def run(ns, methods, repeat: int, headline: dict, ablation_case: dict, process_p
             "env": numeric_setup()["env"],
             "note": "shared machine (2 cores, several users): methods interleaved, medians of repeats",
         },
-        "config": {"batch": 1, "heads": 1, "d": D, "dtype": "float32", "window": 128,
-                   "block_size": 128, "repeat": repeat, "repeat_large_n": max(1, repeat // 2), "max_n": MAX_N,
-                   "timing": "median of interleaved repeats",
-                   "command": ".venv/bin/python scripts/benchmark_attention.py"},
+        "config": {
+            "batch": 1,
+            "heads": 1,
+            "d": D,
+            "dtype": "float32",
+            "window": 128,
+            "block_size": 128,
+            "repeat": repeat,
+            "repeat_large_n": max(1, repeat // 2),
+            "max_n": MAX_N,
+            "timing": "median of interleaved repeats",
+            "command": ".venv/bin/python scripts/benchmark_attention.py",
+        },
         "matmul_peak_gflops": peak,
         "chunked_over_sdpa_throughput": ratios,
         "headline": head,

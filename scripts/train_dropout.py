@@ -50,8 +50,12 @@ def _rounded(obj, digits: int = 6):
 
 
 def live() -> None:
-    out = {f"{n}/{p}/{s}": {m: train_classifier(n, p, seed=s)[m] for m in ("train_loss", "val_loss", "train_acc", "val_acc")}
-           for n, p, s in LIVE}
+    out = {
+        f"{n}/{p}/{s}": {
+            m: train_classifier(n, p, seed=s)[m] for m in ("train_loss", "val_loss", "train_acc", "val_acc")
+        }
+        for n, p, s in LIVE
+    }
     print(json.dumps(out))
 
 
@@ -64,21 +68,41 @@ def main() -> None:
             for seed in SEEDS:
                 r = _rounded(train_classifier(n, p, seed=seed))
                 runs.append(r)
-                print(f"n={n} p={p:.1f} seed={seed}: train acc {r['train_acc']:.3f}, val acc {r['val_acc']:.3f}, "
-                      f"val loss {r['val_loss']:.3f}", flush=True)
-    path = save_json("dropout_sweep.json", {
-        "task": "[CLS] + 10 tokens from 24 (8 positive, 8 negative, 8 neutral); y = more positive than "
-                "negative (tie: coin), 10% of labels flipped; 4000 fixed validation examples",
-        "settings": {"n_train": N_TRAIN, "p_values": P_VALUES, "seeds": SEEDS, "steps": 300, "lr": 1e-2,
-                     "d": 16, "dtype": "float64", "eval_every": 25},
-        "produced_by": {"script": "scripts/train_dropout.py", **numeric_setup(),
-                        "seconds": round(time.perf_counter() - start)},
-        "live_check": {"runs": [list(r) for r in LIVE], "measured_bound": MEASURED_BOUND,
-                       "tolerance": TOLERANCE,
-                       "how": "max |difference| of train/val loss and accuracy of the live runs between the "
-                              "three numeric set-ups (scripts/train_dropout.py --live under each)"},
-        "runs": runs,
-    })
+                print(
+                    f"n={n} p={p:.1f} seed={seed}: train acc {r['train_acc']:.3f}, val acc {r['val_acc']:.3f}, "
+                    f"val loss {r['val_loss']:.3f}",
+                    flush=True,
+                )
+    path = save_json(
+        "dropout_sweep.json",
+        {
+            "task": "[CLS] + 10 tokens from 24 (8 positive, 8 negative, 8 neutral); y = more positive than "
+            "negative (tie: coin), 10% of labels flipped; 4000 fixed validation examples",
+            "settings": {
+                "n_train": N_TRAIN,
+                "p_values": P_VALUES,
+                "seeds": SEEDS,
+                "steps": 300,
+                "lr": 1e-2,
+                "d": 16,
+                "dtype": "float64",
+                "eval_every": 25,
+            },
+            "produced_by": {
+                "script": "scripts/train_dropout.py",
+                **numeric_setup(),
+                "seconds": round(time.perf_counter() - start),
+            },
+            "live_check": {
+                "runs": [list(r) for r in LIVE],
+                "measured_bound": MEASURED_BOUND,
+                "tolerance": TOLERANCE,
+                "how": "max |difference| of train/val loss and accuracy of the live runs between the "
+                "three numeric set-ups (scripts/train_dropout.py --live under each)",
+            },
+            "runs": runs,
+        },
+    )
     print(f"wrote {path} in {time.perf_counter() - start:.0f} s")
 
 

@@ -44,19 +44,32 @@ def main() -> None:
     runs, start = {}, time.perf_counter()
     for seed in SEEDS:
         save_at = STEPS_SAVED if seed == 0 else ()
-        model, log = train_lookup(STEPS, seed, probe=probe, eval_every=EVAL_EVERY, save_at=save_at,
-                                  lr=LR, batch=BATCH)
-        runs[str(seed)] = {"probe": curve(log["eval"]),
-                           "test": {k: round(v, 6) for k, v in evaluate_lookup(model, test).items()}}
+        model, log = train_lookup(STEPS, seed, probe=probe, eval_every=EVAL_EVERY, save_at=save_at, lr=LR, batch=BATCH)
+        runs[str(seed)] = {
+            "probe": curve(log["eval"]),
+            "test": {k: round(v, 6) for k, v in evaluate_lookup(model, test).items()},
+        }
         if seed == 0:
             runs[str(seed)]["train_loss"] = [round(v, 6) for v in log["loss"]]
             torch.save(log["checkpoints"], DATA_DIR / "dynamics_checkpoints.pt")
         print(f"seed {seed}: {runs[str(seed)]['test']}  ({time.perf_counter() - start:.0f} s)", flush=True)
-    save_json("dynamics_curves.json", {
-        "steps": STEPS, "eval_every": EVAL_EVERY, "batch": BATCH, "lr": LR, "d_model": D_MODEL,
-        "steps_saved": list(STEPS_SAVED), "probe_seed": PROBE_SEED, "probe_size": PROBE_SIZE,
-        "test_seed": TEST_SEED, "test_size": TEST_SIZE, "setup": numeric_setup(), "runs": runs,
-    })
+    save_json(
+        "dynamics_curves.json",
+        {
+            "steps": STEPS,
+            "eval_every": EVAL_EVERY,
+            "batch": BATCH,
+            "lr": LR,
+            "d_model": D_MODEL,
+            "steps_saved": list(STEPS_SAVED),
+            "probe_seed": PROBE_SEED,
+            "probe_size": PROBE_SIZE,
+            "test_seed": TEST_SEED,
+            "test_size": TEST_SIZE,
+            "setup": numeric_setup(),
+            "runs": runs,
+        },
+    )
     print(f"done in {time.perf_counter() - start:.0f} s")
 
 

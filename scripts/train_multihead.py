@@ -54,8 +54,11 @@ def run(num_heads: int, seed: int, test):
             model.train()
     acc, _, profile = head_profile(model.eval(), x_test, y_test)
     return model, {
-        "num_heads": num_heads, "seed": seed, "accuracy": round(acc, 4),
-        "steps_to_99": reached, "final_loss": round(loss.item(), 5),
+        "num_heads": num_heads,
+        "seed": seed,
+        "accuracy": round(acc, 4),
+        "steps_to_99": reached,
+        "final_loss": round(loss.item(), 5),
         "profile": [[round(v, 4) for v in row] for row in profile.tolist()],
     }
 
@@ -71,13 +74,24 @@ def main() -> None:
             print(record, flush=True)
             if seed == 0 and h in (1, 2):
                 torch.save(model.state_dict(), DATA_DIR / f"multihead_offset_h{h}.pt")
-    save_json("multihead_runs.json", {
-        "steps": STEPS, "eval_every": EVAL_EVERY, "batch": BATCH, "lr": LR, "d_model": D_MODEL,
-        "test_seed": TEST_SEED, "test_size": TEST_SIZE,
-        "produced_by": {"script": "scripts/train_multihead.py", **numeric_setup(),
-                        "seconds": round(time.perf_counter() - start)},
-        "runs": runs,
-    })
+    save_json(
+        "multihead_runs.json",
+        {
+            "steps": STEPS,
+            "eval_every": EVAL_EVERY,
+            "batch": BATCH,
+            "lr": LR,
+            "d_model": D_MODEL,
+            "test_seed": TEST_SEED,
+            "test_size": TEST_SIZE,
+            "produced_by": {
+                "script": "scripts/train_multihead.py",
+                **numeric_setup(),
+                "seconds": round(time.perf_counter() - start),
+            },
+            "runs": runs,
+        },
+    )
     print(f"done in {time.perf_counter() - start:.0f} s")
 
 

@@ -37,10 +37,17 @@ from helpers.lessons.seq2seq_attention import (
 
 KINDS = ("none", "additive", "dot")
 CONFIG = {
-    "emb_dim": 16, "hidden_dim": 64,                       # model
-    "min_len": 1, "max_len": 20, "batch_size": 64,         # task
-    "steps": 1000, "lr": 3e-3, "train_seed": 0,            # training (float32)
-    "eval_n": 200, "eval_seed": 1234, "extra_lengths": 8,  # evaluation (float64, greedy)
+    "emb_dim": 16,
+    "hidden_dim": 64,  # model
+    "min_len": 1,
+    "max_len": 20,
+    "batch_size": 64,  # task
+    "steps": 1000,
+    "lr": 3e-3,
+    "train_seed": 0,  # training (float32)
+    "eval_n": 200,
+    "eval_seed": 1234,
+    "extra_lengths": 8,  # evaluation (float64, greedy)
 }
 LOSS_EVERY = 25  # the JSON stores the mean loss of each block of this many steps
 
@@ -56,22 +63,35 @@ def train_one(kind: str) -> dict:
     seed_everything(c["train_seed"])  # same initial draws and batches for every kind
     model = Seq2Seq(kind, emb_dim=c["emb_dim"], hidden_dim=c["hidden_dim"])
     start = time.perf_counter()
-    losses = train_steps(model, c["steps"], seed=c["train_seed"], batch_size=c["batch_size"],
-                         min_len=c["min_len"], max_len=c["max_len"], lr=c["lr"], cosine=True, log_every=100)
+    losses = train_steps(
+        model,
+        c["steps"],
+        seed=c["train_seed"],
+        batch_size=c["batch_size"],
+        min_len=c["min_len"],
+        max_len=c["max_len"],
+        lr=c["lr"],
+        cosine=True,
+        log_every=100,
+    )
     seconds = time.perf_counter() - start
     ckpt = checkpoint(model)
     torch.save(ckpt, DATA_DIR / f"seq2seq_{kind}.pt")
     evaluated = model_from_checkpoint(ckpt)  # float64, as the notebook evaluates
     lengths = range(1, c["max_len"] + c["extra_lengths"] + 1)
-    blocks = [losses[i:i + LOSS_EVERY] for i in range(0, len(losses), LOSS_EVERY)]
+    blocks = [losses[i : i + LOSS_EVERY] for i in range(0, len(losses), LOSS_EVERY)]
     return {
         "params": sum(p.numel() for p in model.parameters()),
         "train_seconds": round(seconds, 1),
-        "loss_curve": {"step": [min(i + LOSS_EVERY, len(losses)) for i in range(0, len(losses), LOSS_EVERY)],
-                       "loss": [round(sum(b) / len(b), 4) for b in blocks]},
+        "loss_curve": {
+            "step": [min(i + LOSS_EVERY, len(losses)) for i in range(0, len(losses), LOSS_EVERY)],
+            "loss": [round(sum(b) / len(b), 4) for b in blocks],
+        },
         "accuracy": accuracy_by_length(evaluated, list(lengths), n=c["eval_n"], seed=c["eval_seed"]),
-        "position_accuracy": [round(float(a), 4) for a in
-                              accuracy_by_position(evaluated, c["max_len"], n=c["eval_n"], seed=c["eval_seed"])],
+        "position_accuracy": [
+            round(float(a), 4)
+            for a in accuracy_by_position(evaluated, c["max_len"], n=c["eval_n"], seed=c["eval_seed"])
+        ],
     }
 
 
@@ -93,8 +113,11 @@ def main(kinds: list[str]) -> int:
         print(f"== {kind}", flush=True)
         models[kind] = train_one(kind)
         acc = models[kind]["accuracy"]
-        print(f"   {models[kind]['train_seconds']} s; sequence accuracy at L=5/10/15/20:",
-              [acc["sequence"][acc["length"].index(n)] for n in (5, 10, 15, 20)], flush=True)
+        print(
+            f"   {models[kind]['train_seconds']} s; sequence accuracy at L=5/10/15/20:",
+            [acc["sequence"][acc["length"].index(n)] for n in (5, 10, 15, 20)],
+            flush=True,
+        )
     results["setup"]["total_seconds"] = round(time.perf_counter() - start, 1)
     results["models"] = {k: models[k] for k in KINDS if k in models}
     save_json(path.name, results)

@@ -32,8 +32,16 @@ from helpers.lessons.attention_in_vision import (
 )
 
 EPOCHS, SEED, LR, BATCH = 120, 0, 3e-3, 64
-MODEL = {"image_size": 8, "patch": 2, "channels": 1, "d_model": 16, "num_heads": 2, "depth": 2,
-         "hidden": 32, "classes": 10}
+MODEL = {
+    "image_size": 8,
+    "patch": 2,
+    "channels": 1,
+    "d_model": 16,
+    "num_heads": 2,
+    "depth": 2,
+    "hidden": 32,
+    "classes": 10,
+}
 
 
 def main() -> None:
@@ -45,9 +53,14 @@ def main() -> None:
     attn = cls_attention(model, x_test)  # (B, N)
     ink = ink_fraction(x_test, MODEL["patch"])  # (B, N)
     record = {
-        "epochs": EPOCHS, "seed": SEED, "lr": LR, "batch": BATCH, "model": MODEL,
+        "epochs": EPOCHS,
+        "seed": SEED,
+        "lr": LR,
+        "batch": BATCH,
+        "model": MODEL,
         "params": sum(p.numel() for p in model.parameters()),
-        "train_size": len(y_train), "test_size": len(y_test),
+        "train_size": len(y_train),
+        "test_size": len(y_test),
         "train_accuracy": round(vit_accuracy(model, x_train, y_train), 4),
         "test_accuracy": round(vit_accuracy(model, x_test, y_test), 4),
         "loss": [round(v, 5) for v in history],

@@ -234,7 +234,9 @@ def test_sdpa_dropout_training_and_eval():
     torch.testing.assert_close(out, w @ v)
     # averaged over many draws, the expectation is the undropped weight matrix
     torch.manual_seed(1)
-    mean = torch.stack([scaled_dot_product_attention(q, k, v, dropout_p=0.3, training=True)[1] for _ in range(4000)]).mean(0)
+    mean = torch.stack(
+        [scaled_dot_product_attention(q, k, v, dropout_p=0.3, training=True)[1] for _ in range(4000)]
+    ).mean(0)
     torch.testing.assert_close(mean, w_plain, atol=0.03, rtol=0)
 
 
@@ -396,10 +398,16 @@ def test_padding_mask_as_key_mask_matches_torch_key_padding_mask():
     assert torch.allclose(out, ref, atol=1e-12)
 
 
-@pytest.mark.parametrize("bad, err, match", [
-    ([0, 2], ValueError, ">= 1"), ([[1, 2]], ValueError, "1-D"), ([1.5], ValueError, "integers"),
-    ([], ValueError, "non-empty"), ([3], ValueError, r"<= t=2"),
-])
+@pytest.mark.parametrize(
+    "bad, err, match",
+    [
+        ([0, 2], ValueError, ">= 1"),
+        ([[1, 2]], ValueError, "1-D"),
+        ([1.5], ValueError, "integers"),
+        ([], ValueError, "non-empty"),
+        ([3], ValueError, r"<= t=2"),
+    ],
+)
 def test_padding_mask_rejects_bad_lengths(bad, err, match):
     with pytest.raises(err, match=match):
         padding_mask(bad, 2 if bad == [3] else None)
@@ -411,7 +419,7 @@ def test_split_and_merge_heads_are_inverse_and_match_a_reference(b, t, c, h):
     heads = split_heads(x, h)
     assert heads.shape == (b, h, t, c // h)
     assert torch.equal(heads, x.reshape(b, t, h, c // h).permute(0, 2, 1, 3))
-    assert torch.equal(heads[:, 1 % h, :, :], x[..., (1 % h) * (c // h):(1 % h + 1) * (c // h)])
+    assert torch.equal(heads[:, 1 % h, :, :], x[..., (1 % h) * (c // h) : (1 % h + 1) * (c // h)])
     assert torch.equal(merge_heads(heads), x)
 
 

@@ -44,8 +44,9 @@ def test_requirements_use_the_cpu_torch_index_and_install_the_course():
 
 def test_postbuild_opens_jupyterlab_on_notebooks(tmp_path):
     """postBuild writes a Jupyter config whose default URL is the notebooks folder."""
-    subprocess.run(["bash", str(BINDER / "postBuild")], env={**os.environ, "HOME": str(tmp_path)},
-                   check=True, timeout=60)
+    subprocess.run(
+        ["bash", str(BINDER / "postBuild")], env={**os.environ, "HOME": str(tmp_path)}, check=True, timeout=60
+    )
     config = json.loads((tmp_path / ".jupyter" / "jupyter_server_config.json").read_text())
     for app in ("ServerApp", "LabApp", "JupyterNotebookApp"):
         assert config[app]["default_url"] == "/lab/tree/notebooks"
@@ -66,6 +67,7 @@ def test_repo2docker_reads_the_binder_folder():
     assert re.search(r"apt-get install .*fonts-nanum", out), "apt.txt was not read"
     install = out.find('pip install --no-cache-dir -r "binder/requirements.txt"')
     assert install >= 0, "binder/requirements.txt is not installed"
-    assert out.rfind("src/ ${REPO_DIR}/", 0, install) >= 0, \
+    assert out.rfind("src/ ${REPO_DIR}/", 0, install) >= 0, (
         "binder/requirements.txt (with -e .) must be installed after the repository is copied"
+    )
     assert "./binder/postBuild" in out, "postBuild does not run"

@@ -10,7 +10,10 @@ the figure) proves the check fails when a slider is dead. In the live RISE slide
 explorers must render on their slide and follow a drag there too, with no request leaving the machine.
 
 One JupyterLab (loopback, random port, its own token and temporary config/runtime/settings
-folders) and one browser serve the whole module.
+folders) and one browser serve the whole module. Each notebook's check is a class of its own, so
+pytest-xdist's `--dist loadscope` spreads the notebooks over the workers; a worker keeps its server and
+browser while it runs one notebook class after another (they come in a row) and closes them before
+another module (tests/test_slides.py starts its own Playwright, which cannot run beside this one).
 """
 
 from __future__ import annotations
@@ -103,25 +106,38 @@ def test_explorers_are_found():
     assert sum(found.values()) >= len(NOTEBOOKS), f"fewer explorers than notebooks: {found}"
 
 
-@pytest.mark.parametrize("notebook", WITH_EXPLORERS, ids=[p.stem for p in WITH_EXPLORERS])
-def test_every_control_of_every_explorer_redraws(browser, lab, notebook):
-    """Run All, then move every control of every explorer; for 04 and 05 also the RISE slideshow
-    (check_rise_slideshow: the widget on its slide, a drag there, nothing requested from outside)."""
-    rel = f"notebooks/{notebook.name}"
-    page = open_and_run_all(browser, lab, rel, notebook.stem)
-    try:
-        for k, index in enumerate(explorer_cells(notebook)):
-            cell = explorer_cell(page, index)
-            changes = check_explorer(page, cell, f"{notebook.stem}_explorer{k}")
-            assert cell.locator(".course-explorer").count() == 1, \
-                f"explorer {k} (cell {index}) is not a helpers.widgets.Explorer (it works, but redraws differently)"
-            assert changes, f"explorer {k} (cell {index}) has no control"
-            # One small picture of each explorer for the README (docs/images/ holds the chosen ones).
-            cell.screenshot(path=artifact(f"{notebook.stem}_explorer{k}.png"))
-        if notebook in RISE_NOTEBOOKS:  # in the same session: Run All once per notebook (CI time)
-            check_rise_slideshow(page, notebook)
-    finally:
-        close(page)
+class ExplorerChecks:
+    """One notebook's browser check; a `Test_<notebook>` subclass per notebook below, so that pytest-xdist's
+    `--dist loadscope` runs different notebooks on different workers (a class is one scope) while the
+    module-scoped server and browser are shared by the notebooks a worker runs in a row."""
+
+    notebook: Path
+
+    def test_every_control_of_every_explorer_redraws(self, browser, lab):
+        """Run All, then move every control of every explorer; for 04 and 05 also the RISE slideshow
+        (check_rise_slideshow: the widget on its slide, a drag there, nothing requested from outside)."""
+        notebook = self.notebook
+        rel = f"notebooks/{notebook.name}"
+        page = open_and_run_all(browser, lab, rel, notebook.stem)
+        try:
+            for k, index in enumerate(explorer_cells(notebook)):
+                cell = explorer_cell(page, index)
+                changes = check_explorer(page, cell, f"{notebook.stem}_explorer{k}")
+                assert cell.locator(".course-explorer").count() == 1, (
+                    f"explorer {k} (cell {index}) is not a helpers.widgets.Explorer (it works, but redraws differently)"
+                )
+                assert changes, f"explorer {k} (cell {index}) has no control"
+                # One small picture of each explorer for the README (docs/images/ holds the chosen ones).
+                cell.screenshot(path=artifact(f"{notebook.stem}_explorer{k}.png"))
+            if notebook in RISE_NOTEBOOKS:  # in the same session: Run All once per notebook (CI time)
+                check_rise_slideshow(page, notebook)
+        finally:
+            close(page)
+
+
+for _nb in WITH_EXPLORERS:  # Test_04_scaling_variance, ...: `-k 04_scaling` still selects one notebook
+    globals()[f"Test_{_nb.stem}"] = type(f"Test_{_nb.stem}", (ExplorerChecks,), {"notebook": _nb})
+del _nb
 
 
 def test_dead_explorer_is_caught(browser, lab, scratch_dir):
@@ -145,13 +161,12 @@ def test_dead_explorer_is_caught(browser, lab, scratch_dir):
 
 def test_rise_extension_is_installed():
     """Live slides: jupyterlab-rise is installed and enabled in the course's JupyterLab."""
-    proc = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"], capture_output=True, text=True, timeout=120
+    )
     listing = proc.stdout + proc.stderr
     line = next((l for l in listing.splitlines() if "jupyterlab-rise" in l), "")
     assert "enabled" in line and "OK" in line, f"jupyterlab-rise is not installed/enabled:\n{listing}"
-
-
 
 
 # RISE's reveal themes other than white/black @import fonts from fonts.googleapis.com (checked in
@@ -168,7 +183,8 @@ def test_rise_theme_needs_no_outside_fonts(notebook):
     rise = json.loads(notebook.read_text(encoding="utf-8"))["metadata"].get("rise", {})
     assert rise.get("theme", "simple") in OFFLINE_RISE_THEMES, (
         f"{notebook.stem}: RISE theme {rise.get('theme', 'simple (default)')!r} fetches Google fonts during the "
-        f"live slideshow; set \"theme\": \"white\" in tools/build_notebooks.py's notebook metadata and rebuild")
+        f'live slideshow; set "theme": "white" in tools/build_notebooks.py\'s notebook metadata and rebuild'
+    )
 
 
 def rise_frame(page, notebook: Path, timeout_s: float = 60):
@@ -188,8 +204,11 @@ def check_rise_slideshow(page, notebook: Path) -> None:
     index = explorer_cells(notebook)[0]
     explorer_cell(page, index)
     # Select the explorer's cell: RISE starts on the slide of the selected cell.
-    page.evaluate("(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
-                  " nb.mode = 'command'; nb.node.focus(); }", index)
+    page.evaluate(
+        "(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
+        " nb.mode = 'command'; nb.node.focus(); }",
+        index,
+    )
     page.keyboard.press("Alt+r")
     frame = rise_frame(page, notebook)
     frame.wait_for_function("() => document.querySelector('.reveal .slides section.present')", timeout=60_000)
@@ -214,4 +233,5 @@ def check_rise_slideshow(page, notebook: Path) -> None:
     assert after != before, f"a drag inside RISE did not change the picture (control {value!r})"
     assert page.course_outside == [], (
         f"the live slideshow asked outside for: {page.course_outside} (RISE reads its reveal theme from the "
-        "notebook's metadata `rise.theme`; see test_rise_theme_needs_no_outside_fonts)")
+        "notebook's metadata `rise.theme`; see test_rise_theme_needs_no_outside_fonts)"
+    )

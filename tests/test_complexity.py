@@ -59,8 +59,9 @@ def test_naive_matches_sdpa():
 @pytest.mark.parametrize("block", [1, 5, 16, 17, 100])
 def test_taught_chunked_matches_sdpa_and_survives_large_scores(block):
     q, k, v = qkv(2, 3, 17, 8)
-    torch.testing.assert_close(taught(q, k, v, block_size=block), F.scaled_dot_product_attention(q, k, v),
-                               rtol=0, atol=1e-12)
+    torch.testing.assert_close(
+        taught(q, k, v, block_size=block), F.scaled_dot_product_attention(q, k, v), rtol=0, atol=1e-12
+    )
     big = taught(q * 300, k, v, block_size=block)  # scores in the thousands: no overflow
     torch.testing.assert_close(big, F.scaled_dot_product_attention(q * 300, k, v))
 
@@ -69,8 +70,9 @@ def test_taught_chunked_matches_sdpa_and_survives_large_scores(block):
 def test_taught_chunked_random_shapes(seed):
     """Random T_q, T_k (often not multiples of the block or tile), broadcast leading dims, causal or not."""
     gen = torch.Generator().manual_seed(seed)
-    t_q, t_k, d, d_v, block = (int(torch.randint(lo, hi, (), generator=gen)) for lo, hi in
-                               ((1, 1300), (1, 1300), (1, 20), (1, 20), (1, 300)))
+    t_q, t_k, d, d_v, block = (
+        int(torch.randint(lo, hi, (), generator=gen)) for lo, hi in ((1, 1300), (1, 1300), (1, 20), (1, 20), (1, 300))
+    )
     q = torch.randn(2, 1, t_q, d, generator=gen, dtype=torch.float64)  # broadcasts against 3 heads
     k = torch.randn(3, t_k, d, generator=gen, dtype=torch.float64)
     v = torch.randn(1, 3, t_k, d_v, generator=gen, dtype=torch.float64)
@@ -104,8 +106,9 @@ def test_taught_chunked_gradients_and_no_inplace_on_autograd_tensors():
 def test_wrapper_is_the_taught_function():
     q, k, v = qkv(1, 2, 300, 8)
     for causal in (False, True):
-        assert torch.equal(chunked_attention(q, k, v, block_size=64, causal=causal),
-                           taught(q, k, v, block_size=64, causal=causal))
+        assert torch.equal(
+            chunked_attention(q, k, v, block_size=64, causal=causal), taught(q, k, v, block_size=64, causal=causal)
+        )
 
 
 def test_hbm_model_favours_the_fused_kernel():
@@ -158,8 +161,10 @@ def test_window_weight_outside():
 def test_chunked_multi_tile_matches_sdpa(t_q, t_k, block, causal):
     gen = torch.Generator().manual_seed(t_q)
     q, k, v = (torch.randn(1, t, 8, generator=gen, dtype=torch.float64) for t in (t_q, t_k, t_k))
-    torch.testing.assert_close(chunked_attention(q, k, v, block_size=block, causal=causal),
-                               F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+    torch.testing.assert_close(
+        chunked_attention(q, k, v, block_size=block, causal=causal),
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+    )
 
 
 def test_chunked_grad_through_multiple_tiles():
@@ -354,7 +359,9 @@ def test_08_3():
     assert check("08-3", recurrent).passed
     assert "N×N 행렬" in _msg(check("08-3", quadratic))
     assert "인과가 아닌" in _msg(check("08-3", linear_attention))
-    assert "소프트맥스 어텐션" in _msg(check("08-3", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)))
+    assert "소프트맥스 어텐션" in _msg(
+        check("08-3", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    )
     assert "자기 자신" in _msg(check("08-3", strict))
     assert "분모로 나누지" in _msg(check("08-3", no_division))
     assert "정규화" not in _msg(check("08-3", no_division))

@@ -66,9 +66,16 @@ def test_weight_bars_values():
 # --------------------------------------------------------------------------- notebook 01's saved code
 
 
-@pytest.mark.parametrize("z", [torch.tensor([2.0, -1.0, 0.5]), torch.tensor([1000.0, 1001.0, 1002.0]),
-                               torch.tensor([-1000.0, -999.0]), torch.randn(2, 3, 5) * 50,
-                               torch.randn(4, 6, dtype=torch.float64)])
+@pytest.mark.parametrize(
+    "z",
+    [
+        torch.tensor([2.0, -1.0, 0.5]),
+        torch.tensor([1000.0, 1001.0, 1002.0]),
+        torch.tensor([-1000.0, -999.0]),
+        torch.randn(2, 3, 5) * 50,
+        torch.randn(4, 6, dtype=torch.float64),
+    ],
+)
 def test_lesson_softmax_matches_torch_and_core(z):
     torch.testing.assert_close(softmax(z), torch.softmax(z, dim=-1))
     torch.testing.assert_close(softmax(z), helpers.attention.softmax(z))
@@ -88,10 +95,13 @@ def test_softmax_panels_returns_weights_and_weighted_sum():
     assert axes[1].get_title() == "가중합 = 85.00"
     np.testing.assert_allclose([p.get_height() for p in axes[1].patches], w)
     assert [t.get_text() for t in axes[1].texts] == ["0.25", "0.25", "0.50"]
-    assert [p.get_facecolor() for p in axes[0].patches][0] != (1, 0, 0, 1)
+    # the scores are all >= 0: every score bar is grey, none red (red marks a negative score)
+    assert [p.get_facecolor() for p in axes[0].patches] == [matplotlib.colors.to_rgba("tab:gray")] * 3
     assert _render(fig) == []
-    update([-1.0, 0.0, 0.0])  # a negative score is drawn red
-    assert axes[0].patches[0].get_facecolor() == matplotlib.colors.to_rgba("tab:red")
+    update([-1.0, 0.0, 0.0])  # a negative score is drawn red, the others stay grey
+    assert [p.get_facecolor() for p in axes[0].patches] == [
+        matplotlib.colors.to_rgba(c) for c in ("tab:red", "tab:gray", "tab:gray")
+    ]
     assert axes[1].get_title().startswith("가중합 = ")
 
 
@@ -114,11 +124,15 @@ def test_softmax_small_multiples_draw_each_setting():
 def test_softmax_explorer_updates_in_place():
     import ipywidgets as widgets
 
-    explorer = softmax_explorer(["국어", "영어", "수학", "탐구"], [1.0, 0.5, 2.0, -1.0], values=[88.0, 92.0, 76.0, 63.0])
+    explorer = softmax_explorer(
+        ["국어", "영어", "수학", "탐구"], [1.0, 0.5, 2.0, -1.0], values=[88.0, 92.0, 76.0, 63.0]
+    )
     sliders = list(explorer.controls.values())
     assert all(isinstance(s, widgets.FloatSlider) and s.continuous_update for s in sliders)
     assert [s.description for s in sliders] == ["국어", "영어", "수학", "탐구"]
-    np.testing.assert_allclose(explorer.last, torch.softmax(torch.tensor([1.0, 0.5, 2.0, -1.0], dtype=torch.float64), 0))
+    np.testing.assert_allclose(
+        explorer.last, torch.softmax(torch.tensor([1.0, 0.5, 2.0, -1.0], dtype=torch.float64), 0)
+    )
     fig, artists = explorer.figure, list(explorer.figure.axes[1].patches)
     png, renders = explorer.png, explorer.renders
     explorer.set(s2=5.0)  # 수학 up: the weighted sum moves towards 76
@@ -172,16 +186,19 @@ def _good_log_softmax(z):
     return shifted - torch.log(torch.exp(shifted).sum())
 
 
-@pytest.mark.parametrize("fn, words", [
-    (lambda z: torch.log(torch.exp(z) / torch.exp(z).sum()), "넘쳐"),  # no max subtracted: inf/inf
-    (lambda z: torch.log(torch.exp(z - z.max()) / torch.exp(z - z.max()).sum()), "−inf"),  # log(softmax)
-    (lambda z: torch.log(torch.exp(z) / torch.exp(z).sum()) if z.max() < 0 else torch.log_softmax(z, 0), "0/0"),
-    (lambda z: torch.softmax(z, 0), "로그를 빠뜨렸습니다"),
-    (lambda z: z - z.max(), "log Σ"),
-    (lambda z: z - torch.log(torch.exp(z).sum()) if z.abs().max() < 100 else torch.log_softmax(z, 0) + 0.5, "합"),
-    (lambda z: torch.log_softmax(z, 0)[:1], "모양"),
-    (lambda z: z @ "x", "오류"),
-])
+@pytest.mark.parametrize(
+    "fn, words",
+    [
+        (lambda z: torch.log(torch.exp(z) / torch.exp(z).sum()), "넘쳐"),  # no max subtracted: inf/inf
+        (lambda z: torch.log(torch.exp(z - z.max()) / torch.exp(z - z.max()).sum()), "−inf"),  # log(softmax)
+        (lambda z: torch.log(torch.exp(z) / torch.exp(z).sum()) if z.max() < 0 else torch.log_softmax(z, 0), "0/0"),
+        (lambda z: torch.softmax(z, 0), "로그를 빠뜨렸습니다"),
+        (lambda z: z - z.max(), "log Σ"),
+        (lambda z: z - torch.log(torch.exp(z).sum()) if z.abs().max() < 100 else torch.log_softmax(z, 0) + 0.5, "합"),
+        (lambda z: torch.log_softmax(z, 0)[:1], "모양"),
+        (lambda z: z @ "x", "오류"),
+    ],
+)
 def test_ex01_2_log_softmax_diagnoses(fn, words):
     result = check("01-2", fn)
     assert not result and words in result.message, result.message

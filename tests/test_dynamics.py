@@ -37,7 +37,7 @@ def test_batch_layout_and_targets(batch):
     for n in range(64):
         pairs = keys[n, : dy.N_PAIRS].tolist()
         assert len(set(pairs)) == dy.N_PAIRS  # distinct keys: one answer per query
-        assert (values[n, dy.N_PAIRS:] == dy.QUERY_MARK).all() and (values[n, : dy.N_PAIRS] < dy.N_VALUES).all()
+        assert (values[n, dy.N_PAIRS :] == dy.QUERY_MARK).all() and (values[n, : dy.N_PAIRS] < dy.N_VALUES).all()
         for q in range(dy.N_QUERIES):  # a plain loop as the independent reference
             j = pairs.index(keys[n, dy.N_PAIRS + q].item())
             assert j == source[n, q] and values[n, j] == target[n, q]
@@ -53,12 +53,12 @@ def test_correct_keys_matches_source(batch):
     c = dy.correct_keys(batch["keys"])
     assert c.dtype == torch.bool and c.shape == (64, dy.N_QUERIES, dy.SEQ_LEN)
     assert (c.sum(-1) == 1).all() and torch.equal(c.float().argmax(-1), batch["source"])
-    assert not c[..., dy.N_PAIRS:].any()
+    assert not c[..., dy.N_PAIRS :].any()
 
 
 def test_token_labels(batch):
     labels = dy.token_labels(batch, 0)
-    assert len(labels) == dy.SEQ_LEN and all(l.endswith("?") for l in labels[dy.N_PAIRS:])
+    assert len(labels) == dy.SEQ_LEN and all(l.endswith("?") for l in labels[dy.N_PAIRS :])
     assert labels[0] == f"{dy.KEYS[batch['keys'][0, 0]]}:{batch['values'][0, 0].item()}"
 
 
@@ -69,7 +69,7 @@ def test_model_attention_equals_the_plain_formula(batch):
     x = model.key_emb(batch["keys"]) + model.value_emb(batch["values"]) + model.pos_emb.weight
     q, k, v = model.attn.q_proj(x), model.attn.k_proj(x), model.attn.v_proj(x)
     want_w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(32), dim=-1)
-    want = model.readout((x + model.attn.out_proj(want_w @ v))[:, dy.N_PAIRS:])
+    want = model.readout((x + model.attn.out_proj(want_w @ v))[:, dy.N_PAIRS :])
     torch.testing.assert_close(weights[:, 0], want_w)
     torch.testing.assert_close(logits, want)
     torch.testing.assert_close(torch.nn.functional.scaled_dot_product_attention(q, k, v), want_w @ v)
@@ -88,7 +88,7 @@ def test_mass_uniform_entropy_against_formulas(batch):
 
 def test_query_weights_averages_heads():
     w = torch.softmax(torch.randn(3, 2, dy.SEQ_LEN, dy.SEQ_LEN), dim=-1)
-    torch.testing.assert_close(dy.query_weights(w), w[:, :, dy.N_PAIRS:].mean(1))
+    torch.testing.assert_close(dy.query_weights(w), w[:, :, dy.N_PAIRS :].mean(1))
 
 
 def test_first_step_at_or_above():
@@ -241,10 +241,16 @@ def test_pins_of_the_checkpoint_maps(stored, probe):
     _, ckpt = stored
     maps = dy.checkpoint_maps(ckpt, probe, 0)
     shown = (0, 50, 100, 1000)
-    row_max = {s: (round(maps[s].max(-1).values.min().item(), 2), round(maps[s].max(-1).values.max().item(), 2))
-               for s in shown}
-    on_q = {s: (round(maps[s][:, dy.N_PAIRS:].sum(-1).min().item(), 2), round(maps[s][:, dy.N_PAIRS:].sum(-1).max().item(), 2))
-            for s in (0, 50)}
+    row_max = {
+        s: (round(maps[s].max(-1).values.min().item(), 2), round(maps[s].max(-1).values.max().item(), 2)) for s in shown
+    }
+    on_q = {
+        s: (
+            round(maps[s][:, dy.N_PAIRS :].sum(-1).min().item(), 2),
+            round(maps[s][:, dy.N_PAIRS :].sum(-1).max().item(), 2),
+        )
+        for s in (0, 50)
+    }
     hits = {s: int((maps[s].argmax(dim=-1) == probe["source"][0]).sum()) for s in shown}
     assert row_max == {0: (0.19, 0.25), 50: (0.25, 0.36), 100: (0.41, 0.84), 1000: (0.89, 0.98)}
     assert on_q == {0: (0.26, 0.58), 50: (0.16, 0.37)} and hits[100] == 3 and hits[1000] == 4
@@ -256,8 +262,11 @@ def test_pins_of_the_checkpoint_maps(stored, probe):
         with torch.no_grad():
             qw = dy.query_weights(model(probe["keys"], probe["values"])[1])
         top = qw.argmax(-1)
-        share[step] = (round((top < dy.N_PAIRS).double().mean().item(), 2), round((top == probe["source"]).double().mean().item(), 2),
-                       round(qw.max(-1).values.mean().item(), 2))
+        share[step] = (
+            round((top < dy.N_PAIRS).double().mean().item(), 2),
+            round((top == probe["source"]).double().mean().item(), 2),
+            round(qw.max(-1).values.mean().item(), 2),
+        )
     assert share[50] == (0.99, 0.29, 0.51) and share[0][2] == 0.26
 
 
@@ -270,30 +279,38 @@ def test_bert_style_initial_scores():
         q = (x @ wq.T).view(300, 4, h, d // h).transpose(1, 2)
         k = (x @ wk.T).view(300, 4, h, d // h).transpose(1, 2)
         std = (q @ k.transpose(-2, -1) / math.sqrt(d // h)).std().item()
-        assert abs(std - 0.02 ** 2 * d) < 0.1 * 0.02 ** 2 * d
+        assert abs(std - 0.02**2 * d) < 0.1 * 0.02**2 * d
 
 
 # --------------------------------------------------------------------------- exercises
 
 
 def test_12_1_accepts_every_form_of_the_right_steps():
-    for answer in ([5, 55, 60, 65], (65, 60, 55, 5), {5, 55, 60, 65}, torch.tensor([5, 55, 60, 65]),
-                   np.array([5.0, 55.0, 60.0, 65.0])):
+    for answer in (
+        [5, 55, 60, 65],
+        (65, 60, 55, 5),
+        {5, 55, 60, 65},
+        torch.tensor([5, 55, 60, 65]),
+        np.array([5.0, 55.0, 60.0, 65.0]),
+    ):
         assert check("12-1", answer).passed, answer
 
 
-@pytest.mark.parametrize("answer, fragment", [
-    ([1, 11, 12, 13], "인덱스"),
-    ([0, 50, 55, 60], "직전의 단계"),
-    ([55, 60, 65], "5단계의 엔트로피도"),
-    ([5], "첫 기록"),
-    ([5, 55, 60, 65, 70], "[70]단계에서는"),
-    ([55, 60], "빠진 단계가 2개"),
-    ([3], "기록된 단계가 아닙니다"),
-    ([5, 5, 55, 60, 65], "두 번"),
-    ("5, 55", "문자열"),
-    ([float("nan")], "NaN"),
-])
+@pytest.mark.parametrize(
+    "answer, fragment",
+    [
+        ([1, 11, 12, 13], "인덱스"),
+        ([0, 50, 55, 60], "직전의 단계"),
+        ([55, 60, 65], "5단계의 엔트로피도"),
+        ([5], "첫 기록"),
+        ([5, 55, 60, 65, 70], "[70]단계에서는"),
+        ([55, 60], "빠진 단계가 2개"),
+        ([3], "기록된 단계가 아닙니다"),
+        ([5, 5, 55, 60, 65], "두 번"),
+        ("5, 55", "문자열"),
+        ([float("nan")], "NaN"),
+    ],
+)
 def test_12_1_diagnoses(answer, fragment):
     r = check("12-1", answer)
     assert not r.passed and fragment in r.message, r.message

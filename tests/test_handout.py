@@ -28,12 +28,12 @@ def test_handout_cells(path):
     nb = nbformat.read(path, as_version=4)
     printed = handout.handout_notebook(nb)
     assert printed.metadata.get("widgets") is None
-    views = [o for c in printed.cells if c.cell_type == "code" for o in c.outputs
-             if handout.WIDGET_VIEW in o.get("data", {})]
+    views = [
+        o for c in printed.cells if c.cell_type == "code" for o in c.outputs if handout.WIDGET_VIEW in o.get("data", {})
+    ]
     assert views == [], "a slider cannot move on paper: widget outputs must be dropped"
     assert not any(handout.slide_type(c) == "notes" for c in printed.cells)
-    solutions = [c for c in nb.cells if c.cell_type == "code" and handout.hidden_source(c)
-                 and 'check("' in c.source]
+    solutions = [c for c in nb.cells if c.cell_type == "code" and handout.hidden_source(c) and 'check("' in c.source]
     assert solutions, f"{path.stem}: no hidden solution found (the exercise convention changed?)"
     kept_sources = [c.source for c in printed.cells]
     assert not any(s.source in kept_sources for s in solutions), "a hidden solution is printed"
@@ -52,12 +52,19 @@ def test_handout_pdf(tmp_path):
         skip_or_fail(reason)
     if not (shutil.which("pdftotext") and shutil.which("pdfinfo")):
         skip_or_fail("pdftotext/pdfinfo are missing (Debian: apt-get install poppler-utils)")
-    cached = all(any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
-                 for name, version in export_slides.PACKAGES.items())
+    cached = all(
+        any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
+        for name, version in export_slides.PACKAGES.items()
+    )
     if not cached:
         skip_or_fail("MathJax is not in build/npm-cache/ yet: run `python3 course.py slides --fetch-only` once")
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "handout.py"), PRINTED[:2], "--out", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "handout.py"), PRINTED[:2], "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     pdf = tmp_path / f"{PRINTED}.pdf"
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
@@ -65,8 +72,9 @@ def test_handout_pdf(tmp_path):
     width, height = map(float, re.search(r"^Page size:\s+([\d.]+) x ([\d.]+) pts", info, re.M).groups())
     assert abs(width - 595.3) < 2 and abs(height - 841.9) < 2, f"not A4: {width} x {height} pt"
     assert 3 <= pages <= 40, f"{pages} pages for one notebook"
-    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
     title = handout.notebook_title(ROOT / "notebooks" / f"{PRINTED}.ipynb")
     assert re.search(r"[\uac00-\ud7a3]", title), title
     flat = re.sub(r"\s+", " ", text)

@@ -1,8 +1,6 @@
 """Notebook 09: the generated helpers.lessons.masks (masks, the seed's recipe, the mask explorer)
 and the checkers in helpers.exercises.ex09."""
 
-
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -52,8 +50,17 @@ def test_pad_batch_splits_and_pads():
     assert pad_batch(["a"], pad="<p>")[0] == [["a"]]
 
 
-@pytest.mark.parametrize("kw", [{}, {"causal": True}, {"mask_queries": True},
-                                {"causal": True, "mask_queries": True}, {"t_q": 3}, {"t_q": 6, "causal": True}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"causal": True},
+        {"mask_queries": True},
+        {"causal": True, "mask_queries": True},
+        {"t_q": 3},
+        {"t_q": 6, "causal": True},
+    ],
+)
 def test_attention_mask_matches_loop(kw):
     lengths = [4, 1, 2]
     assert torch.equal(attention_mask(torch.tensor(lengths), 4, **kw), _loop_mask(lengths, 4, **kw))
@@ -214,11 +221,11 @@ def test_ex3_passes_and_explains_mistakes():
     cases = {
         "그대로": lambda m: m,
         "1/0 float": lambda m: m.float(),
-        "더해지는": lambda m: (~m).float(),        # the right cells, but a float mask is added, not a flag
-        "큰 음수(-inf)가 하나도": lambda m: (~m).float() * -10,   # added, but far too small to hide anything
+        "더해지는": lambda m: (~m).float(),  # the right cells, but a float mask is added, not a flag
+        "큰 음수(-inf)가 하나도": lambda m: (~m).float() * -10,  # added, but far too small to hide anything
         "자리가 뒤바뀌": lambda m: additive_mask(~m),
         "모양": lambda m: (~m)[0],
-        "다릅니다": lambda m: ~m.roll(1, -1),   # every row keeps one key, but the wrong one
+        "다릅니다": lambda m: ~m.roll(1, -1),  # every row keeps one key, but the wrong one
     }
     for needle, fn in cases.items():
         res = check("09-3", fn)
@@ -253,10 +260,11 @@ def test_masked_attention_matches_pytorch(causal):
 
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
-    mask = (torch.arange(5) < torch.tensor([5, 3])[:, None])[:, None, None, :]   # (B, 1, 1, T_k)
+    mask = (torch.arange(5) < torch.tensor([5, 3])[:, None])[:, None, None, :]  # (B, 1, 1, T_k)
     out, w = masked_attention(q, k, v, mask, causal=causal)
-    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask & torch.ones(5, 5, dtype=torch.bool).tril()
-                                         if causal else mask)
+    ref = F.scaled_dot_product_attention(
+        q, k, v, attn_mask=mask & torch.ones(5, 5, dtype=torch.bool).tril() if causal else mask
+    )
     torch.testing.assert_close(out, ref)
     torch.testing.assert_close(w.sum(-1), torch.ones(2, 3, 5, dtype=torch.float64))
     dead = torch.zeros(5, 5, dtype=torch.bool)
@@ -280,7 +288,7 @@ def test_masked_multi_head_attention_matches_torch_and_zeroes_dead_rows():
         torch.testing.assert_close(got, want)
         torch.testing.assert_close(got_w, want_w)
         blind = tri.expand(2, 5, 5).clone()
-        blind[0, 2] = False                                  # (B, T_q, T_k): query 2 of item 0 sees nothing
+        blind[0, 2] = False  # (B, T_q, T_k): query 2 of item 0 sees nothing
         out, w = ours(x, mask=blind)
     assert not torch.isnan(out).any() and torch.equal(w[0, :, 2], torch.zeros(2, 5))
-    torch.testing.assert_close(out[0, 2], t_mha.out_proj.bias.detach())   # zero attention, then the output bias
+    torch.testing.assert_close(out[0, 2], t_mha.out_proj.bias.detach())  # zero attention, then the output bias

@@ -114,13 +114,16 @@ def test_boolean_masks_of_every_accepted_shape(mask_kind, dtype):
     kv = torch.randn(b, t_k, c, generator=gen, dtype=dtype)
     allowed = _random_allowed(MASK_SHAPES[mask_kind](b, h, t_q, t_k), gen)
     allowed[..., 1, :] = False  # query 1 sees no key at all (in every head and batch)
-    allowed[..., 0, :] = True   # query 0 sees every key
+    allowed[..., 0, :] = True  # query 0 sees every key
 
     want_out, want_w = torch_forward(ref, q, kv, kv, allowed, num_heads=h)
     got_out, got_w = ours(q, kv, mask=allowed)
 
-    full = allowed.expand(b, h, t_q, t_k) if allowed.dim() == 4 else (
-        allowed.unsqueeze(1).expand(b, h, t_q, t_k) if allowed.dim() == 3 else allowed.expand(b, h, t_q, t_k))
+    full = (
+        allowed.expand(b, h, t_q, t_k)
+        if allowed.dim() == 4
+        else (allowed.unsqueeze(1).expand(b, h, t_q, t_k) if allowed.dim() == 3 else allowed.expand(b, h, t_q, t_k))
+    )
     dead = ~full.any(dim=-1)  # (B, h, T_q): rows with every key masked
     assert dead[:, :, 1].all() and not dead[:, :, 0].any()
 
@@ -211,7 +214,7 @@ def test_gradients_match(dtype, bias):
         q, kv = q0.clone().requires_grad_(), kv0.clone().requires_grad_()
         module.zero_grad()
         out, w = run(q, kv)
-        ((out * probe).sum() + (w ** 2).sum()).backward()
+        ((out * probe).sum() + (w**2).sum()).backward()
         grads[name] = (q.grad, kv.grad)
     tol = {torch.float32: dict(atol=1e-4, rtol=1e-4), torch.float64: TOL[torch.float64]}[dtype]
     for g_ours, g_ref in zip(grads["ours"], grads["torch"]):
@@ -228,12 +231,15 @@ def test_gradients_match(dtype, bias):
 # --------------------------------------------------------------------------- errors
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(batch_first=False), "batch_first=True"),
-    (dict(batch_first=True, kdim=4, vdim=4), "kdim/vdim"),
-    (dict(batch_first=True, add_bias_kv=True), "add_bias_kv"),
-    (dict(batch_first=True, add_zero_attn=True), "add_zero_attn"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(batch_first=False), "batch_first=True"),
+        (dict(batch_first=True, kdim=4, vdim=4), "kdim/vdim"),
+        (dict(batch_first=True, add_bias_kv=True), "add_bias_kv"),
+        (dict(batch_first=True, add_zero_attn=True), "add_zero_attn"),
+    ],
+)
 def test_from_torch_rejects_unsupported_modules(kwargs, match):
     with pytest.raises(ValueError, match=match):
         MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, **kwargs))
@@ -244,9 +250,16 @@ def test_from_torch_rejects_other_modules():
         MultiHeadAttention.from_torch(nn.Linear(8, 8))
 
 
-@pytest.mark.parametrize("d_model, num_heads, match", [
-    (10, 3, "divisible"), (0, 1, "positive"), (8, 0, "positive"), (8.0, 2, "positive"), (8, -2, "positive"),
-])
+@pytest.mark.parametrize(
+    "d_model, num_heads, match",
+    [
+        (10, 3, "divisible"),
+        (0, 1, "positive"),
+        (8, 0, "positive"),
+        (8.0, 2, "positive"),
+        (8, -2, "positive"),
+    ],
+)
 def test_constructor_errors(d_model, num_heads, match):
     with pytest.raises(ValueError, match=match):
         MultiHeadAttention(d_model, num_heads)
@@ -295,8 +308,14 @@ def test_all_accepted_mask_shapes_run_and_agree_with_each_other():
     x = torch.randn(2, 5, 8)
     base = torch.rand(5, 5) < 0.6
     base[:, 0] = True
-    forms = [base, base.expand(2, 5, 5), base.expand(2, 2, 5, 5), base.expand(1, 2, 5, 5),
-             base.expand(2, 1, 5, 5), base.expand(1, 1, 5, 5)]
+    forms = [
+        base,
+        base.expand(2, 5, 5),
+        base.expand(2, 2, 5, 5),
+        base.expand(1, 2, 5, 5),
+        base.expand(2, 1, 5, 5),
+        base.expand(1, 1, 5, 5),
+    ]
     outs = [mha(x, mask=m)[0] for m in forms]
     for a, b in itertools.pairwise(outs):
         torch.testing.assert_close(a, b)

@@ -43,8 +43,10 @@ def test_mask_conventions_of_the_three_functions():
     allowed = core.causal_mask(6)
     torch.testing.assert_close(ours(x, mask=allowed)[0], ref(x, x, x, attn_mask=~allowed)[0])
     q, k, v = (p(x).view(2, 6, 4, 4).transpose(1, 2) for p in (ours.q_proj, ours.k_proj, ours.v_proj))
-    torch.testing.assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=allowed),
-                               torch.softmax((q @ k.transpose(-2, -1) / 2).masked_fill(~allowed, -torch.inf), -1) @ v)
+    torch.testing.assert_close(
+        F.scaled_dot_product_attention(q, k, v, attn_mask=allowed),
+        torch.softmax((q @ k.transpose(-2, -1) / 2).masked_fill(~allowed, -torch.inf), -1) @ v,
+    )
 
 
 def test_kv_cache_steps_equal_the_causal_pass():
@@ -53,7 +55,7 @@ def test_kv_cache_steps_equal_the_causal_pass():
     x = torch.randn(2, 7, 16)
     with torch.no_grad():
         full = m(x, mask=core.causal_mask(7))[0]
-        steps = torch.cat([m(x[:, t:t + 1], x[:, :t + 1])[0] for t in range(7)], dim=1)
+        steps = torch.cat([m(x[:, t : t + 1], x[:, : t + 1])[0] for t in range(7)], dim=1)
     torch.testing.assert_close(steps, full, atol=1e-6, rtol=1e-5)
 
 
@@ -148,13 +150,21 @@ def _assemble(mistake=None, order=(0, 1, 2), fixed_h=None):
         if mistake == "no_out_bias":
             return merged @ m.out_proj.weight.T
         return m.out_proj(merged)
+
     return fn
 
 
-@pytest.mark.parametrize("kind,phrase", [
-    ("scale", "√C"), ("split", "transpose(1, 2)"), ("merge", "곧바로 reshape"), ("order", "거꾸로"),
-    ("no_in_bias", "in_proj_bias"), ("no_out_bias", "out_proj.bias"),
-])
+@pytest.mark.parametrize(
+    "kind,phrase",
+    [
+        ("scale", "√C"),
+        ("split", "transpose(1, 2)"),
+        ("merge", "곧바로 reshape"),
+        ("order", "거꾸로"),
+        ("no_in_bias", "in_proj_bias"),
+        ("no_out_bias", "out_proj.bias"),
+    ],
+)
 def test_check_07_1_diagnoses_each_mistake(kind, phrase):
     r = check("07-1", _assemble(kind))
     assert not r.passed and phrase in r.message, r.message
@@ -170,19 +180,35 @@ def test_check_07_1_other_answers():
     assert not check("07-1", lambda m, x: (_ for _ in ()).throw(NotImplementedError)).passed
 
 
-@pytest.mark.parametrize("forbidden", [
-    lambda m, x: m(x, x, x)[0],
-    lambda m, x: m(x, x, x, need_weights=False)[0],
-    lambda m, x: m.forward(x, x, x)[0],
-    lambda m, x: F.multi_head_attention_forward(
-        x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), m.embed_dim, m.num_heads, m.in_proj_weight,
-        m.in_proj_bias, None, None, False, 0.0, m.out_proj.weight, m.out_proj.bias, training=False)[0].transpose(0, 1),
-])
+@pytest.mark.parametrize(
+    "forbidden",
+    [
+        lambda m, x: m(x, x, x)[0],
+        lambda m, x: m(x, x, x, need_weights=False)[0],
+        lambda m, x: m.forward(x, x, x)[0],
+        lambda m, x: F.multi_head_attention_forward(
+            x.transpose(0, 1),
+            x.transpose(0, 1),
+            x.transpose(0, 1),
+            m.embed_dim,
+            m.num_heads,
+            m.in_proj_weight,
+            m.in_proj_bias,
+            None,
+            None,
+            False,
+            0.0,
+            m.out_proj.weight,
+            m.out_proj.bias,
+            training=False,
+        )[0].transpose(0, 1),
+    ],
+)
 def test_check_07_1_refuses_calling_the_module(forbidden):
     r = check("07-1", forbidden)
     assert not r.passed and "모듈 자체를 호출했습니다" in r.message, r.message
-    assert F.multi_head_attention_forward.__name__ == "multi_head_attention_forward"   # restored after the check
-    assert check("07-1", _assemble()).passed                                           # no hook left behind
+    assert F.multi_head_attention_forward.__name__ == "multi_head_attention_forward"  # restored after the check
+    assert check("07-1", _assemble()).passed  # no hook left behind
 
 
 def _gqa(c, h, g, bias):
@@ -190,15 +216,18 @@ def _gqa(c, h, g, bias):
     return 2 * c * c + 2 * c * kv + ((2 * c + 2 * kv) if bias else 0)
 
 
-@pytest.mark.parametrize("fn,phrase", [
-    (lambda c, h, g, bias: 4 * c * c + (4 * c if bias else 0), "C×C로 셌습니다"),
-    (lambda c, h, g, bias: 2 * c * c + 2 * c * g * c + ((2 * c + 2 * g * c) if bias else 0), "d = C/h"),
-    (lambda c, h, g, bias: _gqa(c, h, g, not bias), "편향"),
-    (lambda c, h, g, bias: c * c + 3 * c * g * (c // h) + ((c + 3 * g * (c // h)) if bias else 0), "W^O"),
-    (lambda c, h, g, bias: 4 * c * g * (c // h) + (4 * g * (c // h) if bias else 0), "W^Q"),
-    (lambda c, h, g, bias: 7, "정답은"),
-    (lambda c, h, g, bias: [1, 2], "숫자 하나"),
-])
+@pytest.mark.parametrize(
+    "fn,phrase",
+    [
+        (lambda c, h, g, bias: 4 * c * c + (4 * c if bias else 0), "C×C로 셌습니다"),
+        (lambda c, h, g, bias: 2 * c * c + 2 * c * g * c + ((2 * c + 2 * g * c) if bias else 0), "d = C/h"),
+        (lambda c, h, g, bias: _gqa(c, h, g, not bias), "편향"),
+        (lambda c, h, g, bias: c * c + 3 * c * g * (c // h) + ((c + 3 * g * (c // h)) if bias else 0), "W^O"),
+        (lambda c, h, g, bias: 4 * c * g * (c // h) + (4 * g * (c // h) if bias else 0), "W^Q"),
+        (lambda c, h, g, bias: 7, "정답은"),
+        (lambda c, h, g, bias: [1, 2], "숫자 하나"),
+    ],
+)
 def test_check_07_2_wrong_answers(fn, phrase):
     r = check("07-2", fn)
     assert not r.passed and phrase in r.message, r.message

@@ -1,5 +1,6 @@
 """The notebook contract (see CONTRIBUTING.md): structure, sources in sync, clean stored outputs, README map."""
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -41,9 +42,13 @@ def test_source_exists_and_is_in_sync(nb_path):
     assert src.exists(), f"{src} (the readable source) is missing"
     want = jupytext.read(src, fmt="py:percent").cells
     got = load(nb_path)["cells"]
-    assert [c.cell_type for c in want] == [c["cell_type"] for c in got], "cell types differ: rebuild with course.py build"
+    assert [c.cell_type for c in want] == [c["cell_type"] for c in got], (
+        "cell types differ: rebuild with course.py build"
+    )
     for i, (a, b) in enumerate(zip(want, got)):
-        assert a.source == text(b), f"cell {i} differs from its source: run `python3 course.py build {nb_path.name[:2]}`"
+        assert a.source == text(b), (
+            f"cell {i} differs from its source: run `python3 course.py build {nb_path.name[:2]}`"
+        )
 
 
 def test_title_cell(nb_path):
@@ -78,7 +83,7 @@ def test_sections_exercises_discussion_notes_summary(nb_path):
     assert notes and all("발표 노트" in text(c) for c in notes), "speaker notes cells (slide type notes) are missing"
     number = nb_path.name[:2]
     ids = set(re.findall(rf'check\("({number}-\d)"', "\n".join(text(c) for c in cells if c["cell_type"] == "code")))
-    assert 1 <= len(ids) <= 3, f"expected 1-3 exercises checked with check(\"{number}-k\", ...), found {sorted(ids)}"
+    assert 1 <= len(ids) <= 3, f'expected 1-3 exercises checked with check("{number}-k", ...), found {sorted(ids)}'
     hidden = [c for c in cells if c["metadata"].get("jupyter", {}).get("source_hidden")]
     assert len(hidden) >= len(ids), "each exercise needs a hidden solution cell"
     for ex in ids:
@@ -95,7 +100,9 @@ def test_outputs_from_one_clean_run(nb_path):
         for out in cell["outputs"]:
             assert out["output_type"] != "error", f"code cell {i} stored an error"
             if out["output_type"] == "stream":
-                assert out["name"] != "stderr" or "Warning" not in "".join(out["text"]), f"code cell {i} shows a warning"
+                assert out["name"] != "stderr" or "Warning" not in "".join(out["text"]), (
+                    f"code cell {i} shows a warning"
+                )
             body = json.dumps(out, ensure_ascii=False)
             assert "missing from font" not in body and "Glyph" not in body, f"code cell {i}: font glyph missing"
 
@@ -104,19 +111,70 @@ def tags(cell):
     return cell["metadata"].get("tags", [])
 
 
+# Every notebook checks its claims in its own code (20 to 44 run-time asserts each when this was set).
+MIN_ASSERTS = 15
+
+
+class _RunTimeAsserts(ast.NodeVisitor):
+    """Counts the assert statements a cell runs: not those inside a def or lambda, which run only if called."""
+
+    def __init__(self):
+        self.count = 0
+
+    def visit_Assert(self, node):
+        self.count += 1
+
+    def visit_FunctionDef(self, node):
+        pass
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+
+def count_asserts(code_cells):
+    counter = _RunTimeAsserts()
+    for i, cell in enumerate(code_cells):
+        try:
+            counter.visit(ast.parse(text(cell)))
+        except SyntaxError as err:
+            pytest.fail(f"code cell {i} is not plain Python: {err}")
+    return counter.count
+
+
+def test_count_asserts_counts_statements_not_substrings():
+    cells = [
+        {"source": "x = 1\nassert x == 1\nfor i in range(3):\n    assert i < 3"},
+        {"source": "# assert nothing here\nprint('assert')\nassert_close = 1"},
+        {"source": "def f(x):\n    assert x\n    return x\ng = lambda: None"},
+    ]
+    assert count_asserts(cells) == 2
+
+
 def test_interactive_with_ignored_output_only_where_needed(nb_path):
     code = [c for c in load(nb_path)["cells"] if c["cell_type"] == "code"]
-    widget_cells = [c for c in code if any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in c["outputs"])]
+    widget_cells = [
+        c for c in code if any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in c["outputs"])
+    ]
     assert widget_cells, "the contract asks for at least one slider"
-    assert not any("NBVAL_" in text(c) for c in code), \
+    assert not any("NBVAL_" in text(c) for c in code), (
         "NBVAL_ comments show in the learner's code and on slides: use the cell tag in the source header"
+    )
     ignored = [c for c in code if "nbval-ignore-output" in tags(c) or "nbval-skip" in tags(c)]
-    assert all("nbval-ignore-output" in tags(c) for c in widget_cells), "widget cells must be tagged nbval-ignore-output"
+    assert all("nbval-ignore-output" in tags(c) for c in widget_cells), (
+        "widget cells must be tagged nbval-ignore-output"
+    )
     assert len(ignored) <= max(3, len(code) // 4), "too many cells ignore their outputs: nbval would test little"
-    assert any("assert" in text(c) for c in code), "important claims must be asserted"
+    asserts = count_asserts(code)
+    assert asserts >= MIN_ASSERTS, (
+        f"important claims must be asserted: {asserts} assert statements run, want >= {MIN_ASSERTS}"
+    )
     # Saved from one clean build (not by JupyterLab): the widget state matches the views, so the
     # static HTML and the offline slides can still show the sliders.
-    state = load(nb_path)["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    state = (
+        load(nb_path)["metadata"]
+        .get("widgets", {})
+        .get("application/vnd.jupyter.widget-state+json", {})
+        .get("state", {})
+    )
     for c in widget_cells:
         for o in c["outputs"]:
             view = o.get("data", {}).get("application/vnd.jupyter.widget-view+json")
@@ -137,7 +195,9 @@ def test_prose_is_korean_and_finished(nb_path):
 def test_readme_course_map_lists_exactly_the_notebooks():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"notebooks/(\d\d_[a-z0-9_]+\.ipynb)", readme))
-    assert listed == {p.name for p in NOTEBOOKS}, f"README map {sorted(listed)} != notebooks {[p.name for p in NOTEBOOKS]}"
+    assert listed == {p.name for p in NOTEBOOKS}, (
+        f"README map {sorted(listed)} != notebooks {[p.name for p in NOTEBOOKS]}"
+    )
 
 
 def test_glossary_exists_and_readme_links_it():
@@ -167,8 +227,11 @@ def test_binder_pins_agree_with_requirements():
 def test_solutions_are_folded_and_off_the_slides(nb_path):
     """Every cell that re-runs check() with a worked answer hides source and output and is no slide."""
     cells = load(nb_path)["cells"]
-    solutions = [(i, c) for i, c in enumerate(cells) if c["cell_type"] == "code" and "check(" in text(c)
-                 and c["metadata"].get("jupyter", {}).get("source_hidden")]
+    solutions = [
+        (i, c)
+        for i, c in enumerate(cells)
+        if c["cell_type"] == "code" and "check(" in text(c) and c["metadata"].get("jupyter", {}).get("source_hidden")
+    ]
     assert solutions, "no solution cell found"
     for i, c in solutions:
         assert c["metadata"]["jupyter"].get("outputs_hidden") is True, f"cell {i}: solution output is not folded"

@@ -62,9 +62,9 @@ def test_sinusoidal_basic_properties():
     pe = sinusoidal_encoding(50, 32)
     assert pe.shape == (50, 32) and pe.dtype == torch.float32
     torch.testing.assert_close(pe[0], torch.tensor([0.0, 1.0] * 16))
-    torch.testing.assert_close(pe.norm(dim=-1), torch.full((50,), 4.0))   # sqrt(d/2)
+    torch.testing.assert_close(pe.norm(dim=-1), torch.full((50,), 4.0))  # sqrt(d/2)
     assert sinusoidal_encoding(0, 4).shape == (0, 4)
-    torch.testing.assert_close(sinusoidal_encoding(300, 32)[:50], pe)     # a longer table extends the shorter
+    torch.testing.assert_close(sinusoidal_encoding(300, 32)[:50], pe)  # a longer table extends the shorter
 
 
 def test_frequencies():
@@ -100,7 +100,9 @@ def test_relative_similarity_is_the_dot_product_for_every_p():
     for k in range(-20, 21):
         diag = torch.diagonal(gram, offset=k)
         torch.testing.assert_close(diag, relative_similarity(k, 32).expand_as(diag))
-    torch.testing.assert_close(relative_similarity([0, 3], 32), torch.tensor([16.0, gram[5, 8].item()], dtype=torch.float64))
+    torch.testing.assert_close(
+        relative_similarity([0, 3], 32), torch.tensor([16.0, gram[5, 8].item()], dtype=torch.float64)
+    )
 
 
 # --------------------------------------------------------------------------- RoPE
@@ -135,7 +137,7 @@ def test_rope_scores_depend_only_on_offset():
         torch.testing.assert_close(a[0] @ a[1], b[0] @ b[1])
     a = apply_rope(torch.stack([q, k]), [5, 2])
     b = apply_rope(torch.stack([q, k]), [2, 5])
-    assert not torch.isclose(a[0] @ a[1], b[0] @ b[1])   # +3 and -3 differ
+    assert not torch.isclose(a[0] @ a[1], b[0] @ b[1])  # +3 and -3 differ
 
 
 # --------------------------------------------------------------------------- learned positions
@@ -149,7 +151,7 @@ def test_learned_positional_encoding():
     torch.testing.assert_close(enc(x), enc.table.weight[:6].expand(2, 6, 8))
     with pytest.raises(ValueError, match="positions 0..9 only"):
         enc(torch.zeros(1, 11, 8))
-    with pytest.raises(IndexError):       # what the plain table does, for contrast
+    with pytest.raises(IndexError):  # what the plain table does, for contrast
         enc.table(torch.arange(11))
 
 
@@ -173,7 +175,7 @@ def hf_rotate_half_rope(x, positions, base=10000.0):
     inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
     freqs = torch.as_tensor(positions, dtype=torch.float64)[:, None] * inv_freq[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
-    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
     return x * emb.cos() + torch.cat((-x2, x1), dim=-1) * emb.sin()
 
 
@@ -217,10 +219,14 @@ def test_offset_panel_returns_dot_products_and_angles(k):
     result = offset_panel(axes, 32, 40, p_values=(0, 3, 11), pairs=(0, 2, 5))(k)
     pe = loop_encoding(11 + k + 1, 32)
     want = [float(pe[p] @ pe[p + k]) for p in (0, 3, 11)]
-    torch.testing.assert_close(torch.tensor(result["dots"], dtype=torch.float64), torch.tensor(want, dtype=torch.float64))
+    torch.testing.assert_close(
+        torch.tensor(result["dots"], dtype=torch.float64), torch.tensor(want, dtype=torch.float64)
+    )
     omega = frequencies(32)
-    torch.testing.assert_close(torch.tensor(result["angles"], dtype=torch.float64),
-                               torch.tensor([math.degrees(k * omega[i].item()) for i in (0, 2, 5)], dtype=torch.float64))
+    torch.testing.assert_close(
+        torch.tensor(result["angles"], dtype=torch.float64),
+        torch.tensor([math.degrees(k * omega[i].item()) for i in (0, 2, 5)], dtype=torch.float64),
+    )
     assert f"k = {k}" in axes[0].get_title()
 
 
@@ -232,8 +238,8 @@ def test_offset_explorer_updates_in_place():
     ex.set(k=5)
     assert ex.renders == 2 and ex.png != first
     assert left.get_title().startswith("k = 5") and abs(ex.last["angles"][0] - math.degrees(5)) < 1e-9
-    assert list(left.lines[1].get_xdata()) == [5, 5]                 # the red marker moved
-    assert len(left.get_children()) + len(right.get_children()) == n_artists   # nothing re-created
+    assert list(left.lines[1].get_xdata()) == [5, 5]  # the red marker moved
+    assert len(left.get_children()) + len(right.get_children()) == n_artists  # nothing re-created
     assert max(abs(v - relative_similarity(5, 16).item()) for v in ex.last["dots"]) < 1e-9
 
 
@@ -279,16 +285,19 @@ def decode_wrong_exponent(row):
     return math.atan2(row[-2].item(), row[-1].item()) / 10000 ** (-(d - 2) / 2 / d)
 
 
-@pytest.mark.parametrize("fn, fragment", [
-    (decode_pair0, "쌍 0의 각도만"),
-    (decode_swapped, "인자 순서"),
-    (decode_middle_pair, "쌍 3의 각도"),
-    (decode_middle_pair, "한 바퀴 이상"),
-    (decode_second_slowest_pair, "반 바퀴(파장의 절반, 3,142 위치)"),
-    (decode_wrong_exponent, "배입니다"),
-    (lambda row: torch.zeros(2), "숫자 하나"),
-    (lambda row: 17, "기대값"),
-])
+@pytest.mark.parametrize(
+    "fn, fragment",
+    [
+        (decode_pair0, "쌍 0의 각도만"),
+        (decode_swapped, "인자 순서"),
+        (decode_middle_pair, "쌍 3의 각도"),
+        (decode_middle_pair, "한 바퀴 이상"),
+        (decode_second_slowest_pair, "반 바퀴(파장의 절반, 3,142 위치)"),
+        (decode_wrong_exponent, "배입니다"),
+        (lambda row: torch.zeros(2), "숫자 하나"),
+        (lambda row: 17, "기대값"),
+    ],
+)
 def test_exercise_10_1_wrong_answers(fn, fragment):
     result = check("10-1", fn)
     assert not result and fragment in result.message, result.message
@@ -296,22 +305,25 @@ def test_exercise_10_1_wrong_answers(fn, fragment):
 
 def test_exercise_10_1_right_answer():
     assert check("10-1", decode_ok).passed
-    assert check("10-1", decode_second_slowest_pair_wrapped).passed    # % 2π uses the whole wavelength
+    assert check("10-1", decode_second_slowest_pair_wrapped).passed  # % 2π uses the whole wavelength
 
 
 def rope_ok(x, positions):
     return reference_rope(x, positions)
 
 
-@pytest.mark.parametrize("fn, fragment", [
-    (lambda x, p: reference_rope(x, -p), "방향이 반대"),
-    (lambda x, p: _rope_half(x, p), "rotate_half"),
-    (lambda x, p: reference_rope(x, torch.arange(x.shape[2]).expand(x.shape[0], -1)), "왼쪽 패딩"),
-    (lambda x, p: reference_rope(x, p[:1].expand(x.shape[0], -1)), "첫 문장의 위치"),
-    (lambda x, p: reference_rope(x, p) * 1.1, "길이가 변했"),
-    (lambda x, p: x[0], "모양"),
-    (lambda x, p: apply_rope(x, p), "오류"),
-])
+@pytest.mark.parametrize(
+    "fn, fragment",
+    [
+        (lambda x, p: reference_rope(x, -p), "방향이 반대"),
+        (lambda x, p: _rope_half(x, p), "rotate_half"),
+        (lambda x, p: reference_rope(x, torch.arange(x.shape[2]).expand(x.shape[0], -1)), "왼쪽 패딩"),
+        (lambda x, p: reference_rope(x, p[:1].expand(x.shape[0], -1)), "첫 문장의 위치"),
+        (lambda x, p: reference_rope(x, p) * 1.1, "길이가 변했"),
+        (lambda x, p: x[0], "모양"),
+        (lambda x, p: apply_rope(x, p), "오류"),
+    ],
+)
 def test_exercise_10_2_wrong_answers(fn, fragment):
     result = check("10-2", fn)
     assert not result and fragment in result.message, result.message
@@ -319,12 +331,14 @@ def test_exercise_10_2_wrong_answers(fn, fragment):
 
 def test_exercise_10_2_rotate_half_hint_fires_for_a_neox_style_answer():
     """A learner who copies the Hugging Face / GPT-NeoX code gets the convention hint, not a generic 'values differ'."""
+
     def neox(x, positions):
         d = x.shape[-1]
         inv_freq = 1.0 / (10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
-        freqs = positions.double()[..., None] * inv_freq                    # (B, T, d/2)
-        emb = torch.cat((freqs, freqs), dim=-1)[:, None]                    # (B, 1, T, d)
+        freqs = positions.double()[..., None] * inv_freq  # (B, T, d/2)
+        emb = torch.cat((freqs, freqs), dim=-1)[:, None]  # (B, 1, T, d)
         return x * emb.cos() + rotate_half(x) * emb.sin()
+
     result = check("10-2", neox)
     assert not result and "앞 절반과 뒤 절반" in result.message
 
@@ -334,15 +348,17 @@ def test_exercise_10_2_one_frequency_and_right_answer():
         a = positions.double()[:, None, :, None]
         x1, x2 = x[..., 0::2], x[..., 1::2]
         return torch.stack((x1 * a.cos() - x2 * a.sin(), x1 * a.sin() + x2 * a.cos()), -1).flatten(-2)
+
     result = check("10-2", one_freq)
     assert not result and "같은 각도 p" in result.message
 
     def exponent_slip(x, positions):
         d = x.shape[-1]
-        omega = 10000 ** (-torch.arange(d // 2, dtype=torch.float64) / d)    # 10000^(-i/d): should be -2i/d
+        omega = 10000 ** (-torch.arange(d // 2, dtype=torch.float64) / d)  # 10000^(-i/d): should be -2i/d
         a = positions.double()[:, None, :, None] * omega
         x1, x2 = x[..., 0::2], x[..., 1::2]
         return torch.stack((x1 * a.cos() - x2 * a.sin(), x1 * a.sin() + x2 * a.cos()), -1).flatten(-2)
+
     result = check("10-2", exponent_slip)
     assert not result and "10000^(−i/d)" in result.message
     assert check("10-2", rope_ok).passed

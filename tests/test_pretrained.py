@@ -112,12 +112,15 @@ def test_exercise_11_1_diagnoses_each_mistake(index):
     assert not result and message in result.message
 
 
-@pytest.mark.parametrize("fn, fragment", [
-    (lambda H, block: H, "그대로 돌려줍니다"),
-    (lambda H, block: H[:, :10], "모양"),
-    (lambda H, block: 1 / 0, "ZeroDivisionError"),
-    (lambda H, block: reference_layer(H, block) * 1.01, "순서를 확인"),
-])
+@pytest.mark.parametrize(
+    "fn, fragment",
+    [
+        (lambda H, block: H, "그대로 돌려줍니다"),
+        (lambda H, block: H[:, :10], "모양"),
+        (lambda H, block: 1 / 0, "ZeroDivisionError"),
+        (lambda H, block: reference_layer(H, block) * 1.01, "순서를 확인"),
+    ],
+)
 def test_exercise_11_1_other_answers(fn, fragment):
     result = check("11-1", fn)
     assert not result and fragment in result.message
@@ -125,11 +128,12 @@ def test_exercise_11_1_other_answers(fn, fragment):
 
 def test_exercise_11_1_a_shared_linear_without_transpose_crashes_at_the_ffn():
     """Dropping .T in one linear() used everywhere raises at the (1536, 384) FFN matrix: the hint says so."""
+
     def shared(H, block, num_heads=12):
         T, d = H.shape
 
         def linear(x, lin):
-            return x @ lin.weight + lin.bias                              # .T forgotten everywhere
+            return x @ lin.weight + lin.bias  # .T forgotten everywhere
 
         def heads(lin):
             return linear(H, lin).view(T, num_heads, d // num_heads).transpose(0, 1)
@@ -138,7 +142,9 @@ def test_exercise_11_1_a_shared_linear_without_transpose_crashes_at_the_ffn():
         w = torch.softmax(heads(a.query) @ heads(a.key).transpose(-1, -2) / math.sqrt(d // num_heads), -1)
         ctx = (w @ heads(a.value)).transpose(0, 1).reshape(T, d)
         ln1, ln2 = block.attention.output.LayerNorm, block.output.LayerNorm
-        X = torch.nn.functional.layer_norm(H + linear(ctx, block.attention.output.dense), (d,), ln1.weight, ln1.bias, ln1.eps)
+        X = torch.nn.functional.layer_norm(
+            H + linear(ctx, block.attention.output.dense), (d,), ln1.weight, ln1.bias, ln1.eps
+        )
         f = linear(torch.nn.functional.gelu(linear(X, block.intermediate.dense)), block.output.dense)
         return torch.nn.functional.layer_norm(X + f, (d,), ln2.weight, ln2.bias, ln2.eps)
 
@@ -149,7 +155,12 @@ def test_exercise_11_1_a_shared_linear_without_transpose_crashes_at_the_ffn():
 def test_the_new_diagnoses_are_distinct_from_the_right_answer(model):
     """tanh-GELU, all biases dropped, q/k/v untransposed and the literal view each move the output beyond 1e-4."""
     _, _, hidden = encode("Time flies like an arrow")
-    for switches in (dict(gelu="tanh"), dict(bias=(), ffn_bias=False), dict(skip_t=("q", "k", "v")), dict(split="literal")):
+    for switches in (
+        dict(gelu="tanh"),
+        dict(bias=(), ffn_bias=False),
+        dict(skip_t=("q", "k", "v")),
+        dict(split="literal"),
+    ):
         with torch.no_grad():
             gap = (reference_layer(hidden[0], model.encoder.layer[0], **switches) - hidden[1]).abs().max()
         assert gap > 1e-4, switches
@@ -164,8 +175,12 @@ def test_a_missing_key_bias_changes_nothing(model):
 
 
 def test_the_four_named_mistakes_are_diagnosed():
-    by_name = {"편향": dict(bias=()), "√d_head": dict(scale="none"), "view(T, d_head, h)": dict(split="wrong"),
-               "H @ W.T": dict(transpose=False)}
+    by_name = {
+        "편향": dict(bias=()),
+        "√d_head": dict(scale="none"),
+        "view(T, d_head, h)": dict(split="wrong"),
+        "H @ W.T": dict(transpose=False),
+    }
     for fragment, switches in by_name.items():
         result = check("11-1", lambda H, block, s=switches: reference_layer(H, block, **s))
         assert not result and fragment in result.message, result.message
@@ -183,7 +198,7 @@ def test_head_panel_and_explorer(arrow):
     assert ex.figure.axes[0].get_title() == "층 1 · 헤드 8"
     torch.testing.assert_close(torch.as_tensor(ex.last), weights[1, 8])
     assert ex.png != first and ex.renders == 3
-    heights = [bar.get_height() for bar in ex.figure.axes[1].patches]   # [CLS], previous, self, next, [SEP]
+    heights = [bar.get_height() for bar in ex.figure.axes[1].patches]  # [CLS], previous, self, next, [SEP]
     assert abs(heights[3] - offset_mass(weights[1, 8], 1).item()) < 1e-6
     assert abs(heights[0] - weights[1, 8, :, 0].mean().item()) < 1e-6
     ex.set(sentence="fruit")

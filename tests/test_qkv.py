@@ -26,7 +26,7 @@ from helpers.widgets import Explorer
 
 @pytest.fixture(autouse=True)
 def _close_figures():
-    use_korean_font()   # Hangul labels without missing-glyph warnings
+    use_korean_font()  # Hangul labels without missing-glyph warnings
     yield
     plt.close("all")
 
@@ -42,7 +42,7 @@ def _random(seed, *shapes, dtype=torch.float64):
 @pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
 def test_attention_matches_torch_and_core_with_masks(dtype, tol):
     q, k, v = _random(0, (2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 4), dtype=dtype)
-    padding = (torch.arange(7) < torch.tensor([7, 4])[:, None])[:, None, None, :]   # (B, 1, 1, T_k)
+    padding = (torch.arange(7) < torch.tensor([7, 4])[:, None])[:, None, None, :]  # (B, 1, 1, T_k)
     causal = torch.ones(5, 7, dtype=torch.bool).tril()
     for mask in (None, padding, causal, padding & causal):
         out, w = scaled_dot_product_attention(q, k, v, mask)
@@ -105,17 +105,21 @@ def test_query_explorer_updates_bars_in_place():
     fig, update = query_explorer_figure(scores, ["a", "b", "c"])
     ax = fig.axes[0]
     bars_before = list(ax.patches)
-    explorer = Explorer(fig, update, {
-        "query": widgets.SelectionSlider(options=[("a", 0), ("b", 1)], value=0),
-        "scale": widgets.FloatLogSlider(value=1.0, base=10, min=0, max=2),
-    })
+    explorer = Explorer(
+        fig,
+        update,
+        {
+            "query": widgets.SelectionSlider(options=[("a", 0), ("b", 1)], value=0),
+            "scale": widgets.FloatLogSlider(value=1.0, base=10, min=0, max=2),
+        },
+    )
     torch.testing.assert_close(explorer.last, torch.softmax(scores[0], -1))
     png = explorer.png
     explorer.set(query=1, scale=2.0)
     torch.testing.assert_close(explorer.last, torch.softmax(scores[1] * 2.0, -1))
     assert [p.get_height() for p in ax.patches] == pytest.approx(explorer.last.tolist())
-    assert list(ax.patches) == bars_before          # same artists, new heights
-    assert "'b'" in ax.get_title() and "'a'" in ax.get_title()   # query b, winner a
+    assert list(ax.patches) == bars_before  # same artists, new heights
+    assert "'b'" in ax.get_title() and "'a'" in ax.get_title()  # query b, winner a
     assert explorer.png != png and explorer.renders == 3
 
 
@@ -146,26 +150,33 @@ def _variant(weights_fn=None, output_fn=None):
         w = weights_fn(X, Q, K) if weights_fn else torch.softmax(Q @ K.T / math.sqrt(Q.shape[-1]), -1)
         out = output_fn(X, Q, V, w) if output_fn else w @ V
         return out, w
+
     return fn
 
 
-@pytest.mark.parametrize("fn, text", [
-    (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T, -1)), "√d_k로 나누지 않았습니다"),
-    (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(X.shape[1]), -1)), "√d_model = √4로 나눴"),
-    (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(3), -1)), "√d_v = √3로 나눴"),
-    (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / Q.shape[-1], -1)), "d_k=6로 나눴습니다"),
-    (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(6), 0)), "열 방향"),
-    (_variant(weights_fn=lambda X, Q, K: torch.softmax(K @ Q.T / math.sqrt(6), -1)), "전치"),
-    (_variant(weights_fn=lambda X, Q, K: torch.softmax(X @ X.T / 2, -1)), "투영하지 않은 X"),
-    (_variant(weights_fn=lambda X, Q, K: Q @ K.T / math.sqrt(6)), r"점수\(QKᵀ/√d_k\)를 돌려줬습니다"),
-    (_variant(output_fn=lambda X, Q, V, w: w @ X), "출력에 X를 섞었나요"),
-    (_variant(output_fn=lambda X, Q, V, w: w @ Q), "쿼리나 키"),
-    (_variant(output_fn=lambda X, Q, V, w: 2 * (w @ V)), "가중치는 맞지만 output"),
-    (lambda X, W_Q, W_K, W_V: X, r"\(output, weights\) 두 개"),
-    (lambda X, W_Q, W_K, W_V: (X @ W_V, torch.ones(5, 4)), r"\(T, T\) = \(5, 5\)"),
-    ("not a function", "함수를 넘겨야"),
-    (lambda X, W_Q, W_K, W_V: X @ X @ X, "오류를 냈습니다"),
-])
+@pytest.mark.parametrize(
+    "fn, text",
+    [
+        (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T, -1)), "√d_k로 나누지 않았습니다"),
+        (
+            _variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(X.shape[1]), -1)),
+            "√d_model = √4로 나눴",
+        ),
+        (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(3), -1)), "√d_v = √3로 나눴"),
+        (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / Q.shape[-1], -1)), "d_k=6로 나눴습니다"),
+        (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(6), 0)), "열 방향"),
+        (_variant(weights_fn=lambda X, Q, K: torch.softmax(K @ Q.T / math.sqrt(6), -1)), "전치"),
+        (_variant(weights_fn=lambda X, Q, K: torch.softmax(X @ X.T / 2, -1)), "투영하지 않은 X"),
+        (_variant(weights_fn=lambda X, Q, K: Q @ K.T / math.sqrt(6)), r"점수\(QKᵀ/√d_k\)를 돌려줬습니다"),
+        (_variant(output_fn=lambda X, Q, V, w: w @ X), "출력에 X를 섞었나요"),
+        (_variant(output_fn=lambda X, Q, V, w: w @ Q), "쿼리나 키"),
+        (_variant(output_fn=lambda X, Q, V, w: 2 * (w @ V)), "가중치는 맞지만 output"),
+        (lambda X, W_Q, W_K, W_V: X, r"\(output, weights\) 두 개"),
+        (lambda X, W_Q, W_K, W_V: (X @ W_V, torch.ones(5, 4)), r"\(T, T\) = \(5, 5\)"),
+        ("not a function", "함수를 넘겨야"),
+        (lambda X, W_Q, W_K, W_V: X @ X @ X, "오류를 냈습니다"),
+    ],
+)
 def test_03_1_rejects_typical_mistakes(fn, text):
     result = check("03-1", fn)
     assert not result.passed
@@ -175,6 +186,7 @@ def test_03_1_rejects_typical_mistakes(fn, text):
 def test_03_1_stub_says_not_implemented():
     def stub(X, W_Q, W_K, W_V):
         raise NotImplementedError
+
     result = check("03-1", stub)
     assert not result.passed and "구현하지 않았습니다" in result.message
 
@@ -192,20 +204,43 @@ def test_03_2_accepts_correct():
     assert check("03-2", good_cross).passed
 
 
-@pytest.mark.parametrize("fn, text", [
-    (lambda dec, enc, *w: good_cross(enc, dec, *w), "쿼리를 인코더에서"),
-    (lambda dec, enc, *w: good_cross(dec, dec, *w), "키를 디코더에서"),
-    (lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ (dec @ W_V), wts))(
-        torch.softmax(dec @ W_Q @ (enc @ W_K).T / math.sqrt(6), -1)), "키와 밸류는 둘 다 인코더"),
-    (lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ (enc @ W_V), wts))(
-        torch.softmax(dec @ W_Q @ (enc @ W_K).T, -1)), "√d_k로 나누지 않았습니다"),
-    (lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ enc, wts))(
-        torch.softmax(dec @ W_Q @ (enc @ W_K).T / math.sqrt(6), -1)), "output의 모양"),
-    (lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ (enc @ W_V), wts))(
-        torch.softmax(dec @ W_Q @ (enc @ W_K).T / math.sqrt(6), 0)), "열 방향"),
-    (lambda dec, enc, W_Q, W_K, W_V: (lambda s: (torch.softmax(s, -1) @ (enc @ W_V), s))(
-        dec @ W_Q @ (enc @ W_K).T / math.sqrt(6)), "점수(QKᵀ/√d_k)를 돌려줬습니다"),
-])
+@pytest.mark.parametrize(
+    "fn, text",
+    [
+        (lambda dec, enc, *w: good_cross(enc, dec, *w), "쿼리를 인코더에서"),
+        (lambda dec, enc, *w: good_cross(dec, dec, *w), "키를 디코더에서"),
+        (
+            lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ (dec @ W_V), wts))(
+                torch.softmax(dec @ W_Q @ (enc @ W_K).T / math.sqrt(6), -1)
+            ),
+            "키와 밸류는 둘 다 인코더",
+        ),
+        (
+            lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ (enc @ W_V), wts))(
+                torch.softmax(dec @ W_Q @ (enc @ W_K).T, -1)
+            ),
+            "√d_k로 나누지 않았습니다",
+        ),
+        (
+            lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ enc, wts))(
+                torch.softmax(dec @ W_Q @ (enc @ W_K).T / math.sqrt(6), -1)
+            ),
+            "output의 모양",
+        ),
+        (
+            lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ (enc @ W_V), wts))(
+                torch.softmax(dec @ W_Q @ (enc @ W_K).T / math.sqrt(6), 0)
+            ),
+            "열 방향",
+        ),
+        (
+            lambda dec, enc, W_Q, W_K, W_V: (lambda s: (torch.softmax(s, -1) @ (enc @ W_V), s))(
+                dec @ W_Q @ (enc @ W_K).T / math.sqrt(6)
+            ),
+            "점수(QKᵀ/√d_k)를 돌려줬습니다",
+        ),
+    ],
+)
 def test_03_2_rejects_typical_mistakes(fn, text):
     result = check("03-2", fn)
     assert not result.passed and text in result.message, result.message
@@ -221,19 +256,22 @@ def test_03_3_accepts_the_exact_strength():
         assert result.passed and "ln 63" in result.message, result.message
 
 
-@pytest.mark.parametrize("c, text", [
-    (10**9, "크게 할수록 통과하는 문제가 아닙니다"),
-    (5.0, "0.9보다 큽니다"),
-    (1.0, "0.9보다 작습니다"),
-    (math.sqrt(math.log(63)), "√d_k로 나누는 것을 빠뜨렸습니다"),
-    (math.sqrt(math.sqrt(2) * math.log(9)), "다른 키 7개를 빠뜨렸습니다"),
-    (math.sqrt(2) * math.log(63), "c²/√2"),
-    (math.sqrt(math.sqrt(2) * math.log10(63)), "자연로그"),
-    (0, "1/8"),
-    ("2.4", "숫자 하나"),
-    (float("inf"), "유한한 수가 아닙니다"),
-    (..., "답이 비어 있습니다"),
-])
+@pytest.mark.parametrize(
+    "c, text",
+    [
+        (10**9, "크게 할수록 통과하는 문제가 아닙니다"),
+        (5.0, "0.9보다 큽니다"),
+        (1.0, "0.9보다 작습니다"),
+        (math.sqrt(math.log(63)), "√d_k로 나누는 것을 빠뜨렸습니다"),
+        (math.sqrt(math.sqrt(2) * math.log(9)), "다른 키 7개를 빠뜨렸습니다"),
+        (math.sqrt(2) * math.log(63), "c²/√2"),
+        (math.sqrt(math.sqrt(2) * math.log10(63)), "자연로그"),
+        (0, "1/8"),
+        ("2.4", "숫자 하나"),
+        (float("inf"), "유한한 수가 아닙니다"),
+        (..., "답이 비어 있습니다"),
+    ],
+)
 def test_03_3_diagnoses(c, text):
     result = check("03-3", c)
     assert not result.passed and text in result.message, result.message

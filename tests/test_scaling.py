@@ -36,7 +36,10 @@ def close_figures():
 
 def test_sample_dot_products_matches_the_formula_and_is_seeded():
     gen = torch.Generator().manual_seed(3)
-    q, k = torch.randn(50, 6, generator=gen, dtype=torch.float64), torch.randn(50, 6, generator=gen, dtype=torch.float64)
+    q, k = (
+        torch.randn(50, 6, generator=gen, dtype=torch.float64),
+        torch.randn(50, 6, generator=gen, dtype=torch.float64),
+    )
     torch.testing.assert_close(sample_dot_products(6, 50, seed=3), (q * k).sum(-1))
     assert torch.equal(sample_dot_products(6, 50, seed=3), sample_dot_products(6, 50, seed=3))
     assert not torch.equal(sample_dot_products(6, 50, seed=3), sample_dot_products(6, 50, seed=4))
@@ -74,8 +77,9 @@ def test_saturation_rows_match_a_direct_computation():
     torch.testing.assert_close(r["grad_q"], q.grad.norm(dim=-1))
     torch.testing.assert_close(r["entropy"], entropy(w.detach()))
     torch.testing.assert_close(r["max_weight"], w.detach().max(-1).values)
-    jac = torch.stack([torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), torch.log(row))
-                       for row in w.detach()])
+    jac = torch.stack(
+        [torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), torch.log(row)) for row in w.detach()]
+    )
     torch.testing.assert_close(r["jacobian"], jac.flatten(1).norm(dim=-1))
 
 
@@ -153,8 +157,14 @@ def test_04_1_correct_and_wrong_answers():
 def test_04_2_correct_and_wrong_answers():
     assert check("04-2", 16).passed
     assert check("04-2", torch.tensor(16.0)).passed
-    cases = {8: "성분 분산이 1일 때의 답", 256: "분산 그 자체", 64: "제곱근을 빠뜨렸나요",
-             32: "σ_q 대신 분산", 10: "분산이 256/100 = 2.56", -16: "양의 유한한 수"}
+    cases = {
+        8: "성분 분산이 1일 때의 답",
+        256: "분산 그 자체",
+        64: "제곱근을 빠뜨렸나요",
+        32: "σ_q 대신 분산",
+        10: "분산이 256/100 = 2.56",
+        -16: "양의 유한한 수",
+    }
     for answer, expected in cases.items():
         ok, msg = _msg("04-2", answer)
         assert not ok and expected in msg, (answer, msg)
@@ -181,6 +191,6 @@ def test_04_3_correct_and_wrong_answers():
 
 def test_saturation_rows_refuses_a_request_too_large_for_a_small_kernel():
     with pytest.raises(ValueError, match="exceeds 2\\*\\*24"):
-        saturation_rows(64, "sqrt", n_keys=4096)                 # 512 rows: about 1.6 GB of k and v
-    r = saturation_rows(64, "sqrt", n_keys=1024, n_rows=128)     # the size the notebook's note suggests
+        saturation_rows(64, "sqrt", n_keys=4096)  # 512 rows: about 1.6 GB of k and v
+    r = saturation_rows(64, "sqrt", n_keys=1024, n_rows=128)  # the size the notebook's note suggests
     assert r["grad_q"].shape == (128,)

@@ -53,8 +53,11 @@ def stored():
 
 def _qkv(b=3, t=5, d=4, dv=6, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randn(b, d, generator=g, dtype=F64), torch.randn(b, t, d, generator=g, dtype=F64),
-            torch.randn(b, t, dv, generator=g, dtype=F64))
+    return (
+        torch.randn(b, d, generator=g, dtype=F64),
+        torch.randn(b, t, d, generator=g, dtype=F64),
+        torch.randn(b, t, dv, generator=g, dtype=F64),
+    )
 
 
 # --------------------------------------------------------------------------- task data
@@ -90,7 +93,7 @@ def test_dot_attention_matches_pytorch_and_course_sdpa(lengths):
     wq = att.W(q3)[:, None, :]  # (B, 1, d_k)
     attn_mask = None if mask is None else mask[:, None, :]
     ref = F.scaled_dot_product_attention(wq, k, v, attn_mask=attn_mask, scale=1.0)[:, 0]
-    course, course_w = scaled_dot_product_attention(wq * 4 ** 0.5, k, v, attn_mask)
+    course, course_w = scaled_dot_product_attention(wq * 4**0.5, k, v, attn_mask)
     torch.testing.assert_close(ctx, ref, atol=1e-12, rtol=0)
     torch.testing.assert_close(ctx, course[:, 0], atol=1e-12, rtol=0)
     torch.testing.assert_close(w, course_w[:, 0], atol=1e-12, rtol=0)
@@ -101,8 +104,10 @@ def test_dot_attention_matches_pytorch_and_course_sdpa(lengths):
 def _additive_reference(att, q, k, v, mask):
     """The formula one key at a time: e_j = vᵀ tanh(W_q q + W_k k_j)."""
     Wq, Wk, vv = att.W_q.weight.detach(), att.W_k.weight.detach(), att.v.weight[0].detach()
-    scores = torch.tensor([[float(vv @ torch.tanh(Wq @ q[i] + Wk @ k[i, j])) for j in range(k.shape[1])]
-                           for i in range(k.shape[0])], dtype=F64)
+    scores = torch.tensor(
+        [[float(vv @ torch.tanh(Wq @ q[i] + Wk @ k[i, j])) for j in range(k.shape[1])] for i in range(k.shape[0])],
+        dtype=F64,
+    )
     w = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
     return torch.einsum("bt,btd->bd", w, v), w
 
@@ -168,7 +173,7 @@ def test_model_shapes_and_padding_invariance(kind):
     i = int(lengths.argmin())
     n = int(lengths[i])
     with torch.no_grad():
-        alone, _ = model(src[i:i + 1, :n], lengths[i:i + 1], tgt[i:i + 1, :n])
+        alone, _ = model(src[i : i + 1, :n], lengths[i : i + 1], tgt[i : i + 1, :n])
     torch.testing.assert_close(alone[0], logits[i, :n])  # extra padding changes nothing
 
 
@@ -257,8 +262,10 @@ def test_learned_alignment_is_the_anti_diagonal_band(stored):
 
 
 def test_draw_helpers():
-    res = {"none": {"length": [4, 8], "token": [1.0, 0.5], "sequence": [1.0, 0.1]},
-           "additive": {"length": [4, 8], "token": [1.0, 1.0], "sequence": [1.0, 0.95]}}
+    res = {
+        "none": {"length": [4, 8], "token": [1.0, 0.5], "sequence": [1.0, 0.1]},
+        "additive": {"length": [4, 8], "token": [1.0, 1.0], "sequence": [1.0, 0.95]},
+    }
     _, (a1, a2, a3) = plt.subplots(1, 3)
     draw_accuracy_vs_length(res, ax=a1, train_max=8)
     assert len(a1.get_lines()) == 3 and list(a1.get_lines()[0].get_ydata()) == [1.0, 0.1]
@@ -328,8 +335,12 @@ def test_exercise_02_2():
     weights = lambda *a: torch.softmax(good(*a), dim=-1)  # noqa: E731
     wrong_shape = lambda *a: good(*a).T  # noqa: E731
     no_transpose = lambda q, k, W_q, W_k, v: torch.tanh((q @ W_q).unsqueeze(1) + k @ W_k) @ v  # noqa: E731
-    for fn, needle in ((no_tanh, "tanh가 빠졌"), (weights, "소프트맥스를 적용한"), (wrong_shape, "(B, T)"),
-                       (no_transpose, "W_q는 (d_a, d_q) = (6, 3)")):
+    for fn, needle in (
+        (no_tanh, "tanh가 빠졌"),
+        (weights, "소프트맥스를 적용한"),
+        (wrong_shape, "(B, T)"),
+        (no_transpose, "W_q는 (d_a, d_q) = (6, 3)"),
+    ):
         result = check("02-2", fn)
         assert not result.passed and needle in result.message, result.message
     assert "아직 구현" in check("02-2", lambda *a: (_ for _ in ()).throw(NotImplementedError)).message
@@ -337,7 +348,9 @@ def test_exercise_02_2():
 
 def test_exercise_02_3_diagnoses_each_mistake():
     assert check("02-3", lambda s, n: n / (s.exp().sum() + n)).passed
-    assert check("02-3", lambda s, n: torch.softmax(torch.cat([s, torch.zeros(n, dtype=s.dtype)]), 0)[len(s):].sum()).passed
+    assert check(
+        "02-3", lambda s, n: torch.softmax(torch.cat([s, torch.zeros(n, dtype=s.dtype)]), 0)[len(s) :].sum()
+    ).passed
     cases = {
         "e^0 = 1에 비례": lambda s, n: 0.0,
         "균등한 가중치": lambda s, n: n / (len(s) + n),

@@ -34,8 +34,10 @@ LOCAL = ("file:", "data:", "blob:", "about:")
 
 
 def require_npm_cache() -> None:
-    cached = all(any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
-                 for name, version in export_slides.PACKAGES.items())
+    cached = all(
+        any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
+        for name, version in export_slides.PACKAGES.items()
+    )
     if not cached:
         skip_or_fail("MathJax is not in build/npm-cache/ yet: run `python3 course.py slides --fetch-only` once")
 
@@ -105,7 +107,7 @@ def draw_live(number: str) -> list[dict[str, bytes]]:
 
     notebook = NOTEBOOKS[number]
     nb = nbformat.read(notebook, as_version=4)
-    nb.cells = [nbformat.v4.new_code_cell(RECORD)] + nb.cells[:max(explorer_cells(notebook)) + 1]
+    nb.cells = [nbformat.v4.new_code_cell(RECORD)] + nb.cells[: max(explorer_cells(notebook)) + 1]
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = []
@@ -113,8 +115,9 @@ def draw_live(number: str) -> list[dict[str, bytes]]:
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p)
     os.environ.pop("COURSE_EXPLORER_FRAMES", None)
     try:
-        client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                                resources={"metadata": {"path": str(notebook.parent)}})
+        client = NotebookClient(
+            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(notebook.parent)}}
+        )
         with client.setup_kernel():
             for i, cell in enumerate(nb.cells):
                 client.execute_cell(cell, i)
@@ -137,8 +140,9 @@ def assert_live(folder: Path, number: str, k: int, shown: list) -> None:
     live = live_pngs(number)[k]
     for how, key, state in shown:
         assert key in live, f"{number} explorer {k}: frame {key} ({how}) is not on the live explorer's grid"
-        assert (folder / state["src"]).read_bytes() == live[key], \
+        assert (folder / state["src"]).read_bytes() == live[key], (
             f"{number} explorer {k} after {how}: {state['src']} is not the PNG the live explorer draws at {key}"
+        )
 
 
 # --------------------------------------------------------------------------- the browser side
@@ -167,8 +171,11 @@ def offline_context(browser, viewport=(1200, 900)):
 
 
 def wait_loaded(page, root) -> dict:
-    page.wait_for_function("(r) => { const i = r.querySelector('img.course-frame');"
-                           " return i.complete && i.naturalWidth > 0; }", arg=root.element_handle(), timeout=10_000)
+    page.wait_for_function(
+        "(r) => { const i = r.querySelector('img.course-frame'); return i.complete && i.naturalWidth > 0; }",
+        arg=root.element_handle(),
+        timeout=10_000,
+    )
     return root.evaluate(STATE_JS)
 
 
@@ -181,8 +188,9 @@ def move_all(page, root, shot: str) -> list[tuple[str, str, dict]]:
 
     def check(how: str, before: dict) -> None:
         after = wait_loaded(page, root)
-        assert after["frame"] != before["frame"] and after["src"] != before["src"], \
+        assert after["frame"] != before["frame"] and after["src"] != before["src"], (
             f"{how}: the picture did not change ({before} -> {after})"
+        )
         shown.append((how, after["frame"], after))
 
     for i in range(controls.count()):
@@ -206,7 +214,9 @@ def move_all(page, root, shot: str) -> list[tuple[str, str, dict]]:
         control.focus()
         if kind == "input:range":
             value, top = control.evaluate("e => [Number(e.value), Number(e.max)]")
-            keys = ["ArrowLeft", "Home", "ArrowRight", "End"] if value > 0 else ["ArrowRight", "End", "ArrowLeft", "Home"]
+            keys = (
+                ["ArrowLeft", "Home", "ArrowRight", "End"] if value > 0 else ["ArrowRight", "End", "ArrowLeft", "Home"]
+            )
         elif kind.startswith("select"):
             last = control.evaluate("e => e.selectedIndex === e.options.length - 1")
             keys = ["ArrowUp"] if last else ["ArrowDown"]
@@ -274,9 +284,12 @@ def open_page(page, path: Path) -> float:
     """Open `path`; return the seconds until the first explorer picture is shown."""
     started = time.monotonic()
     page.goto(path.as_uri(), wait_until="commit")
-    page.wait_for_function("() => { const i = document.querySelector('img.course-frame');"
-                           " return i && i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().height > 0; }",
-                           timeout=30_000, polling="raf")
+    page.wait_for_function(
+        "() => { const i = document.querySelector('img.course-frame');"
+        " return i && i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().height > 0; }",
+        timeout=30_000,
+        polling="raf",
+    )
     return time.monotonic() - started
 
 
@@ -295,22 +308,29 @@ def test_site_pages_and_explorers(site):
             notebook = NOTEBOOKS[number]
             seconds = open_page(page, site / f"{notebook.stem}.html")
             assert seconds < 2.0, f"{notebook.stem}: the first picture took {seconds:.2f} s (budget 2 s)"
-            page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
-                                   " && document.querySelectorAll('.MathJax_CHTML').length > 0", timeout=60_000)
+            page.wait_for_function(
+                "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                " && document.querySelectorAll('.MathJax_CHTML').length > 0",
+                timeout=60_000,
+            )
             facts = page.evaluate(PAGE_FACTS_JS)
             assert facts["title"].startswith(f"{number}. ") and HANGUL.search(facts["title"]), facts["title"]
             assert facts["hangul"] > 200, f"{notebook.stem}: little Hangul text: {facts['hangul']}"
             assert facts["math"] > 0 and facts["mathErrors"] == 0 and facts["rawDisplayMath"] == 0, facts
-            assert facts["solutions"] == hidden_cells(notebook) and facts["openSolutions"] == 0 \
-                and facts["solutionCodeShown"] == 0, f"{notebook.stem}: a solution shows unfolded: {facts}"
+            assert (
+                facts["solutions"] == hidden_cells(notebook)
+                and facts["openSolutions"] == 0
+                and facts["solutionCodeShown"] == 0
+            ), f"{notebook.stem}: a solution shows unfolded: {facts}"
             assert facts["explorers"] == len(explorer_cells(notebook)) == facts["notes"], facts
             local = [h for h in facts["links"] if not h.startswith(("#", "http://", "https://", "mailto:"))]
             assert all(not h.startswith("/") and "://" not in h for h in local), local
             assert "index.html" in local and "glossary.html" in local, local
             for target in {h.split("#")[0] for h in local if h.split("#")[0].endswith(".html")}:
                 # pages of notebooks not built here are the only ones allowed to be missing
-                assert (site / target).exists() or re.match(r"\d\d_", target), \
+                assert (site / target).exists() or re.match(r"\d\d_", target), (
                     f"{notebook.stem} links to a missing page {target}"
+                )
             roots = page.locator(".course-explorer")
             shown_by_page[number] = []
             for k in range(roots.count()):
@@ -338,12 +358,16 @@ def test_site_index_links_every_notebook(site):
         assert (site / name).exists() and HANGUL.search((site / name).read_text(encoding="utf-8"))
     for page in site.glob("*.html"):
         text = page.read_text(encoding="utf-8")
-        assert "https://cdn" not in text and 'src="http' not in text and 'href="http://' not in text.split("<body")[0], \
-            f"{page.name} loads something from the network"
+        assert (
+            "https://cdn" not in text and 'src="http' not in text and 'href="http://' not in text.split("<body")[0]
+        ), f"{page.name} loads something from the network"
     for number in NUMBERS:  # speaker notes are left out
         nb = json.loads(NOTEBOOKS[number].read_text(encoding="utf-8"))
-        notes = ["".join(c["source"]).strip() for c in nb["cells"]
-                 if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"]
+        notes = [
+            "".join(c["source"]).strip()
+            for c in nb["cells"]
+            if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"
+        ]
         text = (site / f"{NOTEBOOKS[number].stem}.html").read_text(encoding="utf-8")
         assert notes and not any(n.splitlines()[0][:40] in text for n in notes if n), f"{number}: notes on the page"
 
@@ -405,8 +429,11 @@ def test_every_explorer_of_the_built_site_moves():
                     if kind == "input:range":
                         page.keyboard.press("Home" if control.evaluate("e => Number(e.value) > 0") else "End")
                     elif kind.startswith("select"):
-                        page.keyboard.press("ArrowUp" if control.evaluate(
-                            "e => e.selectedIndex === e.options.length - 1") else "ArrowDown")
+                        page.keyboard.press(
+                            "ArrowUp"
+                            if control.evaluate("e => e.selectedIndex === e.options.length - 1")
+                            else "ArrowDown"
+                        )
                     else:
                         page.keyboard.press("Space")
                     after = wait_loaded(page, root)

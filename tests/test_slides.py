@@ -28,22 +28,31 @@ HANGUL = re.compile(r"[\uac00-\ud7a3]")
 @pytest.fixture(scope="module")
 def decks(tmp_path_factory) -> Path:
     """Every notebook exported (each deck is checked for external references; about 2 s a notebook)."""
-    cached = all(any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
-                 for name, version in export_slides.PACKAGES.items())
+    cached = all(
+        any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
+        for name, version in export_slides.PACKAGES.items()
+    )
     if not cached:  # tests never touch the network: the cache is filled by a set-up step
-        skip_or_fail("the slide libraries are not in build/npm-cache/ yet: run `python3 course.py slides` "
-                     "once (it fetches reveal.js and MathJax through npm), then test again")
+        skip_or_fail(
+            "the slide libraries are not in build/npm-cache/ yet: run `python3 course.py slides` "
+            "once (it fetches reveal.js and MathJax through npm), then test again"
+        )
     out = tmp_path_factory.mktemp("slides")
     # "reuse": the decks get players where build/explorer-frames/ has them (CI builds the site
     # first, so all of them) and never re-run the notebooks here; tests/test_site.py computes its own.
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "export_slides.py"), "--out", str(out),
-                           "--frames", "reuse"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "export_slides.py"), "--out", str(out), "--frames", "reuse"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 
 
 # --------------------------------------------------------------------------- static references
+
 
 class References(HTMLParser):
     """Collect every URL the page itself loads: src/href/data/srcset attributes, CSS url()/@import
@@ -137,8 +146,13 @@ def test_reference_checker_is_precise():
     parser = References()
     parser.feed(html)
     external = sorted({u for _, u in parser.urls if not is_local(u)})
-    assert external == ["//fonts.example/css", "http://cdn/r.js", "https://cdn.example/x.js",
-                        "https://evil/font.css", "https://unpkg.com/x.js"]
+    assert external == [
+        "//fonts.example/css",
+        "http://cdn/r.js",
+        "https://cdn.example/x.js",
+        "https://evil/font.css",
+        "https://unpkg.com/x.js",
+    ]
     assert {"lib/a.js", "b.png", "lib/r.js", "#g"} <= {u for _, u in parser.urls}
 
 
@@ -186,13 +200,15 @@ def test_skipped_cells_are_not_on_the_slides(decks, stem):
     nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
     html = (decks / f"{stem}.slides.html").read_text(encoding="utf-8")
     shown = len(re.findall(r'<div[^>]* class="jp-Cell ', html))
-    assert shown == sum(slide_type(c) != "skip" for c in nb["cells"]), \
-        f"{stem}: {shown} cells in the deck, but {sum(slide_type(c) == 'skip' for c in nb['cells'])} of " \
+    assert shown == sum(slide_type(c) != "skip" for c in nb["cells"]), (
+        f"{stem}: {shown} cells in the deck, but {sum(slide_type(c) == 'skip' for c in nb['cells'])} of "
         f"{len(nb['cells'])} cells are `skip`"
+    )
     assert "reveal_scroll" not in html and "var scroll = false" in html, "slides must not turn into scrolling pages"
 
 
 # --------------------------------------------------------------------------- offline browser
+
 
 def test_every_slide_fits_960x700(decks):
     """Every slide and sub-slide of every deck fits reveal's 960x700 slide area, as reveal lays it out
@@ -202,11 +218,14 @@ def test_every_slide_fits_960x700(decks):
         for notebook in NOTEBOOKS:
             sizes = measure_slides.measure(browser, decks / f"{notebook.stem}.slides.html")
             assert sizes, f"{notebook.stem}: no slides measured"
-            too_big += [f"{notebook.stem} slide {s['index']}: {s['width']}x{s['height']} px, \"{s['title']}\""
-                        for s in measure_slides.too_big(sizes)]
-    assert not too_big, (f"{len(too_big)} slide(s) larger than {measure_slides.WIDTH}x{measure_slides.HEIGHT} "
-                         "(split with ### / subslide, or make cells `skip`; `python3 course.py slides-fit NN`):\n"
-                         + "\n".join(too_big))
+            too_big += [
+                f'{notebook.stem} slide {s["index"]}: {s["width"]}x{s["height"]} px, "{s["title"]}"'
+                for s in measure_slides.too_big(sizes)
+            ]
+    assert not too_big, (
+        f"{len(too_big)} slide(s) larger than {measure_slides.WIDTH}x{measure_slides.HEIGHT} "
+        "(split with ### / subslide, or make cells `skip`; `python3 course.py slides-fit NN`):\n" + "\n".join(too_big)
+    )
 
 
 def test_deck_renders_offline_in_chromium(decks):
@@ -228,9 +247,11 @@ def test_deck_renders_offline_in_chromium(decks):
         page.goto((decks / f"{OPENED}.slides.html").as_uri())
         page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
         # MathJax typesets asynchronously: wait until its queue is empty and something was rendered.
-        page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
-                               " && document.querySelectorAll('.MathJax_CHTML, mjx-container').length > 0",
-                               timeout=90_000)
+        page.wait_for_function(
+            "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+            " && document.querySelectorAll('.MathJax_CHTML, mjx-container').length > 0",
+            timeout=90_000,
+        )
         # The sliders render from the widget state stored in the notebook, when it holds the shown views
         # (nbconvert emits a widget-view script only then); the static counterpart figures always show.
         html = (decks / f"{OPENED}.slides.html").read_text(encoding="utf-8")
@@ -322,11 +343,16 @@ def test_speaker_view_shows_the_notes_offline(decks):
         with page.expect_popup(timeout=30_000) as popup:
             page.keyboard.press("s")
         speaker = popup.value
-        speaker.wait_for_function("() => { const v = document.querySelector('.speaker-controls-notes .value');"
-                                  " return v && v.innerText.trim().length > 0; }", timeout=60_000)
+        speaker.wait_for_function(
+            "() => { const v = document.querySelector('.speaker-controls-notes .value');"
+            " return v && v.innerText.trim().length > 0; }",
+            timeout=60_000,
+        )
         shown = speaker.evaluate("() => document.querySelector('.speaker-controls-notes .value').innerText.trim()")
         speaker.screenshot(path=artifact(f"slides_{OPENED}_speaker_view.png"))
         context.close()
-    assert expected and shown[:40] == expected[:40], f"speaker view shows {shown[:80]!r}, the slide's notes are {expected[:80]!r}"
+    assert expected and shown[:40] == expected[:40], (
+        f"speaker view shows {shown[:80]!r}, the slide's notes are {expected[:80]!r}"
+    )
     assert any(shown[:20] in re.sub(r"\s+", " ", n) for n in notes), "the speaker view's text is not a notes cell"
     assert attempted == [], f"the speaker view tried to reach the network: {attempted}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import jupytext
@@ -16,7 +17,9 @@ NOTEBOOK_SOURCES = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
 # The year may be followed by a Korean particle ("2017의"), so the end is "no further digit", not \b.
 CITATION = re.compile(r"\b([A-Z][a-zA-Z-]+(?: & [A-Z][a-zA-Z-]+)?(?: 등)?) ((?:19|20)\d\d)(?!\d)")
 # Other citation forms are not the course's style: "Dao et al., 2022", "Rabe & Staats (2021)".
-OFF_STYLE = re.compile(r"\b[A-Z][a-zA-Z-]+(?: & [A-Z][a-zA-Z-]+)?(?: et al\.?)?,? \((?:19|20)\d\d\)|\bet al\.,? (?:19|20)\d\d")
+OFF_STYLE = re.compile(
+    r"\b[A-Z][a-zA-Z-]+(?: & [A-Z][a-zA-Z-]+)?(?: et al\.?)?,? \((?:19|20)\d\d\)|\bet al\.,? (?:19|20)\d\d"
+)
 SEED = re.compile(r"원문 (00[0-4])")
 LINK_TO_SOURCES = re.compile(r"\[[^\]]*\]\(\.\./SOURCES\.md[^)]*\)")
 
@@ -58,7 +61,7 @@ def test_every_cited_paper_is_in_the_sources_list(path):
 
 @pytest.mark.parametrize("path", NOTEBOOK_SOURCES, ids=lambda p: p.name[:2])
 def test_citations_follow_the_course_style(path):
-    """"Vaswani 등 2017", never "Vaswani et al. (2017)": one form the sources test can check."""
+    """ "Vaswani 등 2017", never "Vaswani et al. (2017)": one form the sources test can check."""
     off = OFF_STYLE.findall(prose(path))
     assert not off, f"{path.name}: citations not in the course style 'Author 등 YYYY': {off}"
 
@@ -68,6 +71,30 @@ def test_first_mention_of_each_seed_links_the_sources_list(path):
     text = prose(path)
     for number in dict.fromkeys(SEED.findall(text)):
         first = text.index(f"원문 {number}")
-        line = text[text.rfind("\n", 0, first) + 1: text.find("\n", first)]
+        line = text[text.rfind("\n", 0, first) + 1 : text.find("\n", first)]
         assert any(f"원문 {number}" in m.group(0) for m in LINK_TO_SOURCES.finditer(line)), (
-            f"{path.name}: the first mention of 원문 {number} does not link ../SOURCES.md: {line[:120]!r}")
+            f"{path.name}: the first mention of 원문 {number} does not link ../SOURCES.md: {line[:120]!r}"
+        )
+
+
+# Built from pieces so that this file does not match itself.
+OUTSIDE_PATHS = ("../" + "shared", "COURSE" + ".md")
+
+
+def test_no_tracked_file_names_a_path_outside_the_repository():
+    """A clone has neither the sibling folder nor the design note: no tracked file may point at them."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    offending = []
+    for name in listed.decode().split("\0"):
+        path = ROOT / name
+        if not name or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:  # images, PDFs: no text to check
+            continue
+        offending += [f"{name}: {bad}" for bad in OUTSIDE_PATHS if bad in text]
+    assert not offending, f"paths outside the repository: {offending}"

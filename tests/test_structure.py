@@ -32,8 +32,14 @@ NOTEBOOK_OF_CORE_NAME = {
 CORE_MODULE = max(NOTEBOOK_OF_CORE_NAME.values())  # `from helpers import attention` may use any of them
 
 # Infrastructure any notebook may import: it teaches no algorithm.
-INFRASTRUCTURE = {"helpers", "helpers.plots", "helpers.widgets", "helpers.data", "helpers.validate",
-                  "helpers.exercises"}
+INFRASTRUCTURE = {
+    "helpers",
+    "helpers.plots",
+    "helpers.widgets",
+    "helpers.data",
+    "helpers.validate",
+    "helpers.exercises",
+}
 
 # Forward references not fixed yet, as (importer, imported) -> why it is still there.
 # Shrink this list; never add to it.
@@ -72,7 +78,7 @@ def _helpers_imports(tree: ast.AST):
             for alias in node.names:
                 if node.module == "helpers" and alias.name in ("setup", "seed_everything"):
                     yield "helpers", alias.name, node.lineno
-                elif node.module in ("helpers", "helpers.lessons"):   # a whole module
+                elif node.module in ("helpers", "helpers.lessons"):  # a whole module
                     yield f"{node.module}.{alias.name}", None, node.lineno
                 else:
                     yield node.module, alias.name, node.lineno
@@ -129,20 +135,33 @@ def test_the_structure_test_can_fail():
     assert not _forward_references("09_masks", 9, "from helpers.lessons.weighted_average import softmax\n")
     assert not _forward_references("01_weighted_average", 1, "from helpers.plots import weight_bars\n")
     assert not _forward_references("02_seq2seq_attention", 2, "from helpers.attention import padding_mask\n")
-    for importer, key in ALLOWED_FORWARD:   # each allowed entry is still needed
+    for importer, key in ALLOWED_FORWARD:  # each allowed entry is still needed
         source = SRC / f"{importer}.py"
-        keys = {f"{m}.{n}" if m == "helpers.attention" and n else m
-                for m, n, _ in _helpers_imports(ast.parse(source.read_text(encoding="utf-8")))}
+        keys = {
+            f"{m}.{n}" if m == "helpers.attention" and n else m
+            for m, n, _ in _helpers_imports(ast.parse(source.read_text(encoding="utf-8")))
+        }
         assert key in keys, f"{importer} no longer imports {key}: remove it from ALLOWED_FORWARD"
 
 
 def test_importing_every_lesson_module_does_not_import_ipywidgets():
     names = sorted(p.stem for p in build_notebooks.generated_modules())
-    code = ("import sys\n" + "".join(f"import helpers.lessons.{n}\n" for n in names)
-            + "print('ipywidgets' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert out.stdout.strip() == "False", "a saved cell imports ipywidgets at module level: import it inside the explorer"
+    code = (
+        "import sys\n"
+        + "".join(f"import helpers.lessons.{n}\n" for n in names)
+        + "print('ipywidgets' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert out.stdout.strip() == "False", (
+        "a saved cell imports ipywidgets at module level: import it inside the explorer"
+    )
 
 
 def test_helpers_attention_only_checks_and_delegates_to_lesson_code():
@@ -157,8 +176,9 @@ def test_helpers_attention_only_checks_and_delegates_to_lesson_code():
             assert taught, f"helpers.attention.{name} must subclass a lesson class"
         else:
             taught = getattr(obj, "__wrapped__", None)
-            assert taught is not None and taught.__module__.startswith("helpers.lessons."), \
+            assert taught is not None and taught.__module__.startswith("helpers.lessons."), (
                 f"helpers.attention.{name} must be a checked wrapper (validate.checks) of a lesson function"
+            )
     # No algorithm left: the module computes no softmax, exponent or matrix product of its own
     # (the one q·k below is the overflow check, run only for huge inputs).
     text = Path(core.__file__).read_text(encoding="utf-8")
@@ -174,8 +194,9 @@ def test_a_lesson_module_does_not_import_the_checked_boundary(path):
     assert "helpers.attention" not in modules, f"{path.name} imports helpers.attention: import the lesson module"
 
 
-MAINTAINER_CODE = sorted(p for folder in ("helpers", "tests", "tools", "scripts")
-                         for p in (ROOT / folder).rglob("*.py")) + [ROOT / "course.py"]
+MAINTAINER_CODE = sorted(
+    p for folder in ("helpers", "tests", "tools", "scripts") for p in (ROOT / folder).rglob("*.py")
+) + [ROOT / "course.py"]
 
 
 @pytest.mark.parametrize("path", MAINTAINER_CODE, ids=lambda p: str(p.relative_to(ROOT)))
@@ -189,4 +210,5 @@ def test_no_sys_path_edits_and_tools_never_import_tests(path):
         if path.parent.name == "tools" and isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
             assert not any(n == "tests" or n.startswith("tests.") for n in names), (
-                f"{path.relative_to(ROOT)}:{node.lineno} imports from tests/")
+                f"{path.relative_to(ROOT)}:{node.lineno} imports from tests/"
+            )

@@ -41,8 +41,11 @@ def _bae():
 @pytest.mark.parametrize("tau", [1e-3, 0.5, 1.0, 2.0, 1e4])
 def test_softmax_t_matches_torch_and_core(tau):
     gen = torch.Generator().manual_seed(5)
-    for z in [Z, torch.randn(4, 6, generator=gen, dtype=torch.float64),
-              torch.randn(2, 3, 5, generator=gen, dtype=torch.float64) * 10]:
+    for z in [
+        Z,
+        torch.randn(4, 6, generator=gen, dtype=torch.float64),
+        torch.randn(2, 3, 5, generator=gen, dtype=torch.float64) * 10,
+    ]:
         torch.testing.assert_close(softmax_t(z, tau), torch.softmax(z / tau, dim=-1))
         torch.testing.assert_close(softmax_t(z, tau), softmax(z, temperature=tau))
 
@@ -165,29 +168,35 @@ def test_05_1_accepts_prediction_and_measurement():
     assert check("05-1", [torch.tensor(PREDICTED), _measured_tau() * 1.0005]).passed
 
 
-@pytest.mark.parametrize("answer, words", [
-    ((..., ...), "비어 있습니다"),
-    (27.78, "튜플"),
-    (("27", 28.0), "숫자 하나"),
-    ((-1.0, 28.0), "0보다 큰"),
-    ((2.0, 28.0), "원문이 '거의 균등'"),
-    ((2.0 / 0.03, 28.0), "z̄를 빼지 않았습니다"),
-    (((2.0 - 7 / 6) / 0.01, 28.0), "1/n을 빠뜨렸습니다"),
-    ((1.5 / 0.03, 28.0), "z_max − z_min"),
-    ((27.956, 28.0), "측정값입니다"),
-    ((10.0, 28.0), "1차 근사의 답이 아닙니다"),
-])
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        ((..., ...), "비어 있습니다"),
+        (27.78, "튜플"),
+        (("27", 28.0), "숫자 하나"),
+        ((-1.0, 28.0), "0보다 큰"),
+        ((2.0, 28.0), "원문이 '거의 균등'"),
+        ((2.0 / 0.03, 28.0), "z̄를 빼지 않았습니다"),
+        (((2.0 - 7 / 6) / 0.01, 28.0), "1/n을 빠뜨렸습니다"),
+        ((1.5 / 0.03, 28.0), "z_max − z_min"),
+        ((27.956, 28.0), "측정값입니다"),
+        ((10.0, 28.0), "1차 근사의 답이 아닙니다"),
+    ],
+)
 def test_05_1_diagnoses_the_prediction(answer, words):
     result = check("05-1", answer)
     assert not result and words in result.message, result.message
 
 
-@pytest.mark.parametrize("measured, words", [
-    (PREDICTED, "예측값과 같습니다"),
-    (22.176, "최소 가중치"),
-    (10.0, "τ를 키우세요"),
-    (40.0, "가장 작은 τ가 아닙니다"),
-])
+@pytest.mark.parametrize(
+    "measured, words",
+    [
+        (PREDICTED, "예측값과 같습니다"),
+        (22.176, "최소 가중치"),
+        (10.0, "τ를 키우세요"),
+        (40.0, "가장 작은 τ가 아닙니다"),
+    ],
+)
 def test_05_1_diagnoses_the_measurement(measured, words):
     result = check("05-1", (PREDICTED, measured))
     assert not result and words in result.message, result.message
@@ -201,23 +210,29 @@ def test_05_2_accepts_safe_entropy():
     assert check("05-2", lambda w: -(w[w > 0] * w[w > 0].log()).sum()).passed
 
 
-@pytest.mark.parametrize("fn, words", [
-    (lambda w: -torch.special.xlogy(w, w).sum(), "xlogy을(를) 불렀습니다"),
-    (lambda w: torch.special.entr(w).sum(), "entr을(를) 불렀습니다"),
-    (lambda w: entropy(w), "entropy을(를) 불렀습니다"),
-])
+@pytest.mark.parametrize(
+    "fn, words",
+    [
+        (lambda w: -torch.special.xlogy(w, w).sum(), "xlogy을(를) 불렀습니다"),
+        (lambda w: torch.special.entr(w).sum(), "entr을(를) 불렀습니다"),
+        (lambda w: entropy(w), "entropy을(를) 불렀습니다"),
+    ],
+)
 def test_05_2_asks_for_the_masking_by_hand(fn, words):
     result = check("05-2", fn)
     assert not result and words in result.message, result.message
 
 
-@pytest.mark.parametrize("fn, words", [
-    (lambda w: -(w * w.log()).sum(), "NaN"),
-    (lambda w: (w * torch.where(w > 0, w, 1.0).log()).sum(), "부호"),
-    (lambda w: -(w * torch.where(w > 0, w, 1.0).log2()).sum(), "밑이 2"),
-    (lambda w: -(w * torch.where(w > 0, w, 1.0).log()), "숫자 하나"),
-    (lambda w: -(w * (w + 1e-3).log()).sum(), "정답"),
-])
+@pytest.mark.parametrize(
+    "fn, words",
+    [
+        (lambda w: -(w * w.log()).sum(), "NaN"),
+        (lambda w: (w * torch.where(w > 0, w, 1.0).log()).sum(), "부호"),
+        (lambda w: -(w * torch.where(w > 0, w, 1.0).log2()).sum(), "밑이 2"),
+        (lambda w: -(w * torch.where(w > 0, w, 1.0).log()), "숫자 하나"),
+        (lambda w: -(w * (w + 1e-3).log()).sum(), "정답"),
+    ],
+)
 def test_05_2_rejects_typical_mistakes(fn, words):
     result = check("05-2", fn)
     assert not result and words in result.message
@@ -237,17 +252,24 @@ def test_05_3_accepts_tau_for_half():
 
 
 def test_05_3_accepts_an_int_and_names_an_array_of_several():
-    result = check("05-3", 1)                     # an int is a number: judged, not refused
+    result = check("05-3", 1)  # an int is a number: judged, not refused
     assert not result and "τ를 줄이세요" in result.message
     result = check("05-3", np.array([0.02, 0.03]))
     assert not result and "원소 2개" in result.message
     assert "원소 0개" in check("05-3", torch.tensor([])).message
 
 
-@pytest.mark.parametrize("answer, words", [
-    (1.0, "τ를 줄이세요"), (0.001, "τ를 키우세요"), (0.0, "0보다 큰"), (-0.02, "0보다 큰"),
-    ("0.02", "숫자 하나"), (True, "숫자 하나"),
-])
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (1.0, "τ를 줄이세요"),
+        (0.001, "τ를 키우세요"),
+        (0.0, "0보다 큰"),
+        (-0.02, "0보다 큰"),
+        ("0.02", "숫자 하나"),
+        (True, "숫자 하나"),
+    ],
+)
 def test_05_3_rejects_wrong_tau(answer, words):
     result = check("05-3", answer)
     assert not result and words in result.message

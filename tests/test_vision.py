@@ -172,7 +172,9 @@ def test_tiny_vit_block_equals_torch_encoder_layer():
     """Our pre-LN block = torch.nn.TransformerEncoderLayer(norm_first=True, GELU) with copied weights."""
     torch.manual_seed(3)
     block = vi.Block(16, 2, 32).eval()
-    ref = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, activation="gelu", batch_first=True, norm_first=True).eval()
+    ref = nn.TransformerEncoderLayer(
+        16, 2, 32, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+    ).eval()
     with torch.no_grad():
         a = block.attn
         ref.self_attn.in_proj_weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))

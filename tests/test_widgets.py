@@ -27,8 +27,7 @@ def make(**control_kw):
         return float(scale * heights.sum())
 
     controls = {
-        "scale": widgets.FloatSlider(value=1.0, min=0.5, max=3.0, step=0.5, continuous_update=False,
-                                     **control_kw),
+        "scale": widgets.FloatSlider(value=1.0, min=0.5, max=3.0, step=0.5, continuous_update=False, **control_kw),
         "shape": widgets.Dropdown(options=["up", "down"], value="up"),
     }
     return Explorer(fig, update, controls), fig, ax, bars, calls
@@ -102,6 +101,7 @@ def test_an_error_in_update_is_not_swallowed():
 
 # --------------------------------------------------------------------------- frames for the static site
 
+
 def test_default_frames_follow_the_widget():
     assert default_frames(widgets.FloatSlider(value=1.0, min=0.5, max=3.0, step=0.5)) == [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
     assert default_frames(widgets.Dropdown(options=["up", "down"])) == ["up", "down"]
@@ -121,7 +121,9 @@ def test_frame_grid_is_full_when_small_else_one_line_per_control():
     mode, points = ex.frame_grid()
     assert mode == "grid" and len(points) == 6 * 2 and len(set(points)) == 12
     fig, _ = plt.subplots()
-    big = Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider(value=2, max=9), "b": widgets.IntSlider(value=5, max=9)})
+    big = Explorer(
+        fig, lambda **kw: None, {"a": widgets.IntSlider(value=2, max=9), "b": widgets.IntSlider(value=5, max=9)}
+    )
     mode, points = big.frame_grid()
     assert mode == "axes" and len(points) == 1 + 9 + 9 and points[0] == (2, 5)
     assert all(p[0] == 2 or p[1] == 5 for p in points)

@@ -168,8 +168,9 @@ def bench_selector(page, cell, control) -> dict:
 
 def bench_notebook(browser, lab, notebook: Path, drags: int, steps: int) -> list[dict]:
     rows = []
-    page = bs.open_and_run_all(browser, lab, f"notebooks/{notebook.name}", f"bench_{notebook.stem}",
-                               run_all_timeout_s=600)  # Run All is not what is measured here
+    page = bs.open_and_run_all(
+        browser, lab, f"notebooks/{notebook.name}", f"bench_{notebook.stem}", run_all_timeout_s=600
+    )  # Run All is not what is measured here
     try:
         for k, index in enumerate(bs.explorer_cells(notebook)):
             cell = bs.explorer_cell(page, index)
@@ -180,10 +181,14 @@ def bench_notebook(browser, lab, notebook: Path, drags: int, steps: int) -> list
                 control.scroll_into_view_if_needed()
                 name = bs.control_label(control)
                 kind = bs.control_kind(control)
-                result = bench_slider(page, cell, control, drags, steps) if kind == "slider" \
+                result = (
+                    bench_slider(page, cell, control, drags, steps)
+                    if kind == "slider"
                     else bench_selector(page, cell, control)
-                rows.append({"notebook": notebook.stem, "explorer": k, "cell": index, "control": name,
-                             "kind": kind, **result})
+                )
+                rows.append(
+                    {"notebook": notebook.stem, "explorer": k, "cell": index, "control": name, "kind": kind, **result}
+                )
                 print(format_row(rows[-1]), flush=True)
     finally:
         bs.close(page)
@@ -194,14 +199,21 @@ def format_row(r: dict) -> str:
     s = r["samples"]
     med = f"{statistics.median(s):7.0f}" if s else "      -"
     worst = f"{max(s):7.0f}" if s else "      -"
-    fast = (f"{r['fast_frames']:>3}/{r['fast_moves']:<3} {r['settle_ms']:7.0f}" if "fast_frames" in r
-            else f"{'':>7} {'':>7}")
-    return (f"{r['notebook']:<30} {r['explorer']:>3}  {r['control'][:14]:<14} {('yes' if r['live'] else 'no'):>4} "
-            f"{len(s):>3} {med} {worst}   {fast}")
+    fast = (
+        f"{r['fast_frames']:>3}/{r['fast_moves']:<3} {r['settle_ms']:7.0f}"
+        if "fast_frames" in r
+        else f"{'':>7} {'':>7}"
+    )
+    return (
+        f"{r['notebook']:<30} {r['explorer']:>3}  {r['control'][:14]:<14} {('yes' if r['live'] else 'no'):>4} "
+        f"{len(s):>3} {med} {worst}   {fast}"
+    )
 
 
-HEADER = (f"{'notebook':<30} {'exp':>3}  {'control':<14} {'live':>4} {'n':>3} {'median':>7} {'worst':>7}"
-          f"   {'frames':>7} {'settle':>7}   (ms)")
+HEADER = (
+    f"{'notebook':<30} {'exp':>3}  {'control':<14} {'live':>4} {'n':>3} {'median':>7} {'worst':>7}"
+    f"   {'frames':>7} {'settle':>7}   (ms)"
+)
 
 
 def summary(rows: list[dict]) -> str:
@@ -212,8 +224,10 @@ def summary(rows: list[dict]) -> str:
     everything = [x for v in per_explorer.values() for x in v]
     if not everything:
         return f"slider latency: no samples ({len(per_explorer)} explorers)"
-    return (f"slider latency: median ≤ {statistics.median(everything):.0f} ms, worst median {max(medians):.0f} ms "
-            f"({len(per_explorer)} explorers)")
+    return (
+        f"slider latency: median ≤ {statistics.median(everything):.0f} ms, worst median {max(medians):.0f} ms "
+        f"({len(per_explorer)} explorers)"
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -16,8 +16,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
 
 
 def required() -> bool:
@@ -76,8 +81,11 @@ def explorer_cells(notebook: Path) -> list[int]:
     import json
 
     cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
-    return [i for i, c in enumerate(cells) if c["cell_type"] == "code"
-            and any(WIDGET_VIEW in o.get("data", {}) for o in c.get("outputs", []))]
+    return [
+        i
+        for i, c in enumerate(cells)
+        if c["cell_type"] == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in c.get("outputs", []))
+    ]
 
 
 def _free_port() -> int:
@@ -109,19 +117,38 @@ def jupyter_lab(site: Path, home: Path):
     # No "get notified about Jupyter news?" toast over the screenshots.
     (settings.parent / "apputils-extension").mkdir(exist_ok=True)
     (settings.parent / "apputils-extension" / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false"}))
+        json.dumps({"fetchNews": "false"})
+    )
     port, token = _free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-           "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "IPYTHONDIR": str(home / "ipython"),
-           "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTER_DATA_DIR": str(home / "data"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        "IPYTHONDIR": str(home / "ipython"),
+        "PYTHONHASHSEED": "0",
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    }
     # The venv's kernelspec lives in sys.prefix/share/jupyter, which JUPYTER_DATA_DIR does not hide.
-    args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.open_browser=False",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={site}",
-            "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    args = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ServerApp.open_browser=False",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={site}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--allow-root")
     log = (home / "server.log").open("w")
@@ -135,7 +162,9 @@ def jupyter_lab(site: Path, home: Path):
                 break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab did not start: {(home / 'server.log').read_text()[-2000:]}") from None
+                    raise RuntimeError(
+                        f"JupyterLab did not start: {(home / 'server.log').read_text()[-2000:]}"
+                    ) from None
                 time.sleep(0.5)
         yield url, token
     finally:
@@ -181,11 +210,16 @@ def open_and_run_all(browser, lab, rel_path: str, shot_prefix: str, *, viewport=
     page.route("**/*", loopback_only)
     page.course_outside = outside  # later requests (e.g. the RISE slideshow) are recorded here too
     page.goto(f"{url}/lab/tree/{rel_path}?token={token}&reset")  # reset: only this notebook open
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext", timeout=90_000)
-    page.wait_for_function("() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
-                           " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
-                           timeout=90_000)
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.sessionContext",
+        timeout=90_000,
+    )
+    page.wait_for_function(
+        "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
+        " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
+        timeout=90_000,
+    )
     # The same command as Run → Run All Cells (not awaited: DONE_JS polls for the end, with a timeout).
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_function(DONE_JS, timeout=run_all_timeout_s * 1000, polling=500)
@@ -200,24 +234,28 @@ def open_and_run_all(browser, lab, rel_path: str, shot_prefix: str, *, viewport=
 def close(page) -> None:
     """Shut the notebook's kernel down (so kernels do not pile up on a 2-core machine) and close the tab."""
     try:
-        page.evaluate("() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-                      " return w && w.sessionContext ? w.sessionContext.shutdown() : null; }")
+        page.evaluate(
+            "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+            " return w && w.sessionContext ? w.sessionContext.shutdown() : null; }"
+        )
     finally:
         page.close()
 
 
 def explorer_cell(page, index: int):
     """The locator of notebook cell `index` (marked in the DOM through JupyterLab's model)."""
-    found = page.evaluate("""(i) => { const nb = window.jupyterapp.shell.currentWidget.content;
+    found = page.evaluate(
+        """(i) => { const nb = window.jupyterapp.shell.currentWidget.content;
       const cell = nb.widgets[i]; if (!cell) return false;
-      cell.node.setAttribute('data-course-cell', String(i)); return true; }""", index)
+      cell.node.setAttribute('data-course-cell', String(i)); return true; }""",
+        index,
+    )
     assert found, f"the notebook has no cell {index}"
     return page.locator(f'[data-course-cell="{index}"]')
 
 
 # Every control an explorer may have, in DOM order; each kind knows how to read and to move itself.
-CONTROLS = (".widget-slider, .widget-hslider, .widget-dropdown, .widget-checkbox, "
-            ".widget-toggle-buttons, .widget-radio")
+CONTROLS = ".widget-slider, .widget-hslider, .widget-dropdown, .widget-checkbox, .widget-toggle-buttons, .widget-radio"
 
 STATE_JS = """(c) => {
   const r = c.querySelector('.widget-readout');
@@ -343,7 +381,8 @@ def check_explorer(page, cell, shot_prefix: str) -> list[tuple[str, str, str]]:
         after_value = control.evaluate(STATE_JS)
         cell.screenshot(path=artifact(f"{shot_prefix}_control{i}_after.png"))
         assert after_value != before_value, f"control {i} ({name}): the readout stayed {before_value!r} after the move"
-        assert after_img != before_img, \
+        assert after_img != before_img, (
             f"control {i} ({name}): the figure did not change when the value went {before_value} -> {after_value}"
+        )
         changes.append((name, before_value, after_value))
     return changes

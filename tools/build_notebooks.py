@@ -11,7 +11,10 @@ a slide, '###' headings a sub-slide, everything else continues the current slide
 Show, then save: a code cell tagged ``save`` (``# %% tags=["save"]``) is taught in the notebook
 and copied, as written, into ``helpers/lessons/<topic>.py`` (the notebook's file name without
 its number), so later notebooks, scripts and tests import the very code the learner read.
-A saved cell holds only imports, functions, classes and constant assignments.
+A saved cell holds only imports, functions, classes and constant assignments. The imports of all
+saved cells become one sorted block at the top of the module (``from __future__`` first, then the
+standard library, third-party and first-party groups, as ruff's isort rules want), so a source
+needs no ``noqa`` for the way the build joins its cells.
 """
 
 from __future__ import annotations
@@ -31,6 +34,59 @@ OUT = ROOT / "notebooks"
 LESSONS = ROOT / "helpers" / "lessons"
 SAVE_TAG = "save"
 _ALLOWED = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+FIRST_PARTY = {"helpers", "tools"}
+LINE_LENGTH = 120  # pyproject.toml [tool.ruff]
+
+
+def _section(module: str, level: int) -> int:
+    """0 __future__, 1 standard library, 2 third-party, 3 first-party, 4 relative (ruff's isort order)."""
+    top = module.split(".")[0]
+    if level:
+        return 4
+    if top == "__future__":
+        return 0
+    if top in sys.stdlib_module_names:
+        return 1
+    return 3 if top in FIRST_PARTY else 2
+
+
+def _member_key(alias: ast.alias) -> tuple:
+    """ruff's order-by-type: CONSTANTS, then Classes, then functions and modules."""
+    name = alias.name
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return (kind, name.lower(), name, alias.asname or "")
+
+
+def _as(alias: ast.alias) -> str:
+    return alias.name + (f" as {alias.asname}" if alias.asname else "")
+
+
+def sorted_import_block(nodes: list[ast.stmt]) -> str:
+    """One import block, isort-style: a blank line between sections; within one, `import x` lines,
+    then `from x import ...` lines, each by module; the names of one module merged and sorted."""
+    plain: set[tuple[int, str, str]] = set()
+    froms: dict[tuple[int, int, str], set[tuple]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                plain.add((_section(alias.name, 0), alias.name, _as(alias)))
+        else:
+            module = node.module or ""
+            key = (_section(module, node.level), node.level, module)
+            froms.setdefault(key, set()).update(_member_key(a) + (_as(a),) for a in node.names)
+    sections: dict[int, list[str]] = {}
+    for section, _module, text in sorted(plain, key=lambda t: (t[0], t[1].lower(), t[1], t[2])):
+        sections.setdefault(section, []).append(f"import {text}")
+    for (section, level, module), members in sorted(
+        froms.items(), key=lambda kv: (kv[0][0], -kv[0][1], kv[0][2].lower())
+    ):
+        names = [m[-1] for m in sorted(members)]
+        head = f"from {'.' * level}{module} import "
+        line = head + ", ".join(names)
+        if len(line) > LINE_LENGTH:
+            line = head + "(\n" + "".join(f"    {n},\n" for n in names) + ")"
+        sections.setdefault(section, []).append(line)
+    return "\n\n".join("\n".join(lines) for _, lines in sorted(sections.items()))
 
 
 def default_slide_type(cell) -> str:
@@ -45,8 +101,11 @@ def default_slide_type(cell) -> str:
 
 def is_solution(cell) -> bool:
     """A worked solution: a code cell whose source is folded and that calls the exercise checker."""
-    return (cell.cell_type == "code" and cell.metadata.get("jupyter", {}).get("source_hidden", False)
-            and "check(" in cell.source)
+    return (
+        cell.cell_type == "code"
+        and cell.metadata.get("jupyter", {}).get("source_hidden", False)
+        and "check(" in cell.source
+    )
 
 
 def load_source(path: Path) -> nbformat.NotebookNode:
@@ -82,7 +141,7 @@ def module_name(source: Path) -> str:
 def saved_module_text(source: Path) -> str | None:
     """The generated module for one notebook source, or None if it saves no cell."""
     nb = jupytext.read(source, fmt="py:percent")
-    imports: list[str] = []
+    imports: list[ast.stmt] = []
     bodies: list[str] = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or SAVE_TAG not in cell.metadata.get("tags", []):
@@ -96,12 +155,17 @@ def saved_module_text(source: Path) -> str | None:
         keep = [True] * len(lines)
         for node in tree.body:
             if not isinstance(node, _ALLOWED):
-                raise ValueError(f"{where}, line {node.lineno}: a saved cell may hold only imports, functions, "
-                                 f"classes and constants, found {type(node).__name__}; move it to another cell")
+                raise ValueError(
+                    f"{where}, line {node.lineno}: a saved cell may hold only imports, functions, "
+                    f"classes and constants, found {type(node).__name__}; move it to another cell"
+                )
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                text = "\n".join(lines[node.lineno - 1:node.end_lineno])
-                if text not in imports:
-                    imports.append(text)
+                if "#" in "\n".join(lines[node.lineno - 1 : node.end_lineno]):
+                    raise ValueError(
+                        f"{where}, line {node.lineno}: the build sorts the imports of saved cells and "
+                        "drops their comments; put the comment on a line of its own above"
+                    )
+                imports.append(node)
                 for j in range(node.lineno - 1, node.end_lineno):
                     keep[j] = False
         body = "\n".join(line for line, k in zip(lines, keep) if k).strip("\n")
@@ -109,11 +173,17 @@ def saved_module_text(source: Path) -> str | None:
             bodies.append(body)
     if not bodies and not imports:
         return None
-    header = (f'"""Generated from notebooks/src/{source.name} by `python3 course.py build`.\n\n'
-              f"Do not edit: change the cells tagged \"{SAVE_TAG}\" in the notebook source and rebuild.\n"
-              '"""\n')
-    parts = [header, "\n".join(imports)] if imports else [header]
-    return "\n".join(parts) + "\n\n\n" + "\n\n\n".join(bodies) + "\n"
+    header = (
+        f'"""Generated from notebooks/src/{source.name} by `python3 course.py build`.\n\n'
+        f'Do not edit: change the cells tagged "{SAVE_TAG}" in the notebook source and rebuild.\n'
+        '"""\n'
+    )
+    parts = [header, sorted_import_block(imports)] if imports else [header]
+    body = "\n\n\n".join(bodies)
+    # isort's spacing: two blank lines before a def or class after the imports, one before a constant.
+    first = ast.parse(body).body[:1] if imports else []
+    gap = "\n\n" if first and isinstance(first[0], (ast.Assign, ast.AnnAssign)) else "\n\n\n"
+    return "\n".join(parts) + gap + body + "\n"
 
 
 def generated_modules() -> dict[Path, str]:
@@ -146,8 +216,9 @@ def write_generated() -> list[Path]:
 def build(path: Path) -> float:
     nb = load_source(path)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
-                   resources={"metadata": {"path": str(OUT)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(OUT)}}
+    ).execute()
     seconds = time.perf_counter() - start
     nbformat.write(nb, OUT / f"{path.stem}.ipynb")
     return seconds

@@ -104,7 +104,9 @@ def nav(rows: list[dict], at: int | None, where: str = "top") -> str:
     if at is not None:
         if at > 0:
             prev = rows[at - 1]
-            parts.append(f'<a href="{prev["stem"]}.html" rel="prev">← {prev["number"]}. {html.escape(prev["title"])}</a>')
+            parts.append(
+                f'<a href="{prev["stem"]}.html" rel="prev">← {prev["number"]}. {html.escape(prev["title"])}</a>'
+            )
         if at + 1 < len(rows):
             nxt = rows[at + 1]
             parts.append(f'<a href="{nxt["stem"]}.html" rel="next">{nxt["number"]}. {html.escape(nxt["title"])} →</a>')
@@ -117,10 +119,14 @@ def wrap(body: str, rows: list[dict], at: int | None, title: str) -> str:
     body = re.sub(r"<title>.*?</title>", f"<title>{html.escape(title)}</title>", body, count=1, flags=re.S)
     body = body.replace("<html>", '<html lang="ko">', 1)
     head_end = body.index("</head>")
-    body = (body[:head_end] + f'<style type="text/css" id="course-site-css">{SITE_CSS}</style>\n'
-            + explorer_player.head_html() + body[head_end:])
+    body = (
+        body[:head_end]
+        + f'<style type="text/css" id="course-site-css">{SITE_CSS}</style>\n'
+        + explorer_player.head_html()
+        + body[head_end:]
+    )
     m = re.search(r"<body[^>]*>", body)
-    body = body[:m.end()] + f'\n<div class="course-page">\n{nav(rows, at)}\n' + body[m.end():]
+    body = body[: m.end()] + f'\n<div class="course-page">\n{nav(rows, at)}\n' + body[m.end() :]
     end = body.rindex("</body>")
     return body[:end] + f"{nav(rows, at, 'bottom')}\n</div>\n{explorer_player.script_html()}" + body[end:]
 
@@ -129,8 +135,13 @@ def exporter():
     import jinja2
     from nbconvert import HTMLExporter
 
-    exp = HTMLExporter(template_name="lab", extra_loaders=[jinja2.DictLoader({"course_site.html.j2": TEMPLATE})],
-                       template_file="course_site.html.j2", exclude_input_prompt=True, exclude_output_prompt=True)
+    exp = HTMLExporter(
+        template_name="lab",
+        extra_loaders=[jinja2.DictLoader({"course_site.html.j2": TEMPLATE})],
+        template_file="course_site.html.j2",
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
     exp.mathjax_url = MATHJAX_URL
     exp.mermaid_js_url = export_slides.MERMAID_STUB
     exp.require_js_url = ""
@@ -151,7 +162,9 @@ def notebook_page(notebook: Path, rows: list[dict], at: int, out: Path, frames_m
     for cell in nb.cells:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             if explorer_player.WIDGET_VIEW in output.get("data", {}):
-                output["data"] = {"text/html": '<p class="course-explorer-note">슬라이더는 JupyterLab에서 움직입니다.</p>'}
+                output["data"] = {
+                    "text/html": '<p class="course-explorer-note">슬라이더는 JupyterLab에서 움직입니다.</p>'
+                }
     row = rows[at]
     title = f"{row['number']}. {row['title']} · {COURSE_TITLE}"
     body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": title}})
@@ -168,11 +181,13 @@ def markdown_page(source: Path, target: Path, title: str, rows: list[dict]) -> N
 
 
 def page(title: str, content: str, rows: list[dict]) -> str:
-    return ('<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8">\n'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{html.escape(title)}</title>\n<style>{SITE_CSS}</style></head>\n"
-            f'<body><div class="course-page">\n{nav(rows, None)}\n{content}\n{nav(rows, None, "bottom")}\n</div>'
-            "</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{html.escape(title)}</title>\n<style>{SITE_CSS}</style></head>\n"
+        f'<body><div class="course-page">\n{nav(rows, None)}\n{content}\n{nav(rows, None, "bottom")}\n</div>'
+        "</body></html>\n"
+    )
 
 
 def inline_code(text: str) -> str:
@@ -186,14 +201,18 @@ def index_page(rows: list[dict], built: set[str]) -> str:
     for r in rows:
         name = html.escape(r["title"])
         link = f'<a href="{r["stem"]}.html">{name}</a>' if r["stem"] in built else name
-        items.append(f'<tr><td class="num">{r["number"]}</td><td>{link}</td><td>{inline_code(r["summary"])}</td>'
-                     f'<td class="time">{html.escape(r["time"])}</td></tr>')
-    content = (f"<h1>{COURSE_TITLE}</h1>\n"
-               "<p>셀프 어텐션을 직접 계산하고, 슬라이더로 만져 보고, 테스트로 확인하는 한국어 과정의 읽기용 사이트입니다. "
-               "각 쪽은 실행해 둔 노트북 그대로이고, 슬라이더는 미리 계산해 둔 그림으로 커널 없이 움직입니다. "
-               "코드를 직접 고쳐 실행하려면 저장소를 받아 <code>python3 course.py lab</code>으로 JupyterLab에서 여세요.</p>\n"
-               '<table class="course-map"><thead><tr><th>번호</th><th>노트북</th><th>한 줄 요약</th>'
-               "<th>예상 시간 (혼자 / 발표)</th></tr></thead>\n<tbody>\n" + "\n".join(items) + "\n</tbody></table>\n")
+        items.append(
+            f'<tr><td class="num">{r["number"]}</td><td>{link}</td><td>{inline_code(r["summary"])}</td>'
+            f'<td class="time">{html.escape(r["time"])}</td></tr>'
+        )
+    content = (
+        f"<h1>{COURSE_TITLE}</h1>\n"
+        "<p>셀프 어텐션을 직접 계산하고, 슬라이더로 만져 보고, 테스트로 확인하는 한국어 과정의 읽기용 사이트입니다. "
+        "각 쪽은 실행해 둔 노트북 그대로이고, 슬라이더는 미리 계산해 둔 그림으로 커널 없이 움직입니다. "
+        "코드를 직접 고쳐 실행하려면 저장소를 받아 <code>python3 course.py lab</code>으로 JupyterLab에서 여세요.</p>\n"
+        '<table class="course-map"><thead><tr><th>번호</th><th>노트북</th><th>한 줄 요약</th>'
+        "<th>예상 시간 (혼자 / 발표)</th></tr></thead>\n<tbody>\n" + "\n".join(items) + "\n</tbody></table>\n"
+    )
     return page(f"과정 지도 · {COURSE_TITLE}", content, rows)
 
 
@@ -220,7 +239,9 @@ def folder_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def build(out: Path, numbers: list[str], frames_mode: str = "cached", cache: Path = export_slides.DEFAULT_CACHE) -> dict:
+def build(
+    out: Path, numbers: list[str], frames_mode: str = "cached", cache: Path = export_slides.DEFAULT_CACHE
+) -> dict:
     started = time.monotonic()
     rows = course_map()
     out.mkdir(parents=True, exist_ok=True)
@@ -237,8 +258,12 @@ def build(out: Path, numbers: list[str], frames_mode: str = "cached", cache: Pat
     (out / "index.html").write_text(index_page(rows, built), encoding="utf-8")
     markdown_page(ROOT / "GLOSSARY.md", out / "glossary.html", f"용어집 · {COURSE_TITLE}", rows)
     markdown_page(ROOT / "SOURCES.md", out / "sources.html", f"출처 · {COURSE_TITLE}", rows)
-    return {"pages": len(built), "explorers": explorers, "seconds": time.monotonic() - started,
-            "bytes": folder_size(out)}
+    return {
+        "pages": len(built),
+        "explorers": explorers,
+        "seconds": time.monotonic() - started,
+        "bytes": folder_size(out),
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -249,8 +274,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--frames", choices=explorer_frames.MODES, default="cached")
     args = parser.parse_args(argv)
     result = build(args.out, args.numbers, args.frames, args.cache)
-    print(f"build_site: {result['pages']} page(s), {result['explorers']} explorer(s) in {result['seconds']:.0f} s, "
-          f"{result['bytes'] / 2**20:.1f} MB; open {args.out / 'index.html'} (zip the folder to share)")
+    print(
+        f"build_site: {result['pages']} page(s), {result['explorers']} explorer(s) in {result['seconds']:.0f} s, "
+        f"{result['bytes'] / 2**20:.1f} MB; open {args.out / 'index.html'} (zip the folder to share)"
+    )
     return 0
 
 

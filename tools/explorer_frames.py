@@ -62,11 +62,21 @@ def compute(notebook: Path, target: Path) -> list[dict]:
         raw = Path(tmp) / "raw"
         raw.mkdir()
         saved = {k: os.environ.get(k) for k in ("COURSE_EXPLORER_FRAMES", "PYTHONPATH", "OMP_NUM_THREADS")}
-        os.environ.update({"COURSE_EXPLORER_FRAMES": str(raw), "OMP_NUM_THREADS": "1",
-                           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p)})
+        os.environ.update(
+            {
+                "COURSE_EXPLORER_FRAMES": str(raw),
+                "OMP_NUM_THREADS": "1",
+                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p),
+            }
+        )
         try:
-            NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
-                           resources={"metadata": {"path": str(notebook.parent)}}).execute()
+            NotebookClient(
+                nb,
+                timeout=600,
+                kernel_name="python3",
+                record_timing=False,
+                resources={"metadata": {"path": str(notebook.parent)}},
+            ).execute()
         finally:
             for key, value in saved.items():
                 if value is None:
@@ -107,11 +117,16 @@ def frames_for(notebook: Path, mode: str = "cached", cache: Path = CACHE) -> lis
         shutil.rmtree(cache / notebook.stem, ignore_errors=True)  # older keys are stale
         manifests = compute(notebook, target)
         frames = sum(len(m["frames"]) for m in manifests)
-        print(f"explorer_frames: {notebook.stem}: {len(manifests)} explorer(s), {frames} frames "
-              f"in {time.monotonic() - started:.0f} s", flush=True)
+        print(
+            f"explorer_frames: {notebook.stem}: {len(manifests)} explorer(s), {frames} frames "
+            f"in {time.monotonic() - started:.0f} s",
+            flush=True,
+        )
     count = json.loads((target / "explorers.json").read_text())["count"]
-    return [(target / f"{k:02d}", json.loads((target / f"{k:02d}" / "manifest.json").read_text(encoding="utf-8")))
-            for k in range(count)]
+    return [
+        (target / f"{k:02d}", json.loads((target / f"{k:02d}" / "manifest.json").read_text(encoding="utf-8")))
+        for k in range(count)
+    ]
 
 
 def notebooks_for(numbers: list[str]) -> list[Path]:
@@ -126,8 +141,10 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     for notebook in notebooks_for(args.numbers):
         for folder, manifest in frames_for(notebook, args.mode):
-            print(f"{folder}: {len(manifest['frames'])} frames ({manifest['mode']}), "
-                  f"{', '.join(c['name'] for c in manifest['controls'])}")
+            print(
+                f"{folder}: {len(manifest['frames'])} frames ({manifest['mode']}), "
+                f"{', '.join(c['name'] for c in manifest['controls'])}"
+            )
     return 0
 
 

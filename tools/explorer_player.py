@@ -113,30 +113,40 @@ def player_html(manifest: dict, urls: dict[str, str], ident: str) -> str:
         if c["kind"] == "checkbox":
             checked = c["values"].index(True) if True in c["values"] else 1
             box = " checked" if k == checked else ""
-            controls.append(f'<div class="course-control course-checkbox"><label class="course-label"></label>'
-                            f'<label><input type="checkbox" id="{cid}" data-control="{i}" data-name="{html.escape(c["name"])}"{box}> {desc}</label></div>')
+            controls.append(
+                f'<div class="course-control course-checkbox"><label class="course-label"></label>'
+                f'<label><input type="checkbox" id="{cid}" data-control="{i}" data-name="{html.escape(c["name"])}"{box}> {desc}</label></div>'
+            )
             spec_controls.append({"kind": "checkbox", "default": k, "checked": checked, "labels": labels})
             continue
         if c["kind"] == "select":
-            options = "".join(f'<option value="{j}"{" selected" if j == k else ""}>{html.escape(label)}</option>'
-                              for j, label in enumerate(labels))
+            options = "".join(
+                f'<option value="{j}"{" selected" if j == k else ""}>{html.escape(label)}</option>'
+                for j, label in enumerate(labels)
+            )
             field = f'<select id="{cid}" data-control="{i}" data-name="{html.escape(c["name"])}">{options}</select>'
         else:
-            field = (f'<input type="range" id="{cid}" data-control="{i}" data-name="{html.escape(c["name"])}" min="0" max="{len(labels) - 1}" step="1" '
-                     f'value="{k}" aria-valuetext="{html.escape(labels[k])}">'
-                     f'<output data-readout="{i}" for="{cid}">{html.escape(labels[k])}</output>')
-        controls.append(f'<div class="course-control course-{c["kind"]}"><label class="course-label" for="{cid}" '
-                        f'title="{desc}">{desc}</label>{field}</div>')
+            field = (
+                f'<input type="range" id="{cid}" data-control="{i}" data-name="{html.escape(c["name"])}" min="0" max="{len(labels) - 1}" step="1" '
+                f'value="{k}" aria-valuetext="{html.escape(labels[k])}">'
+                f'<output data-readout="{i}" for="{cid}">{html.escape(labels[k])}</output>'
+            )
+        controls.append(
+            f'<div class="course-control course-{c["kind"]}"><label class="course-label" for="{cid}" '
+            f'title="{desc}">{desc}</label>{field}</div>'
+        )
         spec_controls.append({"kind": c["kind"], "default": k, "labels": labels})
     default_key = ",".join(str(c["default"]) for c in manifest["controls"])
     spec = {"mode": manifest["mode"], "controls": spec_controls, "frames": urls}
     width = manifest.get("width") or ""
     style = f' style="width: {html.escape(width)}"' if width.endswith("px") else ""
-    return (f'<div class="course-explorer course-static-explorer" id="{ident}" data-frame="{default_key}" '
-            f"data-explorer='{html.escape(json.dumps(spec, ensure_ascii=False), quote=True)}'>\n"
-            + "\n".join(controls)
-            + f'\n<img class="course-frame" src="{urls[default_key]}" alt="탐색기 그림"{style}>\n'
-            f'<p class="course-explorer-note">{NOTE}</p>\n</div>')
+    return (
+        f'<div class="course-explorer course-static-explorer" id="{ident}" data-frame="{default_key}" '
+        f"data-explorer='{html.escape(json.dumps(spec, ensure_ascii=False), quote=True)}'>\n"
+        + "\n".join(controls)
+        + f'\n<img class="course-frame" src="{urls[default_key]}" alt="탐색기 그림"{style}>\n'
+        f'<p class="course-explorer-note">{NOTE}</p>\n</div>'
+    )
 
 
 def replace_widgets(nb, explorers: list[tuple[Path, dict]], out: Path, rel_prefix: str, stem: str) -> int:

@@ -47,16 +47,41 @@ PACKAGES = {
 # What each package contributes to DIR/lib/<name>/ (paths inside the npm tarball's package/).
 # MathJax is 60 MB unpacked; a deck needs the CommonHTML output, the TeX input and the TeX fonts.
 FILES = {
-    "reveal.js": ["dist/reveal.js", "dist/reveal.css", "dist/reset.css", "dist/theme/white.css",
-                  "dist/theme/fonts/source-sans-pro", "plugin/notes", "LICENSE"],
+    "reveal.js": [
+        "dist/reveal.js",
+        "dist/reveal.css",
+        "dist/reset.css",
+        "dist/theme/white.css",
+        "dist/theme/fonts/source-sans-pro",
+        "plugin/notes",
+        "LICENSE",
+    ],
     "requirejs": ["require.js"],
     "jquery": ["dist/jquery.min.js", "LICENSE.txt"],
-    "mathjax": ["MathJax.js", "config/TeX-AMS_CHTML-full.js", "config/Safe.js", "config/local",
-                "extensions", "jax/element", "jax/input/TeX", "jax/output/CommonHTML",
-                "jax/output/PreviewHTML", "fonts/HTML-CSS/TeX/woff", "fonts/HTML-CSS/TeX/otf",
-                "localization", "LICENSE"],
-    "@jupyter-widgets/html-manager": ["dist/embed-amd.js", "dist/*.woff", "dist/*.woff2",
-                                      "dist/*.ttf", "dist/*.eot", "dist/*.svg", "dist/embed.js.LICENSE.txt"],
+    "mathjax": [
+        "MathJax.js",
+        "config/TeX-AMS_CHTML-full.js",
+        "config/Safe.js",
+        "config/local",
+        "extensions",
+        "jax/element",
+        "jax/input/TeX",
+        "jax/output/CommonHTML",
+        "jax/output/PreviewHTML",
+        "fonts/HTML-CSS/TeX/woff",
+        "fonts/HTML-CSS/TeX/otf",
+        "localization",
+        "LICENSE",
+    ],
+    "@jupyter-widgets/html-manager": [
+        "dist/embed-amd.js",
+        "dist/*.woff",
+        "dist/*.woff2",
+        "dist/*.ttf",
+        "dist/*.eot",
+        "dist/*.svg",
+        "dist/embed.js.LICENSE.txt",
+    ],
 }
 
 # nbconvert's reveal template imports MermaidJS as an ES module from a CDN on every page. The
@@ -99,11 +124,16 @@ def fetch(cache: Path) -> dict[str, Path]:
         if not tarball.exists():
             npm = shutil.which("npm")
             if npm is None:
-                raise SystemExit("export_slides: `npm` is needed once to fetch reveal.js, MathJax and friends "
-                                 f"into {cache} (Debian: apt-get install npm); later runs reuse that cache.")
+                raise SystemExit(
+                    "export_slides: `npm` is needed once to fetch reveal.js, MathJax and friends "
+                    f"into {cache} (Debian: apt-get install npm); later runs reuse that cache."
+                )
             print(f"export_slides: npm pack {package}@{version}", flush=True)
-            subprocess.run([npm, "pack", "--silent", f"{package}@{version}", "--pack-destination", str(cache)],
-                           check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [npm, "pack", "--silent", f"{package}@{version}", "--pack-destination", str(cache)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         target = cache / "unpacked" / f"{lib_dir_name(package)}-{version}"
         if not (target / "package" / "package.json").exists():
             shutil.rmtree(target, ignore_errors=True)
@@ -168,8 +198,10 @@ def export(notebook: Path, out: Path, frames: str = "cached") -> Path:
     explorer_player.replace_widgets(nb, explorer_frames.frames_for(notebook, frames), out, "frames", notebook.stem)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
     head_end = body.index("</head>")
-    body = (f'{body[:head_end]}<style type="text/css" id="course-css">{COURSE_CSS}</style>\n'
-            f"{explorer_player.head_html()}{body[head_end:]}")
+    body = (
+        f'{body[:head_end]}<style type="text/css" id="course-css">{COURSE_CSS}</style>\n'
+        f"{explorer_player.head_html()}{body[head_end:]}"
+    )
     body_end = body.rindex("</body>")
     body = body[:body_end] + explorer_player.script_html() + body[body_end:]
     target = out / f"{notebook.stem}.slides.html"
@@ -185,7 +217,9 @@ def write_index(out: Path) -> None:
         '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8"><title>슬라이드</title></head>\n'
         f"<body><h1>손으로 익히는 셀프 어텐션: 슬라이드</h1>\n<ul>\n{items}\n</ul>\n"
         "<p>인터넷 없이 열립니다. 방향키로 넘기고, 발표 노트는 슬라이드에 나오지 않습니다.</p>\n"
-        "</body></html>\n", encoding="utf-8")
+        "</body></html>\n",
+        encoding="utf-8",
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -193,10 +227,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("numbers", nargs="*", help="notebook numbers (default: all)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
-    parser.add_argument("--fetch-only", action="store_true",
-                        help="only fill the npm cache (CI runs this before the tests, which stay offline)")
-    parser.add_argument("--frames", choices=("cached", "reuse", "compute", "off"), default="cached",
-                        help="explorer frames: the cache (computing what is missing), the cache only, recompute, or none")
+    parser.add_argument(
+        "--fetch-only",
+        action="store_true",
+        help="only fill the npm cache (CI runs this before the tests, which stay offline)",
+    )
+    parser.add_argument(
+        "--frames",
+        choices=("cached", "reuse", "compute", "off"),
+        default="cached",
+        help="explorer frames: the cache (computing what is missing), the cache only, recompute, or none",
+    )
     args = parser.parse_args(argv)
     if args.fetch_only:
         fetch(args.cache)

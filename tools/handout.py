@@ -74,10 +74,17 @@ def handout_notebook(nb):
                 continue  # the solution (also one placed before a measurement): a reader tries it first
             outputs = [o for o in cell.get("outputs", []) if WIDGET_VIEW not in o.get("data", {})]
             if len(outputs) < len(cell.get("outputs", [])):
-                outputs.append({"output_type": "display_data", "metadata": {}, "data": {
-                    "text/html": '<p class="course-handout-note">(노트북에서는 여기에 슬라이더가 있습니다. '
-                                 "인쇄본에서는 바로 아래 그림이 여러 값을 한꺼번에 보여 줍니다.)</p>",
-                    "text/plain": ""}})
+                outputs.append(
+                    {
+                        "output_type": "display_data",
+                        "metadata": {},
+                        "data": {
+                            "text/html": '<p class="course-handout-note">(노트북에서는 여기에 슬라이더가 있습니다. '
+                            "인쇄본에서는 바로 아래 그림이 여러 값을 한꺼번에 보여 줍니다.)</p>",
+                            "text/plain": "",
+                        },
+                    }
+                )
             cell.outputs = outputs
             if hidden_source(cell):  # TagRemovePreprocessor drops the input, keeps the output
                 cell.metadata.setdefault("tags", []).append(REMOVE_INPUT)
@@ -91,12 +98,17 @@ def to_html(notebook: Path, html_dir: Path) -> Path:
     from nbconvert import HTMLExporter
     from traitlets.config import Config
 
-    config = Config({
-        "HTMLExporter": {"mathjax_url": "lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
-                         "require_js_url": "lib/requirejs/require.js",
-                         "exclude_input_prompt": True, "exclude_output_prompt": True},
-        "TagRemovePreprocessor": {"enabled": True, "remove_input_tags": [REMOVE_INPUT]},
-    })
+    config = Config(
+        {
+            "HTMLExporter": {
+                "mathjax_url": "lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
+                "require_js_url": "lib/requirejs/require.js",
+                "exclude_input_prompt": True,
+                "exclude_output_prompt": True,
+            },
+            "TagRemovePreprocessor": {"enabled": True, "remove_input_tags": [REMOVE_INPUT]},
+        }
+    )
     exporter = HTMLExporter(config=config, template_name="lab")
     exporter.mermaid_js_url = export_slides.MERMAID_STUB  # no CDN module import
     nb = handout_notebook(nbformat.read(notebook, as_version=4))
@@ -121,15 +133,25 @@ def print_pdf(browser, html: Path, pdf: Path, title: str) -> None:
     page = browser.new_page()
     page.route("**/*", only_files)
     page.goto(html.as_uri())
-    page.wait_for_function("() => !window.MathJax || (MathJax.Hub && MathJax.Hub.queue.pending === 0"
-                           " && MathJax.Hub.queue.running === 0)", timeout=120_000)
+    page.wait_for_function(
+        "() => !window.MathJax || (MathJax.Hub && MathJax.Hub.queue.pending === 0 && MathJax.Hub.queue.running === 0)",
+        timeout=120_000,
+    )
     page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=60_000)
     page.wait_for_timeout(300)
-    footer = ('<div style="font-size:8px; width:100%; text-align:center; color:#666;">'
-              f'{title} · <span class="pageNumber"></span> / <span class="totalPages"></span></div>')
-    page.pdf(path=str(pdf), format="A4", print_background=True, display_header_footer=True,
-             header_template="<span></span>", footer_template=footer,
-             margin={"top": "14mm", "bottom": "16mm", "left": "13mm", "right": "13mm"})
+    footer = (
+        '<div style="font-size:8px; width:100%; text-align:center; color:#666;">'
+        f'{title} · <span class="pageNumber"></span> / <span class="totalPages"></span></div>'
+    )
+    page.pdf(
+        path=str(pdf),
+        format="A4",
+        print_background=True,
+        display_header_footer=True,
+        header_template="<span></span>",
+        footer_template=footer,
+        margin={"top": "14mm", "bottom": "16mm", "left": "13mm", "right": "13mm"},
+    )
     page.close()
     if outside:
         raise SystemExit(f"handout: {html.name} tried to reach the network: {outside}")

@@ -71,12 +71,12 @@ def measure(browser, deck: Path) -> list[dict]:
     # Just under 960x700 plus reveal's 4% margin: reveal then scales the slide by a CSS transform
     # (layout at exactly 960 px wide). Above scale 1 it uses CSS zoom, which re-wraps text differently.
     page = browser.new_page(viewport={"width": 998, "height": 727})
-    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
-               else route.abort())
+    page.route(
+        "**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:")) else route.abort()
+    )
     page.goto(deck.as_uri())
     page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
-    page.wait_for_function("() => !window.MathJax || !MathJax.Hub || MathJax.Hub.queue.pending === 0",
-                           timeout=90_000)
+    page.wait_for_function("() => !window.MathJax || !MathJax.Hub || MathJax.Hub.queue.pending === 0", timeout=90_000)
     page.wait_for_timeout(500)
     sizes = page.evaluate(_MEASURE)
     page.close()
@@ -99,9 +99,11 @@ def main(numbers: list[str]) -> int:
             bad = too_big(sizes)
             report[deck.name] = sizes
             worst += len(bad)
-            print(f"{deck.name}: {len(sizes)} slides, {len(bad)} too big"
-                  + "".join(f"\n    slide {s['index']:>3}: {s['width']}x{s['height']} px  {s['title']}" for s in bad),
-                  flush=True)
+            print(
+                f"{deck.name}: {len(sizes)} slides, {len(bad)} too big"
+                + "".join(f"\n    slide {s['index']:>3}: {s['width']}x{s['height']} px  {s['title']}" for s in bad),
+                flush=True,
+            )
     (OUT / "sizes.json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"slides-fit: {worst} slide(s) larger than {WIDTH}x{HEIGHT}")
     return 1 if worst else 0

@@ -70,7 +70,9 @@ def check(exercise_id: str, answer) -> CheckResult:
     except Wrong as wrong:
         return CheckResult(exercise_id, False, str(wrong))
     except NotImplementedError:
-        return CheckResult(exercise_id, False, "아직 구현하지 않았습니다. `raise NotImplementedError` 줄을 지우고 코드를 채우세요.")
+        return CheckResult(
+            exercise_id, False, "아직 구현하지 않았습니다. `raise NotImplementedError` 줄을 지우고 코드를 채우세요."
+        )
     return CheckResult(exercise_id, True, message or "모든 검사를 통과했습니다.")
 
 
@@ -97,9 +99,11 @@ def called_names(fn) -> set[str] | None:
         tree = ast.parse(source)
     except SyntaxError:  # a lambda's line may hold more than the lambda: fall back to the text
         return set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", source))
-    return {node.func.id if isinstance(node.func, ast.Name) else node.func.attr
-            for node in ast.walk(tree) if isinstance(node, ast.Call)
-            and isinstance(node.func, (ast.Name, ast.Attribute))}
+    return {
+        node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
+    }
 
 
 def forbid_calls(fn, names: set[str], why: str) -> None:

@@ -44,28 +44,38 @@ def _self_attention(fn):
     ref = _reference(x, x, w_q, w_k, w_v)
     q, k, d_k = ref["Q"], ref["K"], ref["Q"].shape[-1]
     if got_w.shape != ref["weights"].shape:
-        raise Wrong(f"weights의 모양이 {tuple(got_w.shape)}입니다. 토큰 5개의 셀프 어텐션이면 (T, T) = (5, 5)여야 합니다.")
+        raise Wrong(
+            f"weights의 모양이 {tuple(got_w.shape)}입니다. 토큰 5개의 셀프 어텐션이면 (T, T) = (5, 5)여야 합니다."
+        )
     if got_out.shape != ref["output"].shape:
         hint = ""
         if got_out.shape == x.shape:
             hint = " 출력에 X를 섞었나요? 밸류 V = X W_V를 섞어야 합니다."
         elif got_out.shape == q.shape:
             hint = " 출력에 쿼리나 키(d_k차원)를 섞었습니다. 가중합하는 것은 밸류 V = X W_V입니다."
-        raise Wrong(f"output의 모양이 {tuple(got_out.shape)}입니다. (T, d_v) = {tuple(ref['output'].shape)}여야 합니다.{hint}")
+        raise Wrong(
+            f"output의 모양이 {tuple(got_out.shape)}입니다. (T, d_v) = {tuple(ref['output'].shape)}여야 합니다.{hint}"
+        )
     if torch.allclose(got_w, ref["scores"], atol=1e-6):
         raise Wrong("weights 자리에 점수(QKᵀ/√d_k)를 돌려줬습니다. 소프트맥스를 거쳐야 가중치가 됩니다 (한 행의 합 1).")
     wrong_weights = {
         "√d_k로 나누지 않았습니다 (softmax(QKᵀ)).": torch.softmax(q @ k.T, -1),
         f"d_k={d_k}로 나눴습니다. √d_k = {math.sqrt(d_k):.3f}로 나눠야 합니다.": torch.softmax(q @ k.T / d_k, -1),
-        f"√d_model = √{x.shape[1]}로 나눴습니다. 점수를 나누는 수는 내적의 길이, 곧 키 차원의 제곱근 √d_k = √{d_k}입니다.":
-            torch.softmax(q @ k.T / math.sqrt(x.shape[1]), -1),
-        f"√d_v = √{ref['V'].shape[-1]}로 나눴습니다. 점수를 나누는 수는 밸류가 아니라 키 차원의 제곱근 √d_k = √{d_k}입니다.":
-            torch.softmax(q @ k.T / math.sqrt(ref["V"].shape[-1]), -1),
-        "소프트맥스를 열 방향(dim=0)으로 했습니다: 각 쿼리(행)의 가중치 합이 1이어야 합니다.":
-            torch.softmax(q @ k.T / math.sqrt(d_k), 0),
-        "점수가 전치되었습니다 (KQᵀ): 행은 쿼리, 열은 키여야 합니다 (Q Kᵀ).": torch.softmax(k @ q.T / math.sqrt(d_k), -1),
-        "투영하지 않은 X끼리 내적했습니다: 점수는 Q = X W_Q와 K = X W_K로 계산합니다.":
-            torch.softmax(x @ x.T / math.sqrt(x.shape[1]), -1),
+        f"√d_model = √{x.shape[1]}로 나눴습니다. 점수를 나누는 수는 내적의 길이, 곧 키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(
+            q @ k.T / math.sqrt(x.shape[1]), -1
+        ),
+        f"√d_v = √{ref['V'].shape[-1]}로 나눴습니다. 점수를 나누는 수는 밸류가 아니라 키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(
+            q @ k.T / math.sqrt(ref["V"].shape[-1]), -1
+        ),
+        "소프트맥스를 열 방향(dim=0)으로 했습니다: 각 쿼리(행)의 가중치 합이 1이어야 합니다.": torch.softmax(
+            q @ k.T / math.sqrt(d_k), 0
+        ),
+        "점수가 전치되었습니다 (KQᵀ): 행은 쿼리, 열은 키여야 합니다 (Q Kᵀ).": torch.softmax(
+            k @ q.T / math.sqrt(d_k), -1
+        ),
+        "투영하지 않은 X끼리 내적했습니다: 점수는 Q = X W_Q와 K = X W_K로 계산합니다.": torch.softmax(
+            x @ x.T / math.sqrt(x.shape[1]), -1
+        ),
     }
     for message, w in wrong_weights.items():
         if torch.allclose(got_w, w, atol=1e-6):
@@ -75,8 +85,10 @@ def _self_attention(fn):
         raise Wrong(f"weights[{i}, {j}] = {got_w[i, j].item():.4f}, 정답 {ref['weights'][i, j].item():.4f}입니다.")
     if not torch.allclose(got_out, ref["output"], atol=1e-6):
         i, j = _where(got_out, ref["output"])
-        raise Wrong(f"가중치는 맞지만 output[{i}, {j}] = {got_out[i, j].item():.4f}, "
-                    f"정답 {ref['output'][i, j].item():.4f}입니다 (output = weights @ V).")
+        raise Wrong(
+            f"가중치는 맞지만 output[{i}, {j}] = {got_out[i, j].item():.4f}, "
+            f"정답 {ref['output'][i, j].item():.4f}입니다 (output = weights @ V)."
+        )
     return "세 투영, 점수 QKᵀ/√d_k, 행 방향 소프트맥스, 밸류의 가중합이 모두 맞습니다."
 
 
@@ -88,11 +100,15 @@ def _cross_attention(fn):
     got_out, got_w = _pair(call_learner(fn, dec, enc, w_q, w_k, w_v, what=what, hint=hint), what)
     ref = _reference(dec, enc, w_q, w_k, w_v)
     if got_w.shape == (5, 3):
-        raise Wrong("weights의 모양이 (5, 3)입니다: 쿼리를 인코더에서 만들었습니다. 쿼리는 디코더 상태 3개, "
-                    "키는 인코더 상태 5개라서 (T_q, T_k) = (3, 5)여야 합니다.")
+        raise Wrong(
+            "weights의 모양이 (5, 3)입니다: 쿼리를 인코더에서 만들었습니다. 쿼리는 디코더 상태 3개, "
+            "키는 인코더 상태 5개라서 (T_q, T_k) = (3, 5)여야 합니다."
+        )
     if got_w.shape == (3, 3):
-        raise Wrong(f"weights의 모양이 (3, 3)입니다: 키를 디코더에서 만든 셀프 어텐션입니다. "
-                    f"키는 인코더 상태 5개에서 만들어 (3, 5)가 되어야 합니다. {hint}")
+        raise Wrong(
+            f"weights의 모양이 (3, 3)입니다: 키를 디코더에서 만든 셀프 어텐션입니다. "
+            f"키는 인코더 상태 5개에서 만들어 (3, 5)가 되어야 합니다. {hint}"
+        )
     if got_w.shape != (3, 5):
         raise Wrong(f"weights의 모양이 {tuple(got_w.shape)}입니다. (T_q, T_k) = (3, 5)여야 합니다.")
     if not torch.allclose(got_w, ref["weights"], atol=1e-6):
@@ -101,11 +117,15 @@ def _cross_attention(fn):
         if torch.allclose(got_w, torch.softmax(ref["scores"], 0), atol=1e-6):
             raise Wrong("소프트맥스를 열 방향(dim=0)으로 했습니다: 각 디코더 쿼리(행)의 가중치 합이 1이어야 합니다.")
         if torch.allclose(got_w, ref["scores"], atol=1e-6):
-            raise Wrong("weights 자리에 점수(QKᵀ/√d_k)를 돌려줬습니다. 소프트맥스를 거쳐야 가중치가 됩니다 (한 행의 합 1).")
+            raise Wrong(
+                "weights 자리에 점수(QKᵀ/√d_k)를 돌려줬습니다. 소프트맥스를 거쳐야 가중치가 됩니다 (한 행의 합 1)."
+            )
         i, j = _where(got_w, ref["weights"])
         raise Wrong(f"weights[{i}, {j}] = {got_w[i, j].item():.4f}, 정답 {ref['weights'][i, j].item():.4f}입니다.")
     if got_out.shape != ref["output"].shape:
-        raise Wrong(f"output의 모양이 {tuple(got_out.shape)}입니다. (T_q, d_v) = {tuple(ref['output'].shape)}여야 합니다.")
+        raise Wrong(
+            f"output의 모양이 {tuple(got_out.shape)}입니다. (T_q, d_v) = {tuple(ref['output'].shape)}여야 합니다."
+        )
     if not torch.allclose(got_out, ref["output"], atol=1e-6):
         raise Wrong(f"가중치는 맞지만 output이 다릅니다: output = weights @ (enc @ W_V)여야 합니다. {hint}")
     return "쿼리 3개(디코더)가 키·밸류 5개(인코더)를 봅니다: weights (3, 5), output (3, d_v)."
@@ -129,13 +149,15 @@ def _c_for(score: float) -> float:
     return math.sqrt(math.sqrt(_D_K) * score)
 
 
-_LN = math.log(_TARGET * _OTHERS / (1 - _TARGET))   # ln 63: the score that gives 0.9
+_LN = math.log(_TARGET * _OTHERS / (1 - _TARGET))  # ln 63: the score that gives 0.9
 _MISTAKES = {
     "√d_k로 나누는 것을 빠뜨렸습니다: 점수는 c²이 아니라 c²/√d_k = c²/√2입니다.": math.sqrt(_LN),
     "다른 키 7개를 빠뜨렸습니다: '먹었다' 행에는 점수 0인 키가 7개 있어 e^s/(e^s + 7) = 0.9를 풀어야 합니다 "
     "(e^s/(e^s + 1)이 아니라).": _c_for(math.log(_TARGET / (1 - _TARGET))),
-    "점수를 c/√2로 두었습니다: W^Q와 W^K 둘 다 c를 곱하므로 점수는 c·c/√2 = c²/√2입니다 (c를 제곱근으로 풀어야 합니다).":
-        math.sqrt(_D_K) * _LN,
+    "점수를 c/√2로 두었습니다: W^Q와 W^K 둘 다 c를 곱하므로 점수는 c·c/√2 = c²/√2입니다 (c를 제곱근으로 풀어야 합니다).": math.sqrt(
+        _D_K
+    )
+    * _LN,
     "ln(63) 대신 log10(63)을 썼습니다: 소프트맥스의 지수는 자연로그(math.log)로 풉니다.": _c_for(math.log10(63)),
 }
 
@@ -154,13 +176,19 @@ def _chicken_strength(c):
     w = chicken_weight(c)
     if abs(w - _TARGET) <= _TOL:
         sign = " (c의 부호는 W^Q와 W^K에 함께 곱해지므로 c²에서 사라집니다)" if c < 0 else ""
-        return (f"c = {c:.4f}에서 먹었다→치킨을 가중치 {w:.4f}입니다. e^s/(e^s + 7) = 0.9에서 s = ln 63, "
-                f"s = c²/√2이므로 c = √(√2 · ln 63) ≈ {_c_for(_LN):.4f}.{sign}")
+        return (
+            f"c = {c:.4f}에서 먹었다→치킨을 가중치 {w:.4f}입니다. e^s/(e^s + 7) = 0.9에서 s = ln 63, "
+            f"s = c²/√2이므로 c = √(√2 · ln 63) ≈ {_c_for(_LN):.4f}.{sign}"
+        )
     for message, c_wrong in _MISTAKES.items():
         if math.isclose(abs(c), c_wrong, rel_tol=2e-3):
             raise Wrong(f"c = {c:.4f}이면 가중치가 {w:.4f}입니다. {message}")
     if w > _TARGET:
-        raise Wrong(f"c = {c:g}이면 먹었다→치킨을 가중치가 {w:.4f}로 0.9보다 큽니다. 크게 할수록 통과하는 문제가 "
-                    "아닙니다: 가중치가 정확히 0.9가 되는 c를 식으로 구하세요 (점수 c²/√2, 다른 키 7개의 점수 0).")
-    raise Wrong(f"c = {c:g}이면 먹었다→치킨을 가중치가 {w:.4f}로 0.9보다 작습니다. "
-                "'먹었다' 행의 점수를 적어 보세요: '치킨을'은 c²/√2, 나머지 7개는 0입니다.")
+        raise Wrong(
+            f"c = {c:g}이면 먹었다→치킨을 가중치가 {w:.4f}로 0.9보다 큽니다. 크게 할수록 통과하는 문제가 "
+            "아닙니다: 가중치가 정확히 0.9가 되는 c를 식으로 구하세요 (점수 c²/√2, 다른 키 7개의 점수 0)."
+        )
+    raise Wrong(
+        f"c = {c:g}이면 먹었다→치킨을 가중치가 {w:.4f}로 0.9보다 작습니다. "
+        "'먹었다' 행의 점수를 적어 보세요: '치킨을'은 c²/√2, 나머지 7개는 0입니다."
+    )

@@ -14,8 +14,8 @@ from . import Wrong, answer_tensor, call_learner, exercise
 def _batch_transpose_hint(fn) -> str:
     """Which transpose broke the batched case: probe with a cube (B = T_k = d_k = 4), where every one runs."""
     gen = torch.Generator().manual_seed(41)
-    q = torch.randn(4, 2, 4, generator=gen, dtype=torch.float64)   # (B, T_q, d_k)
-    k = torch.randn(4, 4, 4, generator=gen, dtype=torch.float64)   # (B, T_k, d_k)
+    q = torch.randn(4, 2, 4, generator=gen, dtype=torch.float64)  # (B, T_q, d_k)
+    k = torch.randn(4, 4, 4, generator=gen, dtype=torch.float64)  # (B, T_k, d_k)
     try:
         got = torch.as_tensor(fn(q.clone(), k.clone()), dtype=torch.float64)
     except Exception:
@@ -23,8 +23,10 @@ def _batch_transpose_hint(fn) -> str:
     fix = "k.transpose(-2, -1)로 마지막 두 축(T_k, d_k)만 바꾸세요."
     if got is not None and got.shape == (4, 2, 4):
         if torch.allclose(got, q @ k.transpose(0, 1) / 2, atol=1e-9):
-            return ("k.transpose(0, 1)은 배치 차원이 있으면 첫 두 축, 곧 배치 축 B와 키 축 T_k를 맞바꿉니다 "
-                    f"((B, T_k, d_k) → (T_k, B, d_k)): 2차원에서만 kᵀ입니다. {fix}")
+            return (
+                "k.transpose(0, 1)은 배치 차원이 있으면 첫 두 축, 곧 배치 축 B와 키 축 T_k를 맞바꿉니다 "
+                f"((B, T_k, d_k) → (T_k, B, d_k)): 2차원에서만 kᵀ입니다. {fix}"
+            )
         if torch.allclose(got, q @ k.permute(2, 1, 0) / 2, atol=1e-9):
             return f"k.T는 모든 축의 순서를 뒤집어 (B, T_k, d_k)를 (d_k, T_k, B)로 만듭니다. {fix}"
     return f"2차원에서만 맞는 전치(k.T, k.transpose(0, 1))는 배치 축까지 옮깁니다. {fix}"
@@ -48,16 +50,20 @@ def _scaled_scores(fn):
         d_k, want = q_shape[-1], raw / math.sqrt(q_shape[-1])
         if got.shape != want.shape:
             if got.shape == want.transpose(-2, -1).shape:
-                raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 행이 쿼리, 열이 키인 "
-                            f"{tuple(want.shape)}여야 합니다: q @ kᵀ 순서를 확인하세요.")
+                raise Wrong(
+                    f"{what}의 모양이 {tuple(got.shape)}입니다. 행이 쿼리, 열이 키인 "
+                    f"{tuple(want.shape)}여야 합니다: q @ kᵀ 순서를 확인하세요."
+                )
             raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. (…, T_q, T_k) = {tuple(want.shape)}이어야 합니다.")
         if torch.allclose(got, want, atol=1e-9):
             continue
         if torch.allclose(got, raw, atol=1e-9):
             raise Wrong(f"√d_k로 나누지 않았습니다 ({what}: d_k = {d_k}). 점수의 분산이 1이 아니라 d_k가 됩니다.")
         if torch.allclose(got, raw / d_k, atol=1e-9):
-            raise Wrong(f"d_k = {d_k}로 나눴습니다. √d_k = {math.sqrt(d_k):.3g}로 나눠야 분산이 1이 됩니다 "
-                        f"(d_k로 나누면 분산이 1/d_k = {1 / d_k:.3g}로 줄어 가중치가 너무 평평해집니다).")
+            raise Wrong(
+                f"d_k = {d_k}로 나눴습니다. √d_k = {math.sqrt(d_k):.3g}로 나눠야 분산이 1이 됩니다 "
+                f"(d_k로 나누면 분산이 1/d_k = {1 / d_k:.3g}로 줄어 가중치가 너무 평평해집니다)."
+            )
         if torch.allclose(got, raw * math.sqrt(d_k), atol=1e-9):
             raise Wrong(f"√d_k를 곱했습니다. 나눠야 합니다 ({what}).")
         for name, n in (("T_q", q_shape[-2]), ("T_k", k_shape[-2])):
@@ -86,16 +92,22 @@ def _scale_factor(c):
     if not (math.isfinite(c) and c > 0):
         raise Wrong(f"c = {c}: 나누는 수는 양의 유한한 수여야 합니다.")
     if math.isclose(c, math.sqrt(_DK_EX2), rel_tol=1e-6):
-        raise Wrong(f"c = √d_k = {c:g}는 성분 분산이 1일 때의 답입니다. 여기서는 Var(q_j) = {_VAR_Q:g}라서 "
-                    f"Var(q·k) = d_k·Var(q_j)·Var(k_j)입니다.")
+        raise Wrong(
+            f"c = √d_k = {c:g}는 성분 분산이 1일 때의 답입니다. 여기서는 Var(q_j) = {_VAR_Q:g}라서 "
+            f"Var(q·k) = d_k·Var(q_j)·Var(k_j)입니다."
+        )
     if math.isclose(c, var, rel_tol=1e-6):
-        raise Wrong(f"c = {c:g}는 분산 그 자체입니다. 점수를 c로 나누면 분산은 c²로 나뉘므로 "
-                    "c는 표준편차(분산의 제곱근)여야 합니다.")
+        raise Wrong(
+            f"c = {c:g}는 분산 그 자체입니다. 점수를 c로 나누면 분산은 c²로 나뉘므로 "
+            "c는 표준편차(분산의 제곱근)여야 합니다."
+        )
     if math.isclose(c, _DK_EX2, rel_tol=1e-6):
-        raise Wrong(f"c = d_k = {c:g}로 나누면 분산이 {var:g}/{c * c:g} = {var / c ** 2:.3g}가 됩니다. 제곱근을 빠뜨렸나요?")
+        raise Wrong(
+            f"c = d_k = {c:g}로 나누면 분산이 {var:g}/{c * c:g} = {var / c**2:.3g}가 됩니다. 제곱근을 빠뜨렸나요?"
+        )
     if math.isclose(c, _VAR_Q * math.sqrt(_DK_EX2), rel_tol=1e-6):
         raise Wrong(f"c = {c:g}: σ_q 대신 분산 σ_q² = {_VAR_Q:g}를 곱했습니다. q의 표준편차는 √{_VAR_Q:g}입니다.")
-    raise Wrong(f"c = {c:g}로 나누면 점수의 분산이 {var:g}/{c * c:.4g} = {var / c ** 2:.4g}입니다. 1이 되어야 합니다.")
+    raise Wrong(f"c = {c:g}로 나누면 점수의 분산이 {var:g}/{c * c:.4g} = {var / c**2:.4g}입니다. 1이 되어야 합니다.")
 
 
 @exercise("04-3")
@@ -112,17 +124,23 @@ def _jacobian(fn):
         if torch.allclose(got, want, atol=1e-9):
             continue
         if torch.allclose(got, -want, atol=1e-9):
-            raise Wrong("부호가 반대입니다: ∂w_i/∂s_i = w_i(1 − w_i)는 양수입니다 (자기 점수를 올리면 자기 가중치가 커짐).")
+            raise Wrong(
+                "부호가 반대입니다: ∂w_i/∂s_i = w_i(1 − w_i)는 양수입니다 (자기 점수를 올리면 자기 가중치가 커짐)."
+            )
         if torch.allclose(got, torch.diag(w), atol=1e-9):
             raise Wrong("diag(w)만 있습니다. 모든 가중치가 합 1을 나눠 가지므로 w wᵀ를 빼야 합니다.")
         if torch.allclose(got, -torch.outer(w, w), atol=1e-9):
             raise Wrong("−w wᵀ만 있습니다. 대각선에 w_i를 더해야 합니다 (diag(w) − w wᵀ).")
         if torch.allclose(got, torch.diag(w * (1 - w)), atol=1e-9):
-            raise Wrong("대각선 w_i(1 − w_i)는 맞지만 비대각 성분 −w_i w_j가 빠졌습니다: 한 점수를 올리면 "
-                        "다른 가중치는 모두 줄어듭니다.")
+            raise Wrong(
+                "대각선 w_i(1 − w_i)는 맞지만 비대각 성분 −w_i w_j가 빠졌습니다: 한 점수를 올리면 "
+                "다른 가중치는 모두 줄어듭니다."
+            )
         if torch.allclose(got, torch.outer(w, w) - torch.diag(w), atol=1e-9):
             raise Wrong("부호가 반대입니다: diag(w) − w wᵀ 순서로 빼세요.")
         i, j = (int(t) for t in torch.unravel_index((got - want).abs().argmax(), want.shape))
-        raise Wrong(f"{what}: 성분 ({i}, {j})가 {got[i, j].item():.4g}인데 {want[i, j].item():.4g}이어야 합니다 "
-                    f"(∂w_i/∂s_j = w_i(δ_ij − w_j)).")
+        raise Wrong(
+            f"{what}: 성분 ({i}, {j})가 {got[i, j].item():.4g}인데 {want[i, j].item():.4g}이어야 합니다 "
+            f"(∂w_i/∂s_j = w_i(δ_ij − w_j))."
+        )
     return "diag(w) − w wᵀ: 가중치가 원-핫에 가까워지면 모든 성분이 0으로 갑니다."

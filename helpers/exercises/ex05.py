@@ -18,9 +18,9 @@ NEAR_UNIFORM = 0.01  # "almost uniform": the top weight at most 1/n + 0.01
 def _number(x, name: str) -> float:
     if x is None or x is Ellipsis:
         raise Wrong(f"{name}가 비어 있습니다. `...` 자리를 채운 뒤 다시 실행하세요.")
-    if isinstance(x, (list, tuple)) and len(x) == 1:            # a size-1 container: its one number
+    if isinstance(x, (list, tuple)) and len(x) == 1:  # a size-1 container: its one number
         x = x[0]
-    if isinstance(x, (torch.Tensor, np.ndarray, np.generic)):   # tensor, array, 0-d array, numpy scalar
+    if isinstance(x, (torch.Tensor, np.ndarray, np.generic)):  # tensor, array, 0-d array, numpy scalar
         size = x.numel() if isinstance(x, torch.Tensor) else x.size
         if size != 1:
             raise Wrong(f"{name}는 숫자 하나여야 합니다; 모양 {tuple(x.shape)}의 배열(원소 {size}개)을 받았습니다.")
@@ -65,48 +65,68 @@ def _predict_then_measure(answer):
     # The prediction: (z_max − z̄) / (n τ) = 0.01, solved for τ.
     if not _close(predicted, want_pred):
         if _close(predicted, want_meas, 2e-3):
-            raise Wrong(f"tau_predicted = {predicted:.4g}는 측정값입니다. 예측은 소프트맥스 없이 1차 근사식만으로 "
-                        "구하세요: 최대 가중치가 1/n보다 큰 정도 (z_max − z̄)/(n·τ)가 0.01이 되는 τ.")
+            raise Wrong(
+                f"tau_predicted = {predicted:.4g}는 측정값입니다. 예측은 소프트맥스 없이 1차 근사식만으로 "
+                "구하세요: 최대 가중치가 1/n보다 큰 정도 (z_max − z̄)/(n·τ)가 0.01이 되는 τ."
+            )
         if _close(predicted, 2.0):
-            raise Wrong("tau_predicted = 2는 원문이 '거의 균등'이라 부른 온도입니다. 1절에서 본 대로 그때 최대 가중치는 "
-                        "0.48입니다. 1차 근사에서 최대 가중치 − 1/n = (z_max − z̄)/(n·τ)로 두고 0.01과 같게 푸세요.")
+            raise Wrong(
+                "tau_predicted = 2는 원문이 '거의 균등'이라 부른 온도입니다. 1절에서 본 대로 그때 최대 가중치는 "
+                "0.48입니다. 1차 근사에서 최대 가중치 − 1/n = (z_max − z̄)/(n·τ)로 두고 0.01과 같게 푸세요."
+            )
         mistakes = {
             (z.max() / (n * NEAR_UNIFORM)).item(): "z̄를 빼지 않았습니다: 균등에서 벗어난 정도는 점수의 평균 z̄에서 잰 "
-                                                  "z_max − z̄에 비례합니다 (모든 점수에 같은 수를 더해도 가중치는 그대로이므로).",
+            "z_max − z̄에 비례합니다 (모든 점수에 같은 수를 더해도 가중치는 그대로이므로).",
             ((z.max() - z.mean()) / NEAR_UNIFORM).item(): "1/n을 빠뜨렸습니다: w_i ≈ (1/n)(1 + (z_i − z̄)/τ)이므로 "
-                                                        "w_max − 1/n = (z_max − z̄)/(n·τ)입니다.",
+            "w_max − 1/n = (z_max − z̄)/(n·τ)입니다.",
             ((z.max() - z.min()) / (n * NEAR_UNIFORM)).item(): "z_max − z_min을 썼습니다: 1차 근사에서 최대 가중치가 "
-                                                              "1/n보다 큰 정도는 평균에서 잰 z_max − z̄로 정해집니다.",
+            "1/n보다 큰 정도는 평균에서 잰 z_max − z̄로 정해집니다.",
         }
         for value, message in mistakes.items():
             if _close(predicted, value, 5e-3):
                 raise Wrong(f"tau_predicted = {predicted:.4g}: {message}")
-        raise Wrong(f"tau_predicted = {predicted:.4g}는 1차 근사의 답이 아닙니다. w_max − 1/n ≈ (z_max − z̄)/(n·τ)를 "
-                    f"0.01과 같게 놓고 τ에 대해 푸세요 (z̄ = {z.mean().item():.4g}, n = {n}).")
+        raise Wrong(
+            f"tau_predicted = {predicted:.4g}는 1차 근사의 답이 아닙니다. w_max − 1/n ≈ (z_max − z̄)/(n·τ)를 "
+            f"0.01과 같게 놓고 τ에 대해 푸세요 (z̄ = {z.mean().item():.4g}, n = {n})."
+        )
     # The measurement: the smallest τ with top weight <= 1/3 + 0.01.
     if not _close(measured, want_meas):
         top = _top_weight(z, measured)
         if _close(measured, predicted, 1e-6):
-            raise Wrong(f"tau_measured가 예측값과 같습니다. 실제로 재 보면 τ = {predicted:.4g}에서 최대 가중치는 "
-                        f"{top:.6f}로 1/3 + 0.01 = {target:.6f}보다 조금 큽니다. softmax_t로 τ를 바꿔 가며 재세요.")
+            raise Wrong(
+                f"tau_measured가 예측값과 같습니다. 실제로 재 보면 τ = {predicted:.4g}에서 최대 가중치는 "
+                f"{top:.6f}로 1/3 + 0.01 = {target:.6f}보다 조금 큽니다. softmax_t로 τ를 바꿔 가며 재세요."
+            )
         if abs(1 / n - torch.softmax(z / measured, dim=-1).min().item() - NEAR_UNIFORM) < 1e-4:
-            raise Wrong(f"tau_measured = {measured:.4g}에서는 최소 가중치가 1/3 − 0.01입니다. 기준은 최대 가중치가 "
-                        f"1/3 + 0.01 이하가 되는 것입니다 (그 τ에서 최대 가중치 {top:.4f}).")
+            raise Wrong(
+                f"tau_measured = {measured:.4g}에서는 최소 가중치가 1/3 − 0.01입니다. 기준은 최대 가중치가 "
+                f"1/3 + 0.01 이하가 되는 것입니다 (그 τ에서 최대 가중치 {top:.4f})."
+            )
         if top > target:
-            raise Wrong(f"τ = {measured:.4g}에서 최대 가중치가 {top:.5f}로 1/3 + 0.01 = {target:.5f}보다 큽니다: "
-                        "아직 덜 균등합니다. τ를 키우세요.")
-        raise Wrong(f"τ = {measured:.4g}에서 최대 가중치 {top:.5f}는 기준을 만족하지만 가장 작은 τ가 아닙니다: "
-                    f"더 작은 τ에서도 1/3 + 0.01 = {target:.5f} 이하입니다. 경계를 더 정확히 찾으세요 (상대 오차 0.1% 안).")
+            raise Wrong(
+                f"τ = {measured:.4g}에서 최대 가중치가 {top:.5f}로 1/3 + 0.01 = {target:.5f}보다 큽니다: "
+                "아직 덜 균등합니다. τ를 키우세요."
+            )
+        raise Wrong(
+            f"τ = {measured:.4g}에서 최대 가중치 {top:.5f}는 기준을 만족하지만 가장 작은 τ가 아닙니다: "
+            f"더 작은 τ에서도 1/3 + 0.01 = {target:.5f} 이하입니다. 경계를 더 정확히 찾으세요 (상대 오차 0.1% 안)."
+        )
     gap = (measured - predicted) / measured
-    return (f"예측 τ ≈ {predicted:.2f}, 측정 τ ≈ {measured:.2f}: 1차 근사가 {abs(gap):.1%} 안으로 맞습니다. "
-            "근사는 e^x ≈ 1 + x에서 나온 것이라, 버린 항은 1/τ²에 비례하고 τ가 클수록 더 정확해집니다. "
-            "그리고 원문의 τ = 2는 '거의 균등'과 거리가 멉니다: 이 기준으로는 열 배 넘게 커야 합니다.")
+    return (
+        f"예측 τ ≈ {predicted:.2f}, 측정 τ ≈ {measured:.2f}: 1차 근사가 {abs(gap):.1%} 안으로 맞습니다. "
+        "근사는 e^x ≈ 1 + x에서 나온 것이라, 버린 항은 1/τ²에 비례하고 τ가 클수록 더 정확해집니다. "
+        "그리고 원문의 τ = 2는 '거의 균등'과 거리가 멉니다: 이 기준으로는 열 배 넘게 커야 합니다."
+    )
 
 
 @exercise("05-2")
 def _check_entropy(fn):
-    forbid_calls(fn, {"xlogy", "entr", "entropy"}, "이 문제는 위의 `entropy`가 기대는 `torch.special.xlogy` 없이 "
-                 "`torch.log`와 `torch.where`(또는 불리언 마스크)로 0 · log 0 = 0을 직접 처리하는 연습입니다.")
+    forbid_calls(
+        fn,
+        {"xlogy", "entr", "entropy"},
+        "이 문제는 위의 `entropy`가 기대는 `torch.special.xlogy` 없이 "
+        "`torch.log`와 `torch.where`(또는 불리언 마스크)로 0 · log 0 = 0을 직접 처리하는 연습입니다.",
+    )
     cases = [
         [0.25, 0.25, 0.25, 0.25],
         [0.7, 0.2, 0.1],
@@ -119,16 +139,22 @@ def _check_entropy(fn):
         got = answer_tensor(call_learner(fn, x.clone(), what=what), "my_entropy")
         want = -torch.special.xlogy(x, x).sum()
         if got.numel() != 1:
-            raise Wrong(f"{what}의 결과는 숫자 하나여야 합니다. 모양 {tuple(got.shape)}의 값을 돌려줬습니다 (.sum()을 빠뜨렸나요?).")
+            raise Wrong(
+                f"{what}의 결과는 숫자 하나여야 합니다. 모양 {tuple(got.shape)}의 값을 돌려줬습니다 (.sum()을 빠뜨렸나요?)."
+            )
         got = got.reshape(())
         if torch.isnan(got):
-            raise Wrong(f"{what}이 NaN입니다: 0 · log 0 = 0 · (−inf) = NaN이 됩니다. "
-                        "w = 0인 항은 0으로 두세요 (torch.special.xlogy(w, w) 또는 torch.where).")
+            raise Wrong(
+                f"{what}이 NaN입니다: 0 · log 0 = 0 · (−inf) = NaN이 됩니다. "
+                "w = 0인 항은 0으로 두세요 (torch.special.xlogy(w, w) 또는 torch.where)."
+            )
         if torch.isclose(got, -want, atol=1e-9) and want > 0:
             raise Wrong(f"{what} = {got.item():.4f}: 부호가 반대입니다. 엔트로피는 −Σ w log w로, 0 이상입니다.")
         if torch.isclose(got, want / math.log(2), atol=1e-9) and want > 0:
-            raise Wrong(f"{what} = {got.item():.4f}: 밑이 2인 로그(비트)를 썼습니다. 여기서는 자연로그(nat)를 씁니다 "
-                        f"(정답 {want.item():.4f}).")
+            raise Wrong(
+                f"{what} = {got.item():.4f}: 밑이 2인 로그(비트)를 썼습니다. 여기서는 자연로그(nat)를 씁니다 "
+                f"(정답 {want.item():.4f})."
+            )
         if not torch.isclose(got, want, atol=1e-9):
             raise Wrong(f"{what} = {got.item():.4f}, 정답 {want.item():.4f} (균등한 n개면 log n, 원-핫이면 0).")
     return "균등한 4개는 log 4 ≈ 1.386, 원-핫은 0: 0 · log 0 항도 올바르게 0으로 처리했습니다."
@@ -148,8 +174,14 @@ def _check_tau_half(tau):
     tau = _number(tau, "τ")
     top = _top_weight(_bae_row(), tau)
     if top > 0.51:
-        raise Wrong(f"τ = {tau:.4g}에서 '배' 행의 최대 가중치가 {top:.3f}로 0.5보다 큽니다: 너무 날카롭습니다. τ를 키우세요.")
+        raise Wrong(
+            f"τ = {tau:.4g}에서 '배' 행의 최대 가중치가 {top:.3f}로 0.5보다 큽니다: 너무 날카롭습니다. τ를 키우세요."
+        )
     if top < 0.49:
-        raise Wrong(f"τ = {tau:.4g}에서 '배' 행의 최대 가중치가 {top:.3f}로 0.5보다 작습니다: 아직 너무 평평합니다. τ를 줄이세요.")
-    return (f"τ = {tau:.4g}에서 최대 가중치 {top:.3f}. √d_k = 2로 나눈 점수를 τ로 한 번 더 나누니, "
-            f"실제로는 QKᵀ를 {2 * tau:.4g}로 나누는 셈입니다.")
+        raise Wrong(
+            f"τ = {tau:.4g}에서 '배' 행의 최대 가중치가 {top:.3f}로 0.5보다 작습니다: 아직 너무 평평합니다. τ를 줄이세요."
+        )
+    return (
+        f"τ = {tau:.4g}에서 최대 가중치 {top:.3f}. √d_k = 2로 나눈 점수를 τ로 한 번 더 나누니, "
+        f"실제로는 QKᵀ를 {2 * tau:.4g}로 나누는 셈입니다."
+    )

@@ -16,9 +16,9 @@ _CASES = ((2, 5, 12, 3), (1, 7, 12, 2))  # (B, T, C, h)
 _MISTAKES = {
     "scale_by_c": "점수를 √C(= √d_model)로 나눴습니다. 헤드 하나의 내적은 d = C/h개 항의 합이므로 √d로 나눠야 합니다.",
     "split_without_transpose": "Q·K·V를 view/reshape로 곧바로 (B, h, T, d)로 만들었습니다. 그러면 한 '헤드'의 행이 "
-                               "여러 토큰의 특성 조각이 됩니다. (B, T, h, d)로 나눈 뒤 transpose(1, 2) 하세요.",
+    "여러 토큰의 특성 조각이 됩니다. (B, T, h, d)로 나눈 뒤 transpose(1, 2) 하세요.",
     "merge_without_transpose": "헤드 출력 (B, h, T, d)를 곧바로 reshape(B, T, C) 했습니다. 한 토큰의 출력에 다른 토큰의 "
-                               "헤드 출력이 들어갑니다. 먼저 transpose(1, 2)로 (B, T, h, d)를 만든 뒤 합치세요.",
+    "헤드 출력이 들어갑니다. 먼저 transpose(1, 2)로 (B, T, h, d)를 만든 뒤 합치세요.",
     "head_order": "헤드를 거꾸로 이어 붙였습니다. out_proj의 열 블록은 헤드 0, 1, 2, … 순서를 가정합니다.",
     "no_in_bias": "in_proj_bias를 빠뜨렸습니다. Q·K·V 투영에도 편향이 있습니다: F.linear(x, m.in_proj_weight, m.in_proj_bias).",
     "no_out_bias": "출력 투영의 편향(m.out_proj.bias)을 빠뜨렸습니다. m.out_proj(...)를 그대로 호출하세요.",
@@ -38,7 +38,7 @@ def _variant(m: nn.MultiheadAttention, x: torch.Tensor, mistake: str | None = No
     else:
         q, k, v = (y.view(b, t, h, d).transpose(1, 2) for y in (q, k, v))
     scale = c if mistake == "scale_by_c" else d
-    heads = torch.softmax(q @ k.transpose(-2, -1) / scale ** 0.5, dim=-1) @ v  # (B, h, T, d)
+    heads = torch.softmax(q @ k.transpose(-2, -1) / scale**0.5, dim=-1) @ v  # (B, h, T, d)
     if mistake == "head_order":
         heads = heads.flip(1)
     merged = heads.reshape(b, t, c) if mistake == "merge_without_transpose" else heads.transpose(1, 2).reshape(b, t, c)
@@ -59,10 +59,12 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and torch.allclose(a, b, atol=1e-8, rtol=1e-6)
 
 
-_FORBIDDEN_CALL = ("m(x, x, x)로 모듈 자체를 호출했습니다(또는 F.multi_head_attention_forward를 썼습니다). 그러면 검사기가 "
-                   "비교하는 값을 그대로 돌려주는 셈이라 아무것도 확인되지 않습니다. 이 문제는 m.in_proj_weight, "
-                   "m.in_proj_bias, m.out_proj만으로 투영 → 헤드 나누기 → 어텐션 → 합치기 → 출력 투영을 직접 계산하는 "
-                   "연습입니다.")
+_FORBIDDEN_CALL = (
+    "m(x, x, x)로 모듈 자체를 호출했습니다(또는 F.multi_head_attention_forward를 썼습니다). 그러면 검사기가 "
+    "비교하는 값을 그대로 돌려주는 셈이라 아무것도 확인되지 않습니다. 이 문제는 m.in_proj_weight, "
+    "m.in_proj_bias, m.out_proj만으로 투영 → 헤드 나누기 → 어텐션 → 합치기 → 출력 투영을 직접 계산하는 "
+    "연습입니다."
+)
 
 
 def _call_without_the_module(fn, m: nn.MultiheadAttention, x: torch.Tensor, what: str):
@@ -93,11 +95,14 @@ def _assemble(fn):
         x = torch.randn(b, t, c, dtype=torch.float64, generator=torch.Generator().manual_seed(10 + i))
         with torch.no_grad():
             want = m(x, x, x, need_weights=False)[0]
-            got = answer_tensor(_call_without_the_module(fn, m, x.clone(),
-                                                         what=f"assemble_mha(m, x), x {tuple(x.shape)}, h={h}"),
-                                "assemble_mha")
+            got = answer_tensor(
+                _call_without_the_module(fn, m, x.clone(), what=f"assemble_mha(m, x), x {tuple(x.shape)}, h={h}"),
+                "assemble_mha",
+            )
             if got.shape != want.shape:
-                raise Wrong(f"결과의 모양이 {tuple(got.shape)}입니다. 입력과 같은 (B, T, C) = {tuple(want.shape)}이어야 합니다.")
+                raise Wrong(
+                    f"결과의 모양이 {tuple(got.shape)}입니다. 입력과 같은 (B, T, C) = {tuple(want.shape)}이어야 합니다."
+                )
             if _close(got, want):
                 continue
             for mistake, message in _MISTAKES.items():
@@ -106,16 +111,24 @@ def _assemble(fn):
             for order in itertools.permutations(range(3)):
                 if order != (0, 1, 2) and _close(got, _variant(m, x, order=order)):
                     names = "".join("QKV"[j] for j in order)
-                    raise Wrong(f"in_proj_weight를 세 조각으로 나눈 순서가 틀렸습니다: 위에서부터 W^Q, W^K, W^V 순서로 "
-                                f"쌓여 있는데 {names} 순서로 썼습니다.")
+                    raise Wrong(
+                        f"in_proj_weight를 세 조각으로 나눈 순서가 틀렸습니다: 위에서부터 W^Q, W^K, W^V 순서로 "
+                        f"쌓여 있는데 {names} 순서로 썼습니다."
+                    )
             if i > 0 and not _close(got, want):
-                raise Wrong(f"h = {_CASES[0][3]}에서는 맞았지만 h = {h}에서 틀립니다. 헤드 수를 숫자로 적지 말고 "
-                            "m.num_heads에서 읽으세요.")
+                raise Wrong(
+                    f"h = {_CASES[0][3]}에서는 맞았지만 h = {h}에서 틀립니다. 헤드 수를 숫자로 적지 말고 "
+                    "m.num_heads에서 읽으세요."
+                )
             worst = (got - want).abs().max().item()
-            raise Wrong(f"결과가 m(x, x, x)[0]과 다릅니다 (최대 차이 {worst:.3g}). 흔한 실수(√C, 전치 누락, 헤드 순서, "
-                        "Q·K·V 순서, 편향)는 아닙니다. 소프트맥스의 축(dim=-1: 키 방향)과 out_proj를 확인하세요.")
-    return ("in_proj_weight를 Q·K·V로 자르고, (B, T, h, d) → (B, h, T, d)로 나누고, √d로 나누고, "
-            "transpose 뒤 합쳐 out_proj: nn.MultiheadAttention과 같습니다.")
+            raise Wrong(
+                f"결과가 m(x, x, x)[0]과 다릅니다 (최대 차이 {worst:.3g}). 흔한 실수(√C, 전치 누락, 헤드 순서, "
+                "Q·K·V 순서, 편향)는 아닙니다. 소프트맥스의 축(dim=-1: 키 방향)과 out_proj를 확인하세요."
+            )
+    return (
+        "in_proj_weight를 Q·K·V로 자르고, (B, T, h, d) → (B, h, T, d)로 나누고, √d로 나누고, "
+        "transpose 뒤 합쳐 out_proj: nn.MultiheadAttention과 같습니다."
+    )
 
 
 def _gqa_params(c: int, h: int, g: int, bias: bool) -> int:
@@ -137,15 +150,22 @@ def _gqa_param_count(fn):
             continue
         d = c // h
         hints = {
-            4 * c * c + (4 * c if bias else 0): "키·밸류 투영을 C×C로 셌습니다. 키·밸류 헤드가 g개면 W^K, W^V는 C×(g·d)입니다",
-            2 * c * c + 2 * c * g * c + ((2 * c + 2 * g * c) if bias else 0):
-                "키·밸류 투영을 C×(g·C)로 셌습니다. 헤드 하나의 크기는 C가 아니라 d = C/h입니다",
+            4 * c * c
+            + (4 * c if bias else 0): "키·밸류 투영을 C×C로 셌습니다. 키·밸류 헤드가 g개면 W^K, W^V는 C×(g·d)입니다",
+            2 * c * c
+            + 2 * c * g * c
+            + (
+                (2 * c + 2 * g * c) if bias else 0
+            ): "키·밸류 투영을 C×(g·C)로 셌습니다. 헤드 하나의 크기는 C가 아니라 d = C/h입니다",
             _gqa_params(c, h, g, not bias): "편향을 " + ("빠뜨렸습니다" if bias else "bias=False인데 더했습니다"),
             c * c + 3 * c * g * d + ((c + 3 * g * d) if bias else 0): "출력 투영 W^O를 C×(g·d)로 셌습니다. "
-                "W^O는 쿼리 헤드 h개의 출력(C개)을 받으므로 C×C입니다",
-            4 * c * g * d + (4 * g * d if bias else 0): "W^Q도 C×(g·d)로 셌습니다. 쿼리 헤드는 h개 그대로라 W^Q는 C×C입니다",
+            "W^O는 쿼리 헤드 h개의 출력(C개)을 받으므로 C×C입니다",
+            4 * c * g * d
+            + (4 * g * d if bias else 0): "W^Q도 C×(g·d)로 셌습니다. 쿼리 헤드는 h개 그대로라 W^Q는 C×C입니다",
         }
         hint = hints.get(int(got)) if float(got).is_integer() else None
         raise Wrong(f"{call} = {got:g}, 정답은 {want}입니다." + (f" {hint}." if hint else ""))
-    return ("2C² + 2C·g·d (+ 편향): 쿼리 헤드 수 h는 C를 나누는 방법일 뿐이고, 줄어드는 것은 키·밸류 쪽(g)뿐입니다. "
-            "g = h면 MHA의 4C² + 4C, g = 1이면 MQA입니다.")
+    return (
+        "2C² + 2C·g·d (+ 편향): 쿼리 헤드 수 h는 C를 나누는 방법일 뿐이고, 줄어드는 것은 키·밸류 쪽(g)뿐입니다. "
+        "g = h면 MHA의 4C² + 4C, g = 1이면 MQA입니다."
+    )

@@ -48,10 +48,14 @@ def _naive_peak(fn):
         for value, message in hints:
             if math.isclose(got, value, rel_tol=1e-9):
                 raise Wrong(f"{call} = {got:,.6g}: {message}. 측정한 최대 메모리는 {measured:,}바이트입니다.")
-        raise Wrong(f"{call} = {got:,.6g}, 측정한 최대 메모리는 {measured:,}바이트입니다. "
-                    "계산 도중 어떤 텐서들이 동시에 살아 있는지 세어 보세요.")
-    return ("예측이 측정과 바이트 단위로 같습니다: 4·B·h·(2N² + Nd). S와 P, 두 N×N 행렬이 출력과 함께 살아 있는 "
-            "순간이 최대입니다. N이 2배가 되면 거의 4배입니다.")
+        raise Wrong(
+            f"{call} = {got:,.6g}, 측정한 최대 메모리는 {measured:,}바이트입니다. "
+            "계산 도중 어떤 텐서들이 동시에 살아 있는지 세어 보세요."
+        )
+    return (
+        "예측이 측정과 바이트 단위로 같습니다: 4·B·h·(2N² + Nd). S와 P, 두 N×N 행렬이 출력과 함께 살아 있는 "
+        "순간이 최대입니다. N이 2배가 되면 거의 4배입니다."
+    )
 
 
 def _block_state(scores: torch.Tensor, values: torch.Tensor):
@@ -78,11 +82,15 @@ def _merge_states(fn):
         l_want, acc_want = a[1] * ca + b[1] * cb, a[2] * ca + b[2] * cb
         case = f"(블록 A 점수 +{shift_a:g}, 블록 B 점수 +{shift_b:g})"
         if m.shape != m_want.shape or l.shape != l_want.shape or acc.shape != acc_want.shape:
-            raise Wrong(f"모양이 다릅니다: m {tuple(m.shape)}, l {tuple(l.shape)}, acc {tuple(acc.shape)}; "
-                        f"기대 {tuple(m_want.shape)}, {tuple(l_want.shape)}, {tuple(acc_want.shape)}.")
+            raise Wrong(
+                f"모양이 다릅니다: m {tuple(m.shape)}, l {tuple(l.shape)}, acc {tuple(acc.shape)}; "
+                f"기대 {tuple(m_want.shape)}, {tuple(l_want.shape)}, {tuple(acc_want.shape)}."
+            )
         if not (torch.isfinite(m).all() and torch.isfinite(l).all() and torch.isfinite(acc).all()):
-            raise Wrong(f"{case}에서 NaN/inf가 나옵니다: exp(m_A)처럼 최댓값을 빼지 않은 지수는 넘칩니다. "
-                        "exp(m_A − m), exp(m_B − m)처럼 차이만 지수에 넣으세요.")
+            raise Wrong(
+                f"{case}에서 NaN/inf가 나옵니다: exp(m_A)처럼 최댓값을 빼지 않은 지수는 넘칩니다. "
+                "exp(m_A − m), exp(m_B − m)처럼 차이만 지수에 넣으세요."
+            )
         # Any state with the two invariants is right: acc / l is the attention and l·e^m = Σ e^s over both
         # blocks (m = max with l = Σ e^(s−m), or m = log-sum-exp with l = 1, ...).
         full = torch.softmax(scores, dim=-1) @ values
@@ -90,18 +98,24 @@ def _merge_states(fn):
         if (l > 0).all() and torch.allclose(m + torch.log(l), total) and torch.allclose(acc / l, full, atol=1e-10):
             continue
         if torch.allclose(l, l_want) and torch.allclose(acc, acc_want) and not torch.allclose(m, m_want):
-            raise Wrong(f"{case}: l과 acc는 max(m_A, m_B) 기준으로 맞췄는데 돌려준 m이 그 값이 아닙니다. "
-                        "m도 max(m_A, m_B)로 돌려주세요.")
+            raise Wrong(
+                f"{case}: l과 acc는 max(m_A, m_B) 기준으로 맞췄는데 돌려준 m이 그 값이 아닙니다. "
+                "m도 max(m_A, m_B)로 돌려주세요."
+            )
         if torch.allclose(l, a[1] + b[1]) and not torch.allclose(l, l_want):
-            raise Wrong(f"{case}: l_A + l_B를 그대로 더했습니다. 두 합은 서로 다른 최댓값을 빼고 구한 것이라 "
-                        "먼저 exp(m_A − m), exp(m_B − m)를 곱해 같은 기준으로 맞춰야 합니다.")
+            raise Wrong(
+                f"{case}: l_A + l_B를 그대로 더했습니다. 두 합은 서로 다른 최댓값을 빼고 구한 것이라 "
+                "먼저 exp(m_A − m), exp(m_B − m)를 곱해 같은 기준으로 맞춰야 합니다."
+            )
         if torch.allclose(l, a[1] / ca + b[1] / cb) and not torch.allclose(l, l_want):
             raise Wrong(f"{case}: 보정 계수의 부호가 반대입니다. exp(m − m_A)가 아니라 exp(m_A − m) (≤ 1)을 곱하세요.")
         if torch.allclose(acc, a[2] + b[2]) and not torch.allclose(acc, acc_want):
             raise Wrong(f"{case}: acc를 그대로 더했습니다. acc에도 l과 같은 보정 계수를 곱해야 합니다.")
         if not ((l > 0).all() and torch.allclose(m + torch.log(l), total)):
-            raise Wrong(f"{case}: l·e^m이 두 블록 전체의 지수 합 Σe^s와 다릅니다 "
-                        "(m = max(m_A, m_B)라면 l = l_A·exp(m_A − m) + l_B·exp(m_B − m)).")
+            raise Wrong(
+                f"{case}: l·e^m이 두 블록 전체의 지수 합 Σe^s와 다릅니다 "
+                "(m = max(m_A, m_B)라면 l = l_A·exp(m_A − m) + l_B·exp(m_B − m))."
+            )
         raise Wrong(f"{case}: acc / l이 softmax(점수) @ V와 다릅니다: acc에 l과 같은 보정 계수를 곱했는지 확인하세요.")
     return "두 블록의 상태를 합친 결과의 acc / l이 전체 softmax 어텐션과 일치합니다 (점수가 1000이어도)."
 
@@ -126,8 +140,10 @@ def _causal_linear(fn):
         raise Wrong(f"출력 모양이 {tuple(got.shape)}입니다. 입력 (2, 7, 5)에 대해 (2, 7, 5)여야 합니다.")
     if not torch.allclose(got, want, atol=1e-8):
         if torch.allclose(got, linear_attention(q, k, v), atol=1e-8):
-            raise Wrong("인과가 아닌 선형 어텐션입니다: 쿼리 i가 뒤의 키(j > i)까지 봤습니다. "
-                        "합 φ(K)ᵀV와 φ(K)ᵀ1을 i까지의 누적 합으로 바꾸세요.")
+            raise Wrong(
+                "인과가 아닌 선형 어텐션입니다: 쿼리 i가 뒤의 키(j > i)까지 봤습니다. "
+                "합 φ(K)ᵀV와 φ(K)ᵀ1을 i까지의 누적 합으로 바꾸세요."
+            )
         if torch.allclose(got, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=1e-8):
             raise Wrong("소프트맥스 어텐션의 결과입니다. φ(x) = elu(x) + 1 특징 함수로 선형 어텐션을 계산하세요.")
         phi_q, phi_k = F.elu(q) + 1, F.elu(k) + 1  # (..., N, d)
@@ -139,16 +155,24 @@ def _causal_linear(fn):
             raise Wrong("쿼리 i가 자기 자신(j = i)을 빼고 j < i만 봤습니다. 누적 합에 키 i도 넣으세요.")
         unnormalised = torch.einsum("...d,...de->...e", phi_q, torch.cumsum(outer, dim=-3))
         if torch.allclose(got, unnormalised, atol=1e-8):
-            raise Wrong("분모로 나누지 않았습니다: 각 쿼리의 가중치 합이 1이 되도록 φ(q_i)·(φ(k_1) + … + φ(k_i))로 나누세요.")
-        raise Wrong(f"값이 인과 선형 어텐션과 다릅니다 (최대 차이 {(got - want).abs().max().item():.3g}). "
-                    "출력 i = φ(q_i)·S_i / φ(q_i)·z_i, S_i = Σ_(j≤i) φ(k_j)v_jᵀ, z_i = Σ_(j≤i) φ(k_j)입니다.")
+            raise Wrong(
+                "분모로 나누지 않았습니다: 각 쿼리의 가중치 합이 1이 되도록 φ(q_i)·(φ(k_1) + … + φ(k_i))로 나누세요."
+            )
+        raise Wrong(
+            f"값이 인과 선형 어텐션과 다릅니다 (최대 차이 {(got - want).abs().max().item():.3g}). "
+            "출력 i = φ(q_i)·S_i / φ(q_i)·z_i, S_i = Σ_(j≤i) φ(k_j)v_jᵀ, z_i = Σ_(j≤i) φ(k_j)입니다."
+        )
     n, d = 2048, 16
     big = [torch.randn(1, n, d, generator=gen) for _ in range(3)]
     peak = peak_memory_bytes(fn, *big)
     matrix = n * n * 4
     if peak >= matrix // 2:
-        raise Wrong(f"N = {n}에서 최대 메모리가 {peak / 2**20:.1f} MiB입니다: N×N 행렬({matrix / 2**20:.0f} MiB)을 "
-                    "만들었습니다. 누적 합(torch.cumsum)으로 S_i와 z_i를 만들면 N×d×d_v면 됩니다.")
-    return (f"값이 같고, N = {n}에서 최대 메모리 {peak / 2**20:.2f} MiB (N×N 행렬이었다면 "
-            f"{matrix / 2**20:.0f} MiB)로 N×N 행렬 없이 인과 선형 어텐션을 계산했습니다. "
-            "S_i를 하나씩 고쳐 가면 토큰 하나에 d×d_v 상태 하나: 선형 어텐션이 RNN처럼 생성하는 이유입니다.")
+        raise Wrong(
+            f"N = {n}에서 최대 메모리가 {peak / 2**20:.1f} MiB입니다: N×N 행렬({matrix / 2**20:.0f} MiB)을 "
+            "만들었습니다. 누적 합(torch.cumsum)으로 S_i와 z_i를 만들면 N×d×d_v면 됩니다."
+        )
+    return (
+        f"값이 같고, N = {n}에서 최대 메모리 {peak / 2**20:.2f} MiB (N×N 행렬이었다면 "
+        f"{matrix / 2**20:.0f} MiB)로 N×N 행렬 없이 인과 선형 어텐션을 계산했습니다. "
+        "S_i를 하나씩 고쳐 가면 토큰 하나에 d×d_v 상태 하나: 선형 어텐션이 RNN처럼 생성하는 이유입니다."
+    )

@@ -14,8 +14,19 @@ from . import Wrong, answer_tensor, call_learner, exercise
 SENTENCES = ("Time flies like an arrow", "The quick brown fox jumps over the lazy dog.")
 
 
-def reference_layer(H, block, num_heads=12, *, bias=("q", "k", "v", "o"), scale="d_head",
-                    split="right", transpose=True, skip_t=(), ffn_bias=True, gelu="none"):
+def reference_layer(
+    H,
+    block,
+    num_heads=12,
+    *,
+    bias=("q", "k", "v", "o"),
+    scale="d_head",
+    split="right",
+    transpose=True,
+    skip_t=(),
+    ffn_bias=True,
+    gelu="none",
+):
     """One BERT layer, with switches that reproduce the common mistakes the checker diagnoses.
 
     bias: which of the q, k, v, o projections keep + b; ffn_bias=False drops the feed-forward biases too.
@@ -59,32 +70,67 @@ def reference_layer(H, block, num_heads=12, *, bias=("q", "k", "v", "o"), scale=
 
 
 MISTAKES = [
-    (dict(bias=()), "편향을 빠뜨렸습니다 (쿼리·키·밸류·출력 투영 모두). nn.Linear는 x @ W.T + b입니다: + b를 더하세요."),
-    (dict(bias=(), ffn_bias=False), "편향을 모든 선형 층에서 빠뜨렸습니다 (쿼리·키·밸류·출력 투영과 피드포워드의 두 층). "
-                                    "nn.Linear는 x @ W.T + b입니다: 여섯 곳 모두 + b를 더하세요."),
-    (dict(ffn_bias=False), "피드포워드 두 층(384 → 1536 → 384)의 편향을 빠뜨렸습니다. 이 층들도 nn.Linear라서 x @ W.T + b입니다."),
+    (
+        dict(bias=()),
+        "편향을 빠뜨렸습니다 (쿼리·키·밸류·출력 투영 모두). nn.Linear는 x @ W.T + b입니다: + b를 더하세요.",
+    ),
+    (
+        dict(bias=(), ffn_bias=False),
+        "편향을 모든 선형 층에서 빠뜨렸습니다 (쿼리·키·밸류·출력 투영과 피드포워드의 두 층). "
+        "nn.Linear는 x @ W.T + b입니다: 여섯 곳 모두 + b를 더하세요.",
+    ),
+    (
+        dict(ffn_bias=False),
+        "피드포워드 두 층(384 → 1536 → 384)의 편향을 빠뜨렸습니다. 이 층들도 nn.Linear라서 x @ W.T + b입니다.",
+    ),
     (dict(bias=("o",)), "쿼리·키·밸류의 편향 b_Q, b_K, b_V를 빠뜨렸습니다. nn.Linear는 x @ W.T + b입니다."),
     (dict(bias=("k", "v", "o")), "쿼리의 편향 b_Q를 빠뜨렸습니다."),
     (dict(bias=("q", "k", "o")), "밸류의 편향 b_V를 빠뜨렸습니다."),
     (dict(bias=("q", "k", "v")), "출력 투영의 편향 b_O를 빠뜨렸습니다."),
-    (dict(scale="none"), "점수를 √d_head = √32로 나누지 않았습니다. q @ k.T / math.sqrt(d_head)입니다 (d_model = 384가 아니라 헤드 크기 32)."),
-    (dict(scale="d_model"), "점수를 √384 (d_model)로 나눴습니다. 각 헤드의 내적은 32차원이므로 √d_head = √32로 나눕니다."),
-    (dict(split="wrong"), "헤드를 view(T, d_head, h)로 나눴습니다. 384개 열은 헤드 0의 32개, 헤드 1의 32개, ... 순서이므로 "
-                                "view(T, h, d_head).transpose(0, 1)이어야 합니다. 원소 수가 같아 오류 없이 틀린 값이 나옵니다."),
-    (dict(split="wrong-merge"), "헤드를 view(T, d_head, h)로 나눴습니다. 384개 열은 헤드 0의 32개, 헤드 1의 32개, ... "
-                                             "순서이므로 view(T, h, d_head).transpose(0, 1)이어야 합니다."),
-    (dict(split="literal"), "헤드를 view(T, d_head, h).transpose(0, 1)로 나눴습니다. 그러면 (32, T, 12): 열 32개짜리 헤드 12개가 아니라 "
-                            "열 12개짜리 '헤드' 32개가 생깁니다. 모양 오류 없이 돌아가지만 틀린 값입니다: view(T, h, d_head)로 나누세요."),
-    (dict(transpose=False), "파라미터 행렬을 전치하지 않았습니다 (쿼리·키·밸류·출력 투영): H @ W가 아니라 H @ W.T입니다 "
-                            "(nn.Linear의 weight는 (출력, 입력) 모양). 384×384 정사각 행렬이라 모양 오류 없이 틀린 값이 나옵니다."),
-    (dict(skip_t=("q", "k", "v")), "쿼리·키·밸류 투영에서 파라미터 행렬을 전치하지 않았습니다 (출력 투영은 맞습니다): H @ W.T입니다. "
-                                   "384×384 정사각 행렬이라 모양 오류 없이 틀린 값이 나옵니다."),
-    (dict(gelu="tanh"), "GELU를 tanh 근사(F.gelu(x, approximate=\"tanh\"))로 계산했습니다. 이 모델(hidden_act = \"gelu\")은 "
-                        "정확한 GELU(erf)를 씁니다: F.gelu(x)의 기본값입니다. 차이는 작지만(약 1e-3) 반올림 수준보다 큽니다."),
+    (
+        dict(scale="none"),
+        "점수를 √d_head = √32로 나누지 않았습니다. q @ k.T / math.sqrt(d_head)입니다 (d_model = 384가 아니라 헤드 크기 32).",
+    ),
+    (
+        dict(scale="d_model"),
+        "점수를 √384 (d_model)로 나눴습니다. 각 헤드의 내적은 32차원이므로 √d_head = √32로 나눕니다.",
+    ),
+    (
+        dict(split="wrong"),
+        "헤드를 view(T, d_head, h)로 나눴습니다. 384개 열은 헤드 0의 32개, 헤드 1의 32개, ... 순서이므로 "
+        "view(T, h, d_head).transpose(0, 1)이어야 합니다. 원소 수가 같아 오류 없이 틀린 값이 나옵니다.",
+    ),
+    (
+        dict(split="wrong-merge"),
+        "헤드를 view(T, d_head, h)로 나눴습니다. 384개 열은 헤드 0의 32개, 헤드 1의 32개, ... "
+        "순서이므로 view(T, h, d_head).transpose(0, 1)이어야 합니다.",
+    ),
+    (
+        dict(split="literal"),
+        "헤드를 view(T, d_head, h).transpose(0, 1)로 나눴습니다. 그러면 (32, T, 12): 열 32개짜리 헤드 12개가 아니라 "
+        "열 12개짜리 '헤드' 32개가 생깁니다. 모양 오류 없이 돌아가지만 틀린 값입니다: view(T, h, d_head)로 나누세요.",
+    ),
+    (
+        dict(transpose=False),
+        "파라미터 행렬을 전치하지 않았습니다 (쿼리·키·밸류·출력 투영): H @ W가 아니라 H @ W.T입니다 "
+        "(nn.Linear의 weight는 (출력, 입력) 모양). 384×384 정사각 행렬이라 모양 오류 없이 틀린 값이 나옵니다.",
+    ),
+    (
+        dict(skip_t=("q", "k", "v")),
+        "쿼리·키·밸류 투영에서 파라미터 행렬을 전치하지 않았습니다 (출력 투영은 맞습니다): H @ W.T입니다. "
+        "384×384 정사각 행렬이라 모양 오류 없이 틀린 값이 나옵니다.",
+    ),
+    (
+        dict(gelu="tanh"),
+        'GELU를 tanh 근사(F.gelu(x, approximate="tanh"))로 계산했습니다. 이 모델(hidden_act = "gelu")은 '
+        "정확한 GELU(erf)를 씁니다: F.gelu(x)의 기본값입니다. 차이는 작지만(약 1e-3) 반올림 수준보다 큽니다.",
+    ),
 ]
 
-SHAPE_HINT = ("피드포워드에서 모양 오류가 났다면: nn.Linear의 weight는 (출력, 입력) 모양이라 x @ W.T입니다. "
-              "384×384인 쿼리·키·밸류·출력 투영은 전치를 빠뜨려도 돌아가지만, (1536, 384)인 피드포워드 행렬에서 멈춥니다.")
+SHAPE_HINT = (
+    "피드포워드에서 모양 오류가 났다면: nn.Linear의 weight는 (출력, 입력) 모양이라 x @ W.T입니다. "
+    "384×384인 쿼리·키·밸류·출력 투영은 전치를 빠뜨려도 돌아가지만, (1536, 384)인 피드포워드 행렬에서 멈춥니다."
+)
 
 
 @exercise("11-1")
@@ -106,7 +152,9 @@ def _recompute_layer(fn):
                 got = answer_tensor(result, what)
             want = hidden[layer + 1].double()
             if got.shape != want.shape:
-                raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 입력과 같은 (T, 384) = {tuple(want.shape)}이어야 합니다.")
+                raise Wrong(
+                    f"{what}의 모양이 {tuple(got.shape)}입니다. 입력과 같은 (T, 384) = {tuple(want.shape)}이어야 합니다."
+                )
             gap = (got - want).abs().max().item()
             if gap < 1e-4:
                 worst = max(worst, gap)
@@ -118,6 +166,8 @@ def _recompute_layer(fn):
                         raise Wrong(f"층 {layer}: {message}")
                 if (got - hidden[layer].double()).abs().max() < 1e-4:
                     raise Wrong(f"{what}가 입력 H를 그대로 돌려줍니다. 층의 출력을 계산해 돌려주세요.")
-            raise Wrong(f"층 {layer}: 출력이 hidden[{layer + 1}]과 최대 {gap:.3g} 다릅니다. 순서를 확인하세요: 투영 → 헤드 나누기 → "
-                        "/√32 → 소프트맥스 → 가중합 → 헤드 합치기 → 출력 투영 + H → LayerNorm → 피드포워드(GELU) + X → LayerNorm.")
+            raise Wrong(
+                f"층 {layer}: 출력이 hidden[{layer + 1}]과 최대 {gap:.3g} 다릅니다. 순서를 확인하세요: 투영 → 헤드 나누기 → "
+                "/√32 → 소프트맥스 → 가중합 → 헤드 합치기 → 출력 투영 + H → LayerNorm → 피드포워드(GELU) + X → LayerNorm."
+            )
     return "6개 층, 두 문장에서 hidden[ℓ+1]과 같습니다 (최대 차이 < 1e-4: float32 반올림 수준)."

@@ -13,8 +13,16 @@ from helpers.lessons.attention_during_training import (
 
 from . import Wrong, answer_tensor, call_learner, exercise
 
-PARAM_GROUPS = ("key_emb", "value_emb", "pos_emb", "attn.q_proj", "attn.k_proj", "attn.v_proj",
-                "attn.out_proj", "readout")
+PARAM_GROUPS = (
+    "key_emb",
+    "value_emb",
+    "pos_emb",
+    "attn.q_proj",
+    "attn.k_proj",
+    "attn.v_proj",
+    "attn.out_proj",
+    "readout",
+)
 
 
 def _example_keys() -> torch.Tensor:
@@ -51,25 +59,33 @@ def _check_entropy_rises(answer):
     got = _as_steps(answer)
     if got == [float(s) for s in want]:
         bump = [s for s in want if s > 5]
-        return (f"엔트로피가 커진 단계 {want}: 급변이 시작되는 {bump[0]}–{bump[-1]}단계에 정답 키 가중치가 오르는데도 "
-                "엔트로피가 올라갑니다.")
+        return (
+            f"엔트로피가 커진 단계 {want}: 급변이 시작되는 {bump[0]}–{bump[-1]}단계에 정답 키 가중치가 오르는데도 "
+            "엔트로피가 올라갑니다."
+        )
     index = {s: i for i, s in enumerate(steps)}
     if len(got) in (len(steps), len(steps) - 1) and set(got) <= {0.0, 1.0}:
-        raise Wrong(f"기록마다 참/거짓(0/1)을 {len(got)}개 돌려줬습니다. 그 표시가 참인 자리의 단계 번호만 리스트로 모으세요.")
+        raise Wrong(
+            f"기록마다 참/거짓(0/1)을 {len(got)}개 돌려줬습니다. 그 표시가 참인 자리의 단계 번호만 리스트로 모으세요."
+        )
     if len(set(got)) < len(got):
         raise Wrong("같은 단계가 두 번 들어 있습니다. 단계마다 한 번씩만 넣으세요.")
     if got == [float(index[s]) for s in want]:
-        raise Wrong("리스트의 번호(인덱스)를 답했습니다. 기록은 5단계마다 있으므로 단계는 curve0[\"step\"][i]입니다.")
+        raise Wrong('리스트의 번호(인덱스)를 답했습니다. 기록은 5단계마다 있으므로 단계는 curve0["step"][i]입니다.')
     if got == [float(steps[index[s] - 1]) for s in want]:
         raise Wrong("커지기 직전의 단계를 답했습니다. entropy[i] > entropy[i − 1]이면 답은 그 뒤쪽 단계 step[i]입니다.")
     falls = [steps[i] for i in range(1, len(ent)) if ent[i] < ent[i - 1]]
     if got == [float(s) for s in falls]:
-        raise Wrong("엔트로피가 줄어든 단계를 답했습니다. 직전 기록보다 커진(entropy[i] > entropy[i − 1]) 단계를 찾으세요.")
+        raise Wrong(
+            "엔트로피가 줄어든 단계를 답했습니다. 직전 기록보다 커진(entropy[i] > entropy[i − 1]) 단계를 찾으세요."
+        )
     above_start = [steps[i] for i in range(1, len(ent)) if ent[i] > ent[0]]
     if got == [float(s) for s in above_start]:
         raise Wrong("첫 기록(0단계)과 비교했습니다. 바로 직전 기록(5단계 전)과 비교하세요.")
     if got == [float(s) for s in want if s > 5]:
-        raise Wrong(f"하나가 빠졌습니다: 5단계의 엔트로피도 0단계보다 {ent[1] - ent[0]:.4f} 큽니다. 아주 작아도 커진 것입니다.")
+        raise Wrong(
+            f"하나가 빠졌습니다: 5단계의 엔트로피도 0단계보다 {ent[1] - ent[0]:.4f} 큽니다. 아주 작아도 커진 것입니다."
+        )
     bad = [s for s in got if s not in index]
     if bad:
         raise Wrong(f"{bad[:3]}은(는) 기록된 단계가 아닙니다. 곡선은 0, 5, 10, ..., 1000단계에 기록되어 있습니다.")
@@ -92,19 +108,27 @@ def _check_mass(fn):
     want = (qw * correct).sum(-1).mean().item()
     got = answer_tensor(call_learner(fn, qw.clone(), correct.clone(), what="my_mass(qw, correct)"), "my_mass")
     if got.numel() != 1:
-        raise Wrong(f"숫자 하나를 돌려줘야 하는데 모양 {tuple(got.shape)}의 값을 돌려줬습니다. "
-                    "쿼리별 합을 배치와 쿼리에 대해 평균하세요.")
+        raise Wrong(
+            f"숫자 하나를 돌려줘야 하는데 모양 {tuple(got.shape)}의 값을 돌려줬습니다. "
+            "쿼리별 합을 배치와 쿼리에 대해 평균하세요."
+        )
     got = got.item()
     if abs(got - want) < 1e-9:
         uniform = torch.full_like(qw, 1 / SEQ_LEN)
-        got_u = answer_tensor(call_learner(fn, uniform, correct.clone(), what="my_mass(균등 가중치, correct)"), "my_mass").item()
+        got_u = answer_tensor(
+            call_learner(fn, uniform, correct.clone(), what="my_mass(균등 가중치, correct)"), "my_mass"
+        ).item()
         if abs(got_u - 1 / SEQ_LEN) > 1e-9:
             raise Wrong(f"균등 가중치 1/T에서 {got_u:.4g}가 나왔습니다. 기대값은 1/T = {1 / SEQ_LEN}입니다.")
         return f"정답 키 가중치 {want:.4f}; 균등 가중치라면 1/T = {1 / SEQ_LEN}입니다."
     hints = {
-        (qw * correct).mean().item(): "키 축에서도 평균을 냈습니다(T로 한 번 더 나눔). 쿼리 한 행의 정답 키 가중치는 합(sum)입니다",
+        (qw * correct)
+        .mean()
+        .item(): "키 축에서도 평균을 냈습니다(T로 한 번 더 나눔). 쿼리 한 행의 정답 키 가중치는 합(sum)입니다",
         (qw * correct).sum().item(): "모든 쿼리의 가중치를 더하기만 했습니다. 시퀀스와 쿼리에 대해 평균을 내세요",
-        qw.max(-1).values.mean().item(): "행의 최대 가중치를 쟀습니다. 가장 큰 가중치가 정답 키에 있다는 보장은 없습니다",
+        qw.max(-1)
+        .values.mean()
+        .item(): "행의 최대 가중치를 쟀습니다. 가장 큰 가중치가 정답 키에 있다는 보장은 없습니다",
         (qw * correct).sum(-1)[:, 0].mean().item(): "첫 번째 쿼리만 썼습니다. 쿼리 네 개 모두 평균하세요",
         (qw * ~correct).sum(-1).mean().item(): "정답이 아닌 키의 가중치를 더했습니다(1 − 정답 키 가중치)",
     }
@@ -129,7 +153,7 @@ def _influences_attention() -> set[str]:
 @exercise("12-3")
 def _check_params(answer):
     if isinstance(answer, str) or not isinstance(answer, (set, frozenset, list, tuple)):
-        raise Wrong(f"이름의 집합(set)을 넘겨 주세요, 예: {{\"attn.q_proj\"}}; 받은 것은 {type(answer).__name__}입니다.")
+        raise Wrong(f'이름의 집합(set)을 넘겨 주세요, 예: {{"attn.q_proj"}}; 받은 것은 {type(answer).__name__}입니다.')
     got = set(answer)
     unknown = got - set(PARAM_GROUPS)
     if unknown:

@@ -5,10 +5,11 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 
 import numpy as np
 import torch
-from helpers.lessons.query_key_value import attention_scores
-from helpers.lessons.weighted_average import softmax
 import torch.nn as nn
 import torch.nn.functional as F
+
+from helpers.lessons.query_key_value import attention_scores
+from helpers.lessons.weighted_average import softmax
 
 
 def attention_dropout(weights, p, training=True):  # (..., T_q, T_k)

@@ -3,14 +3,14 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups without a blank line)
+import matplotlib.pyplot as plt
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from helpers.lessons.masks import MaskedMultiHeadAttention
 from helpers.lessons.temperature import entropy
 from helpers.widgets import Explorer
-
 
 KEYS = "ABCDEFGHIJ"           # key symbols; values are the digits 0..9
 N_KEYS, N_VALUES = 10, 10

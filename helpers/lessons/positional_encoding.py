@@ -5,6 +5,7 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 
 import torch
 import torch.nn as nn
+
 from helpers.lessons.masks import MaskedMultiHeadAttention
 
 

@@ -4,8 +4,9 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
 import torch
-from helpers.lessons.weighted_average import softmax
 import torch.nn as nn
+
+from helpers.lessons.weighted_average import softmax
 
 
 def attention_scores(q, k, mask=None):

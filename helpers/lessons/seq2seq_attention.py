@@ -3,13 +3,14 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
+import matplotlib.pyplot as plt
+import numpy as np
 import torch
 import torch.nn as nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-from helpers.lessons.weighted_average import softmax
-import numpy as np
 import torch.nn.functional as F
-import matplotlib.pyplot as plt
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from helpers.lessons.weighted_average import softmax
 
 
 def padding_mask(lengths, t=None):  # (B,) -> (B, T) boolean

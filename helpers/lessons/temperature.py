@@ -3,10 +3,11 @@
 Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 """
 
-from helpers.lessons.weighted_average import softmax
-import torch
 import matplotlib.pyplot as plt
 import numpy as np
+import torch
+
+from helpers.lessons.weighted_average import softmax
 
 
 def softmax_t(z, tau, dim=-1):  # z (..., T), tau a number or a tensor broadcastable to z -> (..., T)

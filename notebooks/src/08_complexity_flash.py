@@ -120,7 +120,7 @@ for d in (64, 128):
 # **이 노트북의 파이썬 코드는 FlashAttention 커널이 아닙니다.** PyTorch 연산 하나하나가 별도의 커널이라 블록 반복문도 점수 블록을 매번 메모리에 쓰고 다시 읽습니다. 메모리 **사용량**은 줄지만 느린 메모리의 **읽기·쓰기 양**은 커널 하나만큼 줄지 않습니다(CPU에서는 작은 블록이 캐시에 남아 있어 그나마 싸게 다시 읽습니다). 이것은 [Rabe & Staats 2021](../SOURCES.md)에 더 가깝습니다: 키를 나눠 누적하면 쿼리 하나에는 $O(1)$, 셀프 어텐션 전체에는 $O(\log n)$의 추가 메모리면 된다는 것을 보였고, 실제 구현은 속도를 위해 $O(\sqrt{n})$를 씁니다. 진짜 융합 커널은 PyTorch 안에 있습니다. CPU에서 `F.scaled_dot_product_attention`(SDPA)이 어느 커널로 가는지 프로파일러로 확인합니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-import contextlib  # noqa: I001  (the build joins the import groups of saved cells)
+import contextlib
 import itertools
 import math
 import os

@@ -38,7 +38,7 @@ setup()
 # 세 문장을 한 번에 처리하려면 하나의 텐서 `(B, T, d)`에 담아야 하고, 그러려면 짧은 문장 뒤를 `[PAD]` 토큰(token)으로 채워 길이를 맞춰야 합니다. 여기서는 띄어쓰기 단위로 자른 단어를 토큰으로 씁니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-import matplotlib.pyplot as plt  # noqa: I001  (the build joins the import groups of saved cells)
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 

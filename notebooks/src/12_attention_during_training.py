@@ -31,7 +31,7 @@ from helpers.exercises import check
 setup()
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"} tags=["save"]
-import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups without a blank line)
+import matplotlib.pyplot as plt
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

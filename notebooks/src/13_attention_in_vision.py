@@ -32,7 +32,7 @@ from helpers.plots import attention_heatmap
 setup()
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"} tags=["save"]
-import matplotlib.pyplot as plt  # noqa: I001  (the build joins import groups without a blank line)
+import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn as nn
