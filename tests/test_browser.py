@@ -154,7 +154,8 @@ def test_dead_explorer_is_caught(browser, lab, scratch_dir):
         changes = check_explorer(page, explorer_cell(page, 2), "scratch_working")
         assert [name for name, _, _ in changes] == ["s", "shape"], changes
         with pytest.raises(AssertionError, match="the figure did not change"):
-            check_explorer(page, explorer_cell(page, 3), "scratch_dead")
+            # The dead one never redraws, so waiting the full 20 s only proves it again.
+            check_explorer(page, explorer_cell(page, 3), "scratch_dead", settle_s=5)
     finally:
         close(page)
 

@@ -351,12 +351,13 @@ def move_control(page, control, *, fraction: float = 0.6, steps: int = 10) -> No
         raise AssertionError(f"do not know how to move a control with classes {control.get_attribute('class')}")
 
 
-def check_explorer(page, cell, shot_prefix: str) -> list[tuple[str, str, str]]:
+def check_explorer(page, cell, shot_prefix: str, *, settle_s: float = 20.0) -> list[tuple[str, str, str]]:
     """Move every control of one explorer cell; each move must change its readout and the figure.
 
     `page` moves the mouse (coordinates are the page's, also for a cell inside the RISE iframe);
     `cell` is a locator in the page or in a frame.
 
+    `settle_s` bounds the wait for a redraw after each move (a figure that never changes costs all of it).
     Returns (control, value before, value after) for each control. Screenshots go to test-artifacts/."""
     import time
 
@@ -377,7 +378,7 @@ def check_explorer(page, cell, shot_prefix: str) -> list[tuple[str, str, str]]:
         assert before_img not in ("", "stale"), f"control {i} ({name}): no figure under the explorer"
         control.scroll_into_view_if_needed()
         move_control(page, control)
-        after_img = wait_figure_settled(page, cell, before_img)
+        after_img = wait_figure_settled(page, cell, before_img, timeout_s=settle_s)
         after_value = control.evaluate(STATE_JS)
         cell.screenshot(path=artifact(f"{shot_prefix}_control{i}_after.png"))
         assert after_value != before_value, f"control {i} ({name}): the readout stayed {before_value!r} after the move"
