@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from tools import export_slides, measure_slides
-from tools.browser_support import ROOT, artifact, chromium, skip_or_fail
+from tools.browser_support import ROOT, artifact, chromium, explorer_cells, skip_or_fail
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 OPENED = "01_weighted_average"  # the deck opened in the browser
@@ -356,3 +356,54 @@ def test_speaker_view_shows_the_notes_offline(decks):
     )
     assert any(shown[:20] in re.sub(r"\s+", " ", n) for n in notes), "the speaker view's text is not a notes cell"
     assert attempted == [], f"the speaker view tried to reach the network: {attempted}"
+
+
+# Every control of every static player in a deck: set it as the player's own input handler sees it
+# and require another frame, decoded, in the same task (the mouse and keyboard are exercised on one
+# deck in tests/test_site.py). Runs where build/explorer-frames/ holds every notebook's frames, as in
+# CI, which builds the site first; the decks are exported with --frames reuse.
+SWAP_ALL_JS = """async () => {
+  const out = [];
+  for (const root of document.querySelectorAll('.course-explorer[data-explorer]')) {
+    await Promise.all((root._coursePreloaded || []).map(i => i.decode().catch(() => null)));
+    const img = root.querySelector('img.course-frame');
+    root.querySelectorAll('[data-control]').forEach((el, i) => {
+      const before = img.getAttribute('src');
+      if (el.type === 'checkbox') el.checked = !el.checked;
+      else if (el.tagName === 'SELECT') el.selectedIndex = (el.selectedIndex + 1) % el.options.length;
+      else el.value = String(Number(el.value) > 0 ? 0 : Number(el.max));
+      el.dispatchEvent(new Event('input', {bubbles: true}));
+      out.push({control: i, changed: img.getAttribute('src') !== before,
+                complete: img.complete && img.naturalWidth > 0});
+    });
+  }
+  return {players: document.querySelectorAll('.course-explorer[data-explorer]').length, moves: out};
+}"""
+
+
+def test_every_deck_explorer_swaps_frames_offline(decks):
+    pages = sorted(decks.glob("[0-9][0-9]_*.slides.html"))
+    with_players = [p for p in pages if "data-explorer=" in p.read_text(encoding="utf-8")]
+    if len(with_players) < len(NOTEBOOKS):
+        pytest.skip(f"frames cached for {len(with_players)} of {len(NOTEBOOKS)} decks (python3 course.py site)")
+    outside = []
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1024, "height": 768})
+        context.route(
+            "**/*",
+            lambda r: (
+                r.continue_()
+                if r.request.url.startswith(("file:", "data:"))
+                else (outside.append(r.request.url), r.abort())
+            ),
+        )
+        page = context.new_page()
+        for path in pages:
+            page.goto(path.as_uri(), wait_until="load")
+            result = page.evaluate(SWAP_ALL_JS)
+            notebook = ROOT / "notebooks" / path.name.replace(".slides.html", ".ipynb")
+            assert result["players"] == len(explorer_cells(notebook)), f"{path.name}: not every explorer is static"
+            bad = [m for m in result["moves"] if not (m["changed"] and m["complete"])]
+            assert result["moves"] and not bad, f"{path.name}: controls that showed no new decoded frame: {bad}"
+        context.close()
+    assert outside == [], f"a deck tried to reach the network: {outside}"
