@@ -16,7 +16,6 @@ import base64
 import concurrent.futures
 import functools
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -111,26 +110,16 @@ def draw_live(number: str) -> list[dict[str, bytes]]:
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = []
-    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "COURSE_EXPLORER_FRAMES")}
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p)
-    os.environ.pop("COURSE_EXPLORER_FRAMES", None)
-    try:
-        client = NotebookClient(
-            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(notebook.parent)}}
-        )
-        with client.setup_kernel():
-            for i, cell in enumerate(nb.cells):
-                client.execute_cell(cell, i)
-            ids = explorer_frames.widget_model_ids(nb)
-            draw = nbformat.v4.new_code_cell(f"MODEL_IDS = {ids!r}\n{DRAW}")
-            nb.cells.append(draw)
-            client.execute_cell(draw, len(nb.cells) - 1)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    client = NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(notebook.parent)}}
+    )
+    with explorer_frames.kernel_env(COURSE_EXPLORER_FRAMES=None), client.setup_kernel():
+        for i, cell in enumerate(nb.cells):
+            client.execute_cell(cell, i)
+        ids = explorer_frames.widget_model_ids(nb)
+        draw = nbformat.v4.new_code_cell(f"MODEL_IDS = {ids!r}\n{DRAW}")
+        nb.cells.append(draw)
+        client.execute_cell(draw, len(nb.cells) - 1)
     text = "".join(o.get("text", "") for o in draw.outputs if o.get("name") == "stdout")
     return [{key: base64.b64decode(png) for key, png in drawn.items()} for drawn in json.loads(text)]
 

@@ -219,19 +219,12 @@ def index_page(rows: list[dict], built: set[str]) -> str:
 def install_mathjax(out: Path, cache: Path) -> None:
     """MathJax 2.7.7 (the files the decks use) into out/lib/mathjax/, from the npm cache."""
     unpacked = export_slides.fetch(cache)
-    src, dst = unpacked["mathjax"], out / "lib" / "mathjax"
+    dst = out / "lib" / "mathjax"
     stamp = dst / ".version"
     if stamp.exists() and stamp.read_text() == export_slides.PACKAGES["mathjax"]:
         return
     shutil.rmtree(dst, ignore_errors=True)
-    for pattern in export_slides.FILES["mathjax"]:
-        for path in sorted(src.glob(pattern)):
-            target = dst / path.relative_to(src)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if path.is_dir():
-                shutil.copytree(path, target, dirs_exist_ok=True)
-            else:
-                shutil.copy2(path, target)
+    export_slides.copy_package_files(unpacked, "mathjax", dst)
     stamp.write_text(export_slides.PACKAGES["mathjax"])
 
 

@@ -15,6 +15,7 @@ of every helpers/*.py source, so a rebuild that changed nothing runs no kernel a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -51,6 +52,27 @@ def widget_model_ids(nb) -> list[str]:
     return ids
 
 
+@contextlib.contextmanager
+def kernel_env(**values: str | None):
+    """The environment a kernel started inside inherits: this checkout first on PYTHONPATH, and each
+    of `values` set (None: unset); the old values come back afterwards."""
+    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", *values)}
+    wanted = {**values, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p)}
+    try:
+        for key, value in wanted.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def compute(notebook: Path, target: Path) -> list[dict]:
     """Execute a copy of `notebook` with the frames hook on; write target/NN/ (one per displayed
     explorer, in output order) and target/explorers.json; return the manifests."""
@@ -61,15 +83,7 @@ def compute(notebook: Path, target: Path) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="explorer-frames-") as tmp:
         raw = Path(tmp) / "raw"
         raw.mkdir()
-        saved = {k: os.environ.get(k) for k in ("COURSE_EXPLORER_FRAMES", "PYTHONPATH", "OMP_NUM_THREADS")}
-        os.environ.update(
-            {
-                "COURSE_EXPLORER_FRAMES": str(raw),
-                "OMP_NUM_THREADS": "1",
-                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p),
-            }
-        )
-        try:
+        with kernel_env(COURSE_EXPLORER_FRAMES=str(raw), OMP_NUM_THREADS="1"):
             NotebookClient(
                 nb,
                 timeout=600,
@@ -77,12 +91,6 @@ def compute(notebook: Path, target: Path) -> list[dict]:
                 record_timing=False,
                 resources={"metadata": {"path": str(notebook.parent)}},
             ).execute()
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
         by_model = {}
         for folder in sorted(p for p in raw.iterdir() if p.is_dir()):
             manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))

@@ -151,20 +151,25 @@ def install_libs(unpacked: dict[str, Path], lib: Path) -> None:
     if stamp.exists() and stamp.read_text() == wanted:
         return
     shutil.rmtree(lib, ignore_errors=True)
-    for package, patterns in FILES.items():
-        src, dst = unpacked[package], lib / lib_dir_name(package)
-        for pattern in patterns:
-            matches = sorted(src.glob(pattern))
-            if not matches:
-                raise SystemExit(f"export_slides: {package} has no {pattern}")
-            for path in matches:
-                target = dst / path.relative_to(src)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if path.is_dir():
-                    shutil.copytree(path, target, dirs_exist_ok=True)
-                else:
-                    shutil.copy2(path, target)
+    for package in FILES:
+        copy_package_files(unpacked, package, lib / lib_dir_name(package))
     stamp.write_text(wanted)
+
+
+def copy_package_files(unpacked: dict[str, Path], package: str, dst: Path) -> None:
+    """Copy FILES[package] (globs inside the unpacked npm package) to dst, keeping their layout."""
+    src = unpacked[package]
+    for pattern in FILES[package]:
+        matches = sorted(src.glob(pattern))
+        if not matches:
+            raise SystemExit(f"export_slides: {package} has no {pattern}")
+        for path in matches:
+            target = dst / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir():
+                shutil.copytree(path, target, dirs_exist_ok=True)
+            else:
+                shutil.copy2(path, target)
 
 
 def exporter_config() -> dict:
