@@ -56,21 +56,20 @@ def widget_model_ids(nb) -> list[str]:
 def kernel_env(**values: str | None):
     """The environment a kernel started inside inherits: this checkout first on PYTHONPATH, and each
     of `values` set (None: unset); the old values come back afterwards."""
-    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", *values)}
-    wanted = {**values, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p)}
-    try:
-        for key, value in wanted.items():
+
+    def apply(env: dict) -> None:
+        for key, value in env.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", *values)}
+    try:
+        apply({**values, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), saved["PYTHONPATH"]) if p)})
         yield
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        apply(saved)
 
 
 def compute(notebook: Path, target: Path) -> list[dict]:
