@@ -4,7 +4,8 @@ Every algorithm here is defined once, in a visible notebook cell saved to ``help
 (01 softmax → 05 softmax_t/entropy → 09 safe_softmax/masked_attention/MaskedMultiHeadAttention,
 02 padding_mask, 07 split_heads/merge_heads, 08 chunked_attention). This module only checks the
 inputs (shapes, dtypes, masks, NaN/inf, temperature, dropout_p, block_size) with ``helpers.validate``
-and delegates; each function's ``__wrapped__`` is the lesson function it calls.
+and delegates: each export is bound with ``validate.checked`` (or ``validate.checked_module``) to
+the lesson code, whose ``__wrapped__`` (or base class) it is; no name is defined a second time here.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from .lessons import masks as _masks
 from .lessons import multi_head_attention as _mha
 from .lessons import seq2seq_attention as _seq2seq
 from .lessons import temperature as _temperature
-from .validate import checks
 
 __all__ = [
     "softmax",
@@ -84,6 +84,8 @@ def _check_mask(mask, scores_shape) -> None:
 
 def _check_no_overflow(query: torch.Tensor, key: torch.Tensor) -> None:
     """q·k must stay finite; computed only when the inputs are large enough for it to overflow."""
+    if query.numel() == 0 or key.numel() == 0:
+        return  # no product to overflow (and amax has no maximum to find)
     bound = query.abs().amax().double() * key.abs().amax().double() * query.shape[-1]
     if bound > torch.finfo(query.dtype).max / 4 and not torch.isfinite(query @ key.transpose(-2, -1)).all():
         raise ValueError(f"q·k overflowed {query.dtype} (inputs too large); scale them down or use float64")
@@ -92,16 +94,17 @@ def _check_no_overflow(query: torch.Tensor, key: torch.Tensor) -> None:
 # --------------------------------------------------------------------------- masks and heads
 
 
-@checks(_masks.causal_mask)
-def causal_mask(t_q: int, t_k: int | None = None, device=None) -> torch.Tensor:
+def _causal_mask_arguments(t_q: int, t_k: int | None = None, device=None):
     """Boolean (T_q, T_k) mask, True where query i may attend key j <= i (top-left aligned)."""
     t_q = validate.positive_int("t_q", t_q)
     t_k = t_q if t_k is None else validate.positive_int("t_k", t_k)
-    return _masks.causal_mask(t_q, t_k, device=device)
+    return {"t_q": t_q, "t_k": t_k, "device": device}
 
 
-@checks(_seq2seq.padding_mask)
-def padding_mask(lengths, t: int | None = None) -> torch.Tensor:
+causal_mask = validate.checked(_masks.causal_mask, _causal_mask_arguments, name="causal_mask")
+
+
+def _padding_mask_arguments(lengths, t: int | None = None):
     """Boolean (B, T) mask, True at the first ``lengths[b]`` (real) positions, False at padding.
 
     ``t`` defaults to the longest length. Broadcast it to keys as ``mask[:, None, :]`` (B, 1, T_k).
@@ -110,33 +113,39 @@ def padding_mask(lengths, t: int | None = None) -> torch.Tensor:
     t = int(lengths.max()) if t is None else validate.positive_int("t", t)
     if (lengths > t).any():
         raise ValueError(f"every length must be <= t={t}, got lengths {lengths.tolist()}")
-    return _seq2seq.padding_mask(lengths, t)
+    return {"lengths": lengths, "t": t}
 
 
-@checks(_mha.split_heads)
-def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+padding_mask = validate.checked(_seq2seq.padding_mask, _padding_mask_arguments, name="padding_mask")
+
+
+def _split_heads_arguments(x: torch.Tensor, num_heads: int):
     """(B, T, C) -> (B, h, T, C/h): cut the features into h heads, then move heads before time."""
     validate.tensor("x", x, 3)
     num_heads = validate.positive_int("num_heads", num_heads)
     if x.dim() != 3 or x.shape[-1] % num_heads:
         raise ValueError(f"x must be (B, T, C) with C divisible by num_heads={num_heads}, got {tuple(x.shape)}")
-    return _mha.split_heads(x, num_heads)
+    return {"x": x, "num_heads": num_heads}
 
 
-@checks(_mha.merge_heads)
-def merge_heads(x: torch.Tensor) -> torch.Tensor:
+split_heads = validate.checked(_mha.split_heads, _split_heads_arguments, name="split_heads")
+
+
+def _merge_heads_arguments(x: torch.Tensor):
     """(B, h, T, d) -> (B, T, h*d): the inverse of ``split_heads`` (heads concatenated in order)."""
     validate.tensor("x", x, 4)
     if x.dim() != 4:
         raise ValueError(f"x must be (B, h, T, d), got {tuple(x.shape)}")
-    return _mha.merge_heads(x)
+    return {"x": x}
+
+
+merge_heads = validate.checked(_mha.merge_heads, _merge_heads_arguments, name="merge_heads")
 
 
 # --------------------------------------------------------------------------- softmax
 
 
-@checks(_masks.safe_softmax)
-def softmax(scores: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> torch.Tensor:
+def _softmax_arguments(scores: torch.Tensor, dim: int = -1, temperature: float = 1.0):
     """Numerically stable softmax(scores / temperature) along ``dim`` (09's ``safe_softmax``).
 
     Entries equal to -inf get weight 0; a slice that is entirely -inf gets all zeros
@@ -146,23 +155,27 @@ def softmax(scores: torch.Tensor, dim: int = -1, temperature: float = 1.0) -> to
     validate.tensor("scores", scores, min_dim=1)
     if torch.isnan(scores).any() or torch.isposinf(scores).any():
         raise ValueError("scores contain NaN or +inf; softmax needs finite scores (or -inf to mask)")
-    return _masks.safe_softmax(scores, dim=dim, temperature=temperature)
+    return {"scores": scores, "dim": dim, "temperature": temperature}
 
 
-@checks(_temperature.entropy)
-def entropy(weights: torch.Tensor, dim: int = -1) -> torch.Tensor:
+softmax = validate.checked(_masks.safe_softmax, _softmax_arguments, name="softmax")
+
+
+def _entropy_arguments(weights: torch.Tensor, dim: int = -1):
     """Entropy −Σ w log w in nats along ``dim``, with 0·log 0 = 0 (05's ``entropy``)."""
     validate.tensor("weights", weights, min_dim=1)
     if (weights < 0).any():
         raise ValueError("weights must be >= 0 (they come out of a softmax)")
-    return _temperature.entropy(weights, dim=dim)
+    return {"weights": weights, "dim": dim}
+
+
+entropy = validate.checked(_temperature.entropy, _entropy_arguments, name="entropy")
 
 
 # --------------------------------------------------------------------------- attention
 
 
-@checks(_masks.masked_attention)
-def scaled_dot_product_attention(
+def _attention_arguments(
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
@@ -172,7 +185,7 @@ def scaled_dot_product_attention(
     dropout_p: float = 0.0,
     training: bool = False,
     causal: bool = False,
-) -> tuple[torch.Tensor, torch.Tensor]:
+):
     """softmax(q·kᵀ / (√d_k · temperature)) · v; returns ``(output, weights)`` (09's ``masked_attention``).
 
     Shapes: query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v);
@@ -184,95 +197,140 @@ def scaled_dot_product_attention(
     batch = _check_qkv(query, key, value)
     for name, x in (("query", query), ("key", key), ("value", value)):
         validate.finite(name, x)
-    scores_shape = torch.Size(batch + (query.shape[-2], key.shape[-2]))
     if mask is not None:
-        _check_mask(mask, scores_shape)
+        _check_mask(mask, torch.Size(batch + (query.shape[-2], key.shape[-2])))
     _check_no_overflow(query, key)
-    out, weights = _masks.masked_attention(
-        query, key, value, mask, causal=causal, temperature=temperature, dropout_p=dropout_p, training=training
-    )
-    return out, weights.expand(scores_shape)  # (..., T_q, d_v), (..., T_q, T_k)
+    return {
+        "q": query,
+        "k": key,
+        "v": value,
+        "mask": mask,
+        "causal": causal,
+        "temperature": temperature,
+        "dropout_p": dropout_p,
+        "training": training,
+    }
 
 
-class MultiHeadAttention(_masks.MaskedMultiHeadAttention):
-    """09's ``MaskedMultiHeadAttention`` (07's module with masked attention) with its inputs checked."""
+def _no_key_output(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """What attention gives a query that has no key to see: zeros (..., T_q, d_v), as PyTorch's SDPA."""
+    batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    return query.new_zeros(*batch, query.shape[-2], value.shape[-1])
 
-    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
-        if not (isinstance(d_model, int) and isinstance(num_heads, int)) or d_model <= 0 or num_heads <= 0:
-            raise ValueError(f"d_model and num_heads must be positive integers, got {d_model!r} and {num_heads!r}")
-        if d_model % num_heads != 0:
-            raise ValueError(
-                f"d_model ({d_model}) must be divisible by num_heads ({num_heads}); "
-                f"{d_model} / {num_heads} = {d_model / num_heads:.3g} is not a whole head size"
-            )
-        super().__init__(d_model, num_heads, dropout=validate.probability("dropout", dropout), bias=bias)
-        self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
 
-    def _check_input(self, name: str, x) -> None:
+def _weights_at_full_shape(taught, q, k, v, **rest) -> tuple[torch.Tensor, torch.Tensor]:
+    """The weights broadcast to (..., T_q, T_k), whatever broadcasting the mask left them with; with
+    no key at all (T_k = 0) zeros and empty weights (a softmax over nothing has no maximum)."""
+    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if k.shape[-2] == 0:
+        return _no_key_output(q, k, v), q.new_zeros(*batch, q.shape[-2], 0)
+    out, weights = taught(q=q, k=k, v=v, **rest)
+    return out, weights.expand(*batch, q.shape[-2], k.shape[-2])  # (..., T_q, d_v), (..., T_q, T_k)
+
+
+scaled_dot_product_attention = validate.checked(
+    _masks.masked_attention, _attention_arguments, name="scaled_dot_product_attention", call=_weights_at_full_shape
+)
+
+
+def _module_arguments(d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+    if not (isinstance(d_model, int) and isinstance(num_heads, int)) or d_model <= 0 or num_heads <= 0:
+        raise ValueError(f"d_model and num_heads must be positive integers, got {d_model!r} and {num_heads!r}")
+    if d_model % num_heads != 0:
+        raise ValueError(
+            f"d_model ({d_model}) must be divisible by num_heads ({num_heads}); "
+            f"{d_model} / {num_heads} = {d_model / num_heads:.3g} is not a whole head size"
+        )
+    return {
+        "d_model": d_model,
+        "num_heads": num_heads,
+        "dropout": validate.probability("dropout", dropout),
+        "bias": bias,
+    }
+
+
+def _forward_arguments(module, query, key=None, value=None, mask=None, *, causal: bool = False):
+    """Return ``(output (B, T_q, d_model), weights (B, h, T_q, T_k))``.
+
+    ``key`` defaults to ``query`` (self-attention), ``value`` to ``key``. ``mask`` is
+    boolean, True = may attend, shaped (T_q, T_k), (B, T_q, T_k) or (B|1, h|1, T_q, T_k).
+    """
+    key = query if key is None else key
+    value = key if value is None else value
+    d_model = module.h * module.d
+    for name, x in (("query", query), ("key", key), ("value", value)):
         validate.tensor(name, x, min_dim=3)
-        if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"{name} must have shape (B, T, d_model={self.d_model}), got {tuple(x.shape)}")
-
-    def forward(self, query, key=None, value=None, mask=None, *, causal: bool = False):
-        """Return ``(output (B, T_q, d_model), weights (B, h, T_q, T_k))``.
-
-        ``key`` defaults to ``query`` (self-attention), ``value`` to ``key``. ``mask`` is
-        boolean, True = may attend, shaped (T_q, T_k), (B, T_q, T_k) or (B|1, h|1, T_q, T_k).
-        """
-        key = query if key is None else key
-        value = key if value is None else value
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            self._check_input(name, x)
-        if key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]:
-            raise ValueError(
-                "query, key and value must share the batch size and key/value the length T_k, got "
-                f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
-            )
-        if mask is not None:
-            shape = torch.Size((query.shape[0], self.num_heads, query.shape[1], key.shape[1]))
-            _check_mask(mask.unsqueeze(1) if isinstance(mask, torch.Tensor) and mask.dim() == 3 else mask, shape)
-        return super().forward(query, key, value, mask, causal=causal)
-
-    @classmethod
-    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
-        """Copy the weights of a ``torch.nn.MultiheadAttention(..., batch_first=True)``."""
-        if not isinstance(module, nn.MultiheadAttention):
-            raise TypeError(f"expected torch.nn.MultiheadAttention, got {type(module).__name__}")
-        if not module.batch_first:
-            raise ValueError("the torch module must be built with batch_first=True")
-        if not module._qkv_same_embed_dim:
-            raise ValueError(f"kdim/vdim ({module.kdim}/{module.vdim}) must equal embed_dim ({module.embed_dim})")
-        if module.bias_k is not None or module.add_zero_attn:
-            raise ValueError("add_bias_kv and add_zero_attn are not supported")
-        bias = module.in_proj_bias is not None
-        ours = cls(module.embed_dim, module.num_heads, dropout=module.dropout, bias=bias)
-        ours.to(dtype=module.in_proj_weight.dtype, device=module.in_proj_weight.device)
-        _mha.copy_from_torch(ours, module)  # 07's copy: [W^Q; W^K; W^V] cut in three
-        ours.train(module.training)
-        return ours
+        if x.dim() != 3 or x.shape[-1] != d_model:
+            raise ValueError(f"{name} must have shape (B, T, d_model={d_model}), got {tuple(x.shape)}")
+    if key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]:
+        raise ValueError(
+            "query, key and value must share the batch size and key/value the length T_k, got "
+            f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+        )
+    if mask is not None:
+        shape = torch.Size((query.shape[0], module.h, query.shape[1], key.shape[1]))
+        _check_mask(mask.unsqueeze(1) if isinstance(mask, torch.Tensor) and mask.dim() == 3 else mask, shape)
+    return {"query": query, "key": key, "value": value, "mask": mask, "causal": causal}
 
 
-@checks(_flash.chunked_attention)
-def chunked_attention(
+def _from_torch(cls, module: nn.MultiheadAttention):
+    """Copy the weights of a ``torch.nn.MultiheadAttention(..., batch_first=True)``."""
+    if not isinstance(module, nn.MultiheadAttention):
+        raise TypeError(f"expected torch.nn.MultiheadAttention, got {type(module).__name__}")
+    if not module.batch_first:
+        raise ValueError("the torch module must be built with batch_first=True")
+    if not module._qkv_same_embed_dim:
+        raise ValueError(f"kdim/vdim ({module.kdim}/{module.vdim}) must equal embed_dim ({module.embed_dim})")
+    if module.bias_k is not None or module.add_zero_attn:
+        raise ValueError("add_bias_kv and add_zero_attn are not supported")
+    bias = module.in_proj_bias is not None
+    ours = cls(module.embed_dim, module.num_heads, dropout=module.dropout, bias=bias)
+    ours.to(dtype=module.in_proj_weight.dtype, device=module.in_proj_weight.device)
+    _mha.copy_from_torch(ours, module)  # 07's copy: [W^Q; W^K; W^V] cut in three
+    ours.train(module.training)
+    return ours
+
+
+MultiHeadAttention = validate.checked_module(
+    _masks.MaskedMultiHeadAttention,
+    name="MultiHeadAttention",
+    init=_module_arguments,
+    forward=_forward_arguments,
+    doc="09's ``MaskedMultiHeadAttention`` (07's module with masked attention) with its inputs checked.",
+    from_torch=classmethod(_from_torch),
+)
+
+
+def _chunked_arguments(
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
     *,
     block_size: int = 128,
     causal: bool = False,
-) -> torch.Tensor:
+):
     """Online-softmax (FlashAttention-style) attention over query tiles and key blocks; output only.
 
     The algorithm is notebook 08's ``chunked_attention`` (helpers.lessons.complexity_flash); this
-    wrapper adds the input checks. Shapes: query (..., T_q, d_k), key (..., T_k, d_k), value
+    boundary adds the input checks. Shapes: query (..., T_q, d_k), key (..., T_k, d_k), value
     (..., T_k, d_v), leading dimensions broadcast; with ``causal`` query i sees keys j <= i.
     """
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
-    batch = _check_qkv(query, key, value)
+    _check_qkv(query, key, value)
     for name, x in (("query", query), ("key", key), ("value", value)):
         validate.finite(name, x)
-    t_q, t_k, d_v = query.shape[-2], key.shape[-2], value.shape[-1]
-    if t_q == 0 or t_k == 0:
-        return query.new_zeros(batch + (t_q, d_v))
-    return _flash.chunked_attention(query, key, value, block_size=block_size, causal=causal)
+    return {"query": query, "key": key, "value": value, "block_size": block_size, "causal": causal}
+
+
+def _zeros_without_positions(taught, query, key, value, **rest) -> torch.Tensor:
+    """No query or no key (T_q = 0 or T_k = 0): the zeros that masked attention gives, without the loop
+    (whose running sums would divide 0 by 0)."""
+    if query.shape[-2] == 0 or key.shape[-2] == 0:
+        return _no_key_output(query, key, value)
+    return taught(query=query, key=key, value=value, **rest)
+
+
+chunked_attention = validate.checked(
+    _flash.chunked_attention, _chunked_arguments, name="chunked_attention", call=_zeros_without_positions
+)

@@ -8,7 +8,7 @@ import numbers
 
 import torch
 
-__all__ = ["tensor", "finite", "positive_int", "probability", "positive_real", "lengths", "checks"]
+__all__ = ["tensor", "finite", "positive_int", "probability", "positive_real", "lengths", "checked", "checked_module"]
 
 
 def tensor(name: str, x, min_dim: int = 1, *, floating: bool = True) -> torch.Tensor:
@@ -65,16 +65,52 @@ def lengths(name: str, x) -> torch.Tensor:
     return t.long()
 
 
-def checks(taught):
-    """Decorator: mark a checked public function as the boundary of the lesson function ``taught``.
+def checked(taught, check, *, name: str, call=None):
+    """The public, checked face of the lesson function ``taught`` (no second implementation).
 
-    The wrapper runs the input checks and calls ``taught``; ``wrapper.__wrapped__`` is ``taught``,
-    so tests (and readers) can see which notebook cell does the work.
+    ``check`` has the public signature and docstring: it validates the arguments (raising the clear
+    errors) and returns the keyword arguments for ``taught``. ``call(taught, **arguments)``, if given,
+    calls ``taught`` itself, for what the lesson leaves out (a broadcast of the result, empty inputs).
+    ``__wrapped__`` is ``taught``, so tests and readers can see which notebook cell does the work.
     """
 
-    def mark(wrapper):
-        wrapper.__signature__ = inspect.signature(wrapper)  # help() shows the checked API, not the lesson's
-        wrapper.__wrapped__ = taught
-        return wrapper
+    def boundary(*args, **kwargs):
+        arguments = check(*args, **kwargs)
+        return taught(**arguments) if call is None else call(taught, **arguments)
 
-    return mark
+    boundary.__name__ = boundary.__qualname__ = name
+    boundary.__module__, boundary.__doc__ = check.__module__, check.__doc__
+    boundary.__signature__ = _public(inspect.signature(check))  # help() shows the checked API
+    boundary.__wrapped__ = taught
+    return boundary
+
+
+def _public(signature: inspect.Signature, first: str | None = None) -> inspect.Signature:
+    """A check's signature as the user calls it: no ``-> dict``; the first parameter renamed to ``first``."""
+    parameters = list(signature.parameters.values())
+    if first is not None:
+        parameters[0] = parameters[0].replace(name=first)
+    return signature.replace(parameters=parameters, return_annotation=inspect.Signature.empty)
+
+
+def checked_module(taught: type, *, name: str, init, forward, doc: str, **members) -> type:
+    """The lesson module class ``taught`` behind input checks: a subclass named ``name`` whose
+    ``__init__`` and ``forward`` first run ``init(*args, **kwargs)`` / ``forward(self, *args, **kwargs)``,
+    each returning the keyword arguments for the lesson's own method. ``members`` (e.g. a classmethod)
+    are added as they are."""
+
+    def __init__(self, *args, **kwargs):
+        taught.__init__(self, **init(*args, **kwargs))
+
+    def checked_forward(self, *args, **kwargs):
+        return taught.forward(self, **forward(self, *args, **kwargs))
+
+    init_signature = inspect.signature(init)
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    __init__.__signature__ = _public(
+        init_signature.replace(parameters=[self_param, *init_signature.parameters.values()])
+    )
+    checked_forward.__name__, checked_forward.__doc__ = "forward", forward.__doc__
+    checked_forward.__signature__ = _public(inspect.signature(forward), first="self")  # forward's first: the module
+    namespace = {"__init__": __init__, "forward": checked_forward, "__doc__": doc, "__module__": init.__module__}
+    return type(name, (taught,), {**namespace, **members})

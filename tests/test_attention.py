@@ -451,3 +451,42 @@ def test_validators_say_what_was_expected():
     with pytest.raises(ValueError, match="contains NaN"):
         validate.finite("x", torch.tensor([1.0, float("nan")]))
     assert validate.lengths("n", [2, 3]).dtype == torch.int64
+
+
+@pytest.mark.parametrize("t_q, t_k, batch", [(0, 3, (2,)), (3, 0, (2,)), (0, 0, (2,)), (3, 4, (0,)), (3, 0, (2, 2))])
+def test_chunked_attention_on_empty_inputs_agrees_with_masked_attention(t_q, t_k, batch):
+    # No key at all: masked attention gives zero weights and a zero output; the tiled loop would divide 0 by 0.
+    q, k, v = torch.randn(*batch, t_q, 4), torch.randn(*batch, t_k, 4), torch.randn(*batch, t_k, 5)
+    out = chunked_attention(q, k, v, block_size=2)
+    ref, weights = scaled_dot_product_attention(q, k, v)
+    assert out.shape == ref.shape == (*batch, t_q, 5) and weights.shape == (*batch, t_q, t_k)
+    assert torch.equal(out, ref) and not out.isnan().any()
+
+
+def test_the_checked_api_shows_its_own_signature_and_the_lesson_code_behind_it():
+    import inspect
+
+    from helpers.lessons import complexity_flash, masks
+
+    assert list(inspect.signature(scaled_dot_product_attention).parameters) == [
+        "query", "key", "value", "mask", "temperature", "dropout_p", "training", "causal"
+    ]  # fmt: skip
+    assert inspect.signature(scaled_dot_product_attention).return_annotation is inspect.Signature.empty
+    assert scaled_dot_product_attention.__wrapped__ is masks.masked_attention
+    assert chunked_attention.__wrapped__ is complexity_flash.chunked_attention
+    assert scaled_dot_product_attention.__name__ == "scaled_dot_product_attention"
+    assert "returns ``(output, weights)``" in scaled_dot_product_attention.__doc__
+    assert list(inspect.signature(MultiHeadAttention).parameters) == ["d_model", "num_heads", "dropout", "bias"]
+    assert list(inspect.signature(MultiHeadAttention.forward).parameters) == [
+        "self", "query", "key", "value", "mask", "causal"
+    ]  # fmt: skip
+    assert MultiHeadAttention.__name__ == "MultiHeadAttention" and MultiHeadAttention.__module__ == "helpers.attention"
+    assert MultiHeadAttention.__mro__[1] is masks.MaskedMultiHeadAttention
+
+
+@pytest.mark.parametrize("t_q, t_k", [(3, 0), (0, 3), (0, 0)])
+def test_attention_without_keys_or_queries_matches_pytorch(t_q, t_k):
+    q, k, v = torch.randn(2, t_q, 4), torch.randn(2, t_k, 4), torch.randn(2, t_k, 5)
+    out, weights = scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v), atol=0, rtol=0)
+    assert weights.shape == (2, t_q, t_k)

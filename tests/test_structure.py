@@ -177,8 +177,19 @@ def test_helpers_attention_only_checks_and_delegates_to_lesson_code():
         else:
             taught = getattr(obj, "__wrapped__", None)
             assert taught is not None and taught.__module__.startswith("helpers.lessons."), (
-                f"helpers.attention.{name} must be a checked wrapper (validate.checks) of a lesson function"
+                f"helpers.attention.{name} must be a lesson function behind validate.checked"
             )
+    # Bound, not redefined: no exported name is a def or class of its own anywhere in hand-written helpers/.
+    for path in sorted((ROOT / "helpers").glob("*.py")):
+        defined = {
+            node.name
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        }
+        assert not defined & set(core.__all__), (
+            f"helpers/{path.name} defines {sorted(defined & set(core.__all__))} a second time: bind the lesson code "
+            "with validate.checked / validate.checked_module instead"
+        )
     # No algorithm left: the module computes no softmax, exponent or matrix product of its own
     # (the one q·k below is the overflow check, run only for huge inputs).
     text = Path(core.__file__).read_text(encoding="utf-8")
