@@ -10,10 +10,12 @@ the figure) proves the check fails when a slider is dead. In the live RISE slide
 explorers must render on their slide and follow a drag there too, with no request leaving the machine.
 
 One JupyterLab (loopback, random port, its own token and temporary config/runtime/settings
-folders) and one browser serve the whole module. Each notebook's check is a class of its own, so
-pytest-xdist's `--dist loadscope` spreads the notebooks over the workers; a worker keeps its server and
-browser while it runs one notebook class after another (they come in a row) and closes them before
-another module (tests/test_slides.py starts its own Playwright, which cannot run beside this one).
+folders), one browser and one JupyterLab tab serve the whole module: the tab loads JupyterLab's
+scripts once, then opens one notebook after another (File → Open), and closes each with its kernel.
+Each notebook's check is a class of its own, so pytest-xdist's `--dist loadscope` spreads the
+notebooks over the workers; a worker keeps its server, browser and tab while it runs one notebook
+class after another (they come in a row) and closes them before another module
+(tests/test_slides.py starts its own Playwright, which cannot run beside this one).
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ from tools.browser_support import (
     artifact,
     check_explorer,
     chromium,
-    close,
+    close_all,
     controls_of,
     explorer_cell,
     explorer_cells,
     jupyter_lab,
+    lab_tab,
     move_control,
     open_and_run_all,
     wait_figure_settled,
@@ -100,6 +103,34 @@ def browser(lab):
         yield b
 
 
+class Tab:
+    """The module's JupyterLab tab; replaced by a fresh one after a check that could not clean up."""
+
+    def __init__(self, browser, lab):
+        self.browser, self.lab, self.page = browser, lab, None
+
+    def get(self):
+        if self.page is None:
+            self.page = lab_tab(self.browser, self.lab)
+        return self.page
+
+    def done(self) -> None:
+        """Close the notebook(s) a check opened, with their kernels; on failure start over next time."""
+        try:
+            close_all(self.page)
+        except Exception:
+            self.page.close()
+            self.page = None
+
+
+@pytest.fixture(scope="module")
+def tab(browser, lab):
+    shared = Tab(browser, lab)
+    yield shared
+    if shared.page is not None:
+        shared.page.close()
+
+
 def test_explorers_are_found():
     """Discovery reads the stored outputs: every notebook with a slider is covered below."""
     found = {p.stem: len(explorer_cells(p)) for p in NOTEBOOKS}
@@ -113,13 +144,13 @@ class ExplorerChecks:
 
     notebook: Path
 
-    def test_every_control_of_every_explorer_redraws(self, browser, lab):
+    def test_every_control_of_every_explorer_redraws(self, tab):
         """Run All, then move every control of every explorer; for 04 and 05 also the RISE slideshow
         (check_rise_slideshow: the widget on its slide, a drag there, nothing requested from outside)."""
         notebook = self.notebook
-        rel = f"notebooks/{notebook.name}"
-        page = open_and_run_all(browser, lab, rel, notebook.stem)
+        page = tab.get()
         try:
+            open_and_run_all(page, f"notebooks/{notebook.name}", notebook.stem)
             for k, index in enumerate(explorer_cells(notebook)):
                 cell = explorer_cell(page, index)
                 changes = check_explorer(page, cell, f"{notebook.stem}_explorer{k}")
@@ -132,7 +163,7 @@ class ExplorerChecks:
             if notebook in RISE_NOTEBOOKS:  # in the same session: Run All once per notebook (CI time)
                 check_rise_slideshow(page, notebook)
         finally:
-            close(page)
+            tab.done()
 
 
 for _nb in WITH_EXPLORERS:  # Test_04_scaling_variance, ...: `-k 04_scaling` still selects one notebook
@@ -140,7 +171,7 @@ for _nb in WITH_EXPLORERS:  # Test_04_scaling_variance, ...: `-k 04_scaling` sti
 del _nb
 
 
-def test_dead_explorer_is_caught(browser, lab, scratch_dir):
+def test_dead_explorer_is_caught(tab, scratch_dir):
     """The check above passes a working Explorer and fails one whose update stops changing the figure."""
     import nbformat
 
@@ -149,15 +180,17 @@ def test_dead_explorer_is_caught(browser, lab, scratch_dir):
     path = scratch_dir / "scratch_explorers.ipynb"
     nbformat.write(nb, path)
     rel = path.relative_to(scratch_dir.parent).as_posix()
-    page = open_and_run_all(browser, lab, rel, "scratch_explorers")
+    page = tab.get()
     try:
+        open_and_run_all(page, rel, "scratch_explorers")
         changes = check_explorer(page, explorer_cell(page, 2), "scratch_working")
         assert [name for name, _, _ in changes] == ["s", "shape"], changes
         with pytest.raises(AssertionError, match="the figure did not change"):
-            # The dead one never redraws, so waiting the full 20 s only proves it again.
-            check_explorer(page, explorer_cell(page, 3), "scratch_dead", settle_s=5)
+            # The dead one never redraws (the working one takes well under a second), so waiting the
+            # full 20 s would only prove it again.
+            check_explorer(page, explorer_cell(page, 3), "scratch_dead", settle_s=3)
     finally:
-        close(page)
+        tab.done()
 
 
 def test_rise_extension_is_installed():
@@ -222,10 +255,9 @@ def check_rise_slideshow(page, notebook: Path) -> None:
     except Exception:
         page.screenshot(path=artifact(f"rise_{notebook.stem}_no_widget.png"))
         raise AssertionError("the explorer does not render on its RISE slide") from None
-    page.wait_for_timeout(1000)  # the slide transition
-    page.screenshot(path=artifact(f"rise_{notebook.stem}_explorer.png"))
     before = wait_figure_settled(page, cell, "", timeout_s=30, quiet_ms=300)
     assert before not in ("", "stale"), "no figure under the explorer on its RISE slide"
+    page.screenshot(path=artifact(f"rise_{notebook.stem}_explorer.png"))
     control = controls_of(cell)[0]
     value = control.evaluate("c => c.textContent")
     move_control(page, control)

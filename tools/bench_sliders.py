@@ -168,10 +168,10 @@ def bench_selector(page, cell, control) -> dict:
 
 def bench_notebook(browser, lab, notebook: Path, drags: int, steps: int) -> list[dict]:
     rows = []
-    page = bs.open_and_run_all(
-        browser, lab, f"notebooks/{notebook.name}", f"bench_{notebook.stem}", run_all_timeout_s=600
-    )  # Run All is not what is measured here
+    page = bs.lab_tab(browser, lab)
     try:
+        # Run All is not what is measured here
+        bs.open_and_run_all(page, f"notebooks/{notebook.name}", f"bench_{notebook.stem}", run_all_timeout_s=600)
         for k, index in enumerate(bs.explorer_cells(notebook)):
             cell = bs.explorer_cell(page, index)
             cell.locator(bs.CONTROLS).first.wait_for(timeout=60_000)
@@ -191,7 +191,8 @@ def bench_notebook(browser, lab, notebook: Path, drags: int, steps: int) -> list
                 )
                 print(format_row(rows[-1]), flush=True)
     finally:
-        bs.close(page)
+        bs.close_all(page)
+        page.close()
     return rows
 
 

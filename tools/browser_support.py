@@ -193,53 +193,66 @@ DONE_JS = """() => {
 }"""
 
 
-def open_and_run_all(browser, lab, rel_path: str, shot_prefix: str, *, viewport=(1400, 1000), run_all_timeout_s=240):
-    """Open a notebook in JupyterLab, Run All, wait for idle; return the page (no error outputs,
-    no request beyond the loopback server)."""
+def lab_tab(browser, lab, *, viewport=(1400, 1000)):
+    """One JupyterLab tab, loaded once (its scripts take seconds) and reused for notebook after
+    notebook. Every request beyond the loopback server is refused and recorded in
+    ``page.course_outside``."""
     url, token = lab
     page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-    outside: list[str] = []
+    page.course_outside = []
 
     def loopback_only(route):
         if route.request.url.startswith((url, "data:", "blob:")):
             route.continue_()
         else:
-            outside.append(route.request.url)
+            page.course_outside.append(route.request.url)
             route.abort()
 
     page.route("**/*", loopback_only)
-    page.course_outside = outside  # later requests (e.g. the RISE slideshow) are recorded here too
-    page.goto(f"{url}/lab/tree/{rel_path}?token={token}&reset")  # reset: only this notebook open
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-        " && window.jupyterapp.shell.currentWidget.sessionContext",
-        timeout=90_000,
-    )
-    page.wait_for_function(
-        "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
-        " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
-        timeout=90_000,
-    )
-    # The same command as Run → Run All Cells (not awaited: DONE_JS polls for the end, with a timeout).
+    page.goto(f"{url}/lab?token={token}&reset")  # reset: no notebook left open from another session
+    page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-LabShell')", timeout=90_000)
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    return page
+
+
+# The notebook at `path` is the current widget and its kernel is idle.
+OPENED_JS = """(path) => {
+  const w = window.jupyterapp.shell.currentWidget, s = w && w.sessionContext;
+  return !!(w && w.context && w.context.path === path && s && s.session && s.session.kernel
+    && s.session.kernel.status === 'idle');
+}"""
+
+
+def open_and_run_all(page, rel_path: str, shot_prefix: str, *, run_all_timeout_s=240):
+    """Open a notebook in the JupyterLab tab `page` (from ``lab_tab``), Run All, wait for idle;
+    assert no cell shows an error and no request left the loopback server."""
+    page.course_outside.clear()
+    # The same commands as File → Open and Run → Run All Cells (not awaited: polled, with a timeout).
+    page.evaluate("(p) => { window.jupyterapp.commands.execute('docmanager:open', {path: p}); }", rel_path)
+    page.wait_for_function(OPENED_JS, arg=rel_path, timeout=90_000)
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_function(DONE_JS, timeout=run_all_timeout_s * 1000, polling=500)
     errors = page.evaluate(ERRORS_JS)
     if errors:
         page.screenshot(path=artifact(f"{shot_prefix}_error.png"))
     assert errors == [], f"{rel_path}: cells show errors after Run All: {[e[:500] for e in errors]}"
-    assert outside == [], f"JupyterLab tried to reach the network: {outside}"
-    return page
+    assert page.course_outside == [], f"JupyterLab tried to reach the network: {page.course_outside}"
 
 
-def close(page) -> None:
-    """Shut the notebook's kernel down (so kernels do not pile up on a 2-core machine) and close the tab."""
-    try:
-        page.evaluate(
-            "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-            " return w && w.sessionContext ? w.sessionContext.shutdown() : null; }"
-        )
-    finally:
-        page.close()
+def close_all(page) -> None:
+    """Shut down the kernel of every open notebook (kernels must not pile up on a 2-core machine) and
+    close every panel of the main area without a save prompt, so the tab is ready for the next one."""
+    page.evaluate(
+        """() => {
+      const app = window.jupyterapp;
+      for (const w of Array.from(app.shell.widgets('main'))) {
+        const session = w.sessionContext && w.sessionContext.session;
+        // Asked, not awaited: the server stops the kernel while the next notebook opens.
+        if (session) app.serviceManager.sessions.shutdown(session.id).catch(() => null);
+        w.dispose();
+      }
+    }"""
+    )
 
 
 def explorer_cell(page, index: int):
@@ -303,9 +316,21 @@ def controls_of(cell) -> list:
     return [found.nth(i) for i in range(found.count())]
 
 
-def wait_figure_settled(page, cell, before: str, *, timeout_s: float = 20.0, quiet_ms: int = 600) -> str:
+# The current notebook's kernel has no message in hand (an explorer's redraws are comm messages).
+KERNEL_IDLE_JS = """() => {
+  const w = window.jupyterapp.shell.currentWidget, s = w && w.sessionContext;
+  const k = s && s.session && s.session.kernel;
+  return !k || k.status === 'idle';
+}"""
+
+
+def wait_figure_settled(
+    page, cell, before: str, *, timeout_s: float = 20.0, quiet_ms: int = 600, kernel_idle: bool = False
+) -> str:
     """Wait until the figure differs from `before` and then stays the same for `quiet_ms` (the
-    renders of a continuous drag have arrived); return its fingerprint (== before on a timeout)."""
+    renders of a continuous drag have arrived); return its fingerprint (== before on a timeout).
+    With `kernel_idle` (JupyterLab, the explorer's notebook current) the quiet spell must also end
+    with the kernel idle, so a short one suffices: a queued redraw would have made it busy."""
     import time
 
     deadline = time.monotonic() + timeout_s
@@ -316,7 +341,7 @@ def wait_figure_settled(page, cell, before: str, *, timeout_s: float = 20.0, qui
     while time.monotonic() < deadline:
         page.wait_for_timeout(quiet_ms)
         again = cell.evaluate(FIGURE_JS)
-        if again == current:
+        if again == current and (not kernel_idle or page.evaluate(KERNEL_IDLE_JS)):
             break
         current = again
     return current
@@ -358,7 +383,8 @@ def check_explorer(page, cell, shot_prefix: str, *, settle_s: float = 20.0) -> l
     `cell` is a locator in the page or in a frame.
 
     `settle_s` bounds the wait for a redraw after each move (a figure that never changes costs all of it).
-    Returns (control, value before, value after) for each control. Screenshots go to test-artifacts/."""
+    Returns (control, value before, value after) for each control. A failed move leaves a screenshot in
+    test-artifacts/."""
     import time
 
     try:  # widget views render asynchronously after the cell has finished
@@ -378,9 +404,10 @@ def check_explorer(page, cell, shot_prefix: str, *, settle_s: float = 20.0) -> l
         assert before_img not in ("", "stale"), f"control {i} ({name}): no figure under the explorer"
         control.scroll_into_view_if_needed()
         move_control(page, control)
-        after_img = wait_figure_settled(page, cell, before_img, timeout_s=settle_s)
+        after_img = wait_figure_settled(page, cell, before_img, timeout_s=settle_s, quiet_ms=250, kernel_idle=True)
         after_value = control.evaluate(STATE_JS)
-        cell.screenshot(path=artifact(f"{shot_prefix}_control{i}_after.png"))
+        if after_value == before_value or after_img == before_img:
+            cell.screenshot(path=artifact(f"{shot_prefix}_control{i}_after.png"))
         assert after_value != before_value, f"control {i} ({name}): the readout stayed {before_value!r} after the move"
         assert after_img != before_img, (
             f"control {i} ({name}): the figure did not change when the value went {before_value} -> {after_value}"
