@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -104,23 +105,29 @@ def browser(lab):
 
 
 class Tab:
-    """The module's JupyterLab tab; replaced by a fresh one after a check that could not clean up."""
+    """The module's JupyterLab tab, shared by the checks a worker runs in a row."""
 
     def __init__(self, browser, lab):
         self.browser, self.lab, self.page = browser, lab, None
 
-    def get(self):
+    @contextmanager
+    def session(self):
+        """The tab for one check; afterwards its notebooks are closed and their kernels shut down. A
+        failed check may leave a dialog or a half-open slideshow behind: the next one gets a new tab."""
         if self.page is None:
             self.page = lab_tab(self.browser, self.lab)
-        return self.page
-
-    def done(self) -> None:
-        """Close the notebook(s) a check opened, with their kernels; on failure start over next time."""
+        clean = False
         try:
-            close_all(self.page)
-        except Exception:
-            self.page.close()
-            self.page = None
+            yield self.page
+            clean = True
+        finally:
+            try:
+                close_all(self.page)
+            except Exception:
+                clean = False
+            if not clean:
+                self.page.close()
+                self.page = None
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +155,7 @@ class ExplorerChecks:
         """Run All, then move every control of every explorer; for 04 and 05 also the RISE slideshow
         (check_rise_slideshow: the widget on its slide, a drag there, nothing requested from outside)."""
         notebook = self.notebook
-        page = tab.get()
-        try:
+        with tab.session() as page:
             open_and_run_all(page, f"notebooks/{notebook.name}", notebook.stem)
             for k, index in enumerate(explorer_cells(notebook)):
                 cell = explorer_cell(page, index)
@@ -162,8 +168,6 @@ class ExplorerChecks:
                 cell.screenshot(path=artifact(f"{notebook.stem}_explorer{k}.png"))
             if notebook in RISE_NOTEBOOKS:  # in the same session: Run All once per notebook (CI time)
                 check_rise_slideshow(page, notebook)
-        finally:
-            tab.done()
 
 
 for _nb in WITH_EXPLORERS:  # Test_04_scaling_variance, ...: `-k 04_scaling` still selects one notebook
@@ -180,8 +184,7 @@ def test_dead_explorer_is_caught(tab, scratch_dir):
     path = scratch_dir / "scratch_explorers.ipynb"
     nbformat.write(nb, path)
     rel = path.relative_to(scratch_dir.parent).as_posix()
-    page = tab.get()
-    try:
+    with tab.session() as page:
         open_and_run_all(page, rel, "scratch_explorers")
         changes = check_explorer(page, explorer_cell(page, 2), "scratch_working")
         assert [name for name, _, _ in changes] == ["s", "shape"], changes
@@ -189,8 +192,6 @@ def test_dead_explorer_is_caught(tab, scratch_dir):
             # The dead one never redraws (the working one takes well under a second), so waiting the
             # full 20 s would only prove it again.
             check_explorer(page, explorer_cell(page, 3), "scratch_dead", settle_s=3)
-    finally:
-        tab.done()
 
 
 def test_rise_extension_is_installed():
