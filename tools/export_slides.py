@@ -29,6 +29,8 @@ import tarfile
 import urllib.parse
 from pathlib import Path
 
+from tools import explorer_frames, explorer_player
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 DEFAULT_OUT = ROOT / "build" / "slides"
@@ -195,8 +197,6 @@ def export(notebook: Path, out: Path, frames: str = "cached") -> Path:
     from nbconvert import SlidesExporter
     from traitlets.config import Config
 
-    from tools import explorer_frames, explorer_player
-
     exporter = SlidesExporter(config=Config(exporter_config()))
     exporter.mermaid_js_url = MERMAID_STUB  # a plain trait in nbconvert 7.17, not settable by config
     nb = nbformat.read(notebook, as_version=4)
@@ -239,7 +239,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--frames",
-        choices=("cached", "reuse", "compute", "off"),
+        choices=explorer_frames.MODES,
         default="cached",
         help="explorer frames: the cache (computing what is missing), the cache only, recompute, or none",
     )
