@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import matplotlib as mpl
 import numpy as np
 import torch
+
+# Notebook 14's Triton kernels run under Triton's interpreter where there is no CUDA GPU. Triton reads
+# TRITON_INTERPRET when it decorates a function, and its own library (tl.zeros, ...) is decorated when
+# triton is first imported: so the choice is made here, before any lesson imports triton.
+os.environ.setdefault("TRITON_INTERPRET", "0" if torch.cuda.is_available() else "1")
 
 from . import attention, data, plots, validate, widgets  # noqa: F401  (the hand-written core)
 

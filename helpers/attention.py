@@ -2,7 +2,7 @@
 
 Every algorithm here is defined once, in a visible notebook cell saved to ``helpers.lessons``
 (01 softmax → 05 softmax_t/entropy → 09 safe_softmax/masked_attention/MaskedMultiHeadAttention,
-02 padding_mask, 07 split_heads/merge_heads, 08 chunked_attention). This module only checks the
+02 padding_mask, 07 split_heads/merge_heads, 08 chunked_attention, 14 flash_attention). This module only checks the
 inputs (shapes, dtypes, masks, NaN/inf, temperature, dropout_p, block_size) with ``helpers.validate``
 and delegates: each export is bound with ``validate.checked`` (or ``validate.checked_module``) to
 the lesson code, whose ``__wrapped__`` (or base class) it is; no name is defined a second time here.
@@ -30,6 +30,7 @@ __all__ = [
     "split_heads",
     "merge_heads",
     "entropy",
+    "flash_attention",  # noqa: F822 (bound on first use by the module __getattr__ below: Triton loads late)
 ]
 
 
@@ -334,3 +335,86 @@ def _zeros_without_positions(taught, query, key, value, **rest) -> torch.Tensor:
 chunked_attention = validate.checked(
     _flash.chunked_attention, _chunked_arguments, name="chunked_attention", call=_zeros_without_positions
 )
+
+
+# --------------------------------------------------------------------------- 14: the Triton kernels
+
+FLASH_HEAD_SIZES = (16, 32, 64, 128)  # tl.arange needs a power of two; tl.dot at least 16
+
+
+def _flash_arguments(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False):
+    """FlashAttention forward and backward as Triton kernels (notebook 14): softmax(QKᵀ/√d)V.
+
+    q, k, v: contiguous (B, h, N, d) tensors of one shape, dtype and device; d in 16, 32, 64, 128;
+    float32 or float16 (bfloat16 too on a CUDA GPU). On a CUDA GPU the kernels are compiled; without
+    one they run on CPU tensors under Triton's interpreter (small N only: it is slow). ``causal``: query
+    i sees keys j <= i. Differentiable: ``loss.backward()`` runs 14's backward kernels.
+    """
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        validate.tensor(name, x, min_dim=0)
+        if x.dim() != 4:
+            raise ValueError(f"{name} must have 4 dimensions (B, h, N, d), got shape {tuple(x.shape)}")
+    if not (q.shape == k.shape == v.shape):
+        raise ValueError(
+            "q, k and v must have one shape (B, h, N, d) (self-attention, d_k = d_v), got "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
+    if not (q.dtype == k.dtype == v.dtype):
+        raise ValueError(f"q, k and v must share one dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if not (q.device == k.device == v.device):
+        raise ValueError(f"q, k and v must be on one device, got {q.device}, {k.device}, {v.device}")
+    allowed = (torch.float32, torch.float16) + ((torch.bfloat16,) if q.device.type == "cuda" else ())
+    if q.dtype not in allowed:
+        extra = "" if q.device.type == "cuda" else " (bfloat16 only on a CUDA GPU: Triton's interpreter cannot run it)"
+        raise ValueError(f"dtype must be one of {[str(t) for t in allowed]}, got {q.dtype}{extra}")
+    if q.shape[-1] not in FLASH_HEAD_SIZES:
+        raise ValueError(f"head size d must be one of {list(FLASH_HEAD_SIZES)}, got d={q.shape[-1]}")
+    if q.shape[-2] == 0:
+        raise ValueError("N must be at least 1 (the sequences are empty)")
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not x.is_contiguous():
+            raise ValueError(
+                f"{name} must be contiguous (the kernel computes addresses as row·d + column); "
+                f"call {name}.contiguous() first"
+            )
+        validate.finite(name, x)
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    gpu = _flash_lesson()
+    if q.device.type == "cpu" and not gpu.INTERPRET:
+        raise ValueError(
+            "q, k and v are on the CPU but Triton compiles for the GPU here (TRITON_INTERPRET is not 1): "
+            "move them to the GPU (.cuda()), or set TRITON_INTERPRET=1 before helpers is imported"
+        )
+    return {"q": q, "k": k, "v": v, "causal": causal}
+
+
+def _flash_lesson():
+    """Notebook 14's module, imported on first use (it imports Triton and sets TRITON_INTERPRET)."""
+    try:
+        from .lessons import flash_attention_gpu
+    except ImportError as err:
+        if getattr(err, "name", "") and err.name.split(".")[0] == "triton":
+            from .kernels import triton_missing_message
+
+            raise ImportError(triton_missing_message()) from None
+        raise
+    return flash_attention_gpu
+
+
+def __getattr__(name: str):
+    """``flash_attention`` is bound on first access, so importing helpers does not import Triton."""
+    if name != "flash_attention":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        taught = _flash_lesson().flash_attention
+    except ImportError as err:
+        message = str(err)
+
+        def taught(q, k, v, causal=False):
+            raise ImportError(message)
+
+        taught.__module__ = "helpers.lessons.flash_attention_gpu"
+    bound = validate.checked(taught, _flash_arguments, name="flash_attention")
+    globals()["flash_attention"] = bound
+    return bound

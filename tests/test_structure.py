@@ -28,8 +28,9 @@ NOTEBOOK_OF_CORE_NAME = {
     "scaled_dot_product_attention": 9,
     "MultiHeadAttention": 9,
     "causal_mask": 9,
+    "flash_attention": 14,  # bound on first use (module __getattr__): importing the module does not need 14
 }
-CORE_MODULE = max(NOTEBOOK_OF_CORE_NAME.values())  # `from helpers import attention` may use any of them
+CORE_MODULE = max(v for k, v in NOTEBOOK_OF_CORE_NAME.items() if k != "flash_attention")
 
 # Infrastructure any notebook may import: it teaches no algorithm.
 INFRASTRUCTURE = {
@@ -39,6 +40,7 @@ INFRASTRUCTURE = {
     "helpers.data",
     "helpers.validate",
     "helpers.exercises",
+    "helpers.kernels",
 }
 
 # Forward references not fixed yet, as (importer, imported) -> why it is still there.

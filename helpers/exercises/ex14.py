@@ -1,0 +1,191 @@
+"""Checkers for notebook 14 (FlashAttention을 GPU 커널로). None of them needs Triton: they run where
+notebook 14 skips its kernel cells (macOS, Windows)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls
+
+
+def _kernel_causal_blocks(n: int, block_m: int, block_n: int) -> int:
+    """The forward kernel's loop, counted: program i visits range(0, min((i + 1)·B_M, N), B_N)."""
+    return sum(len(range(0, min((i + 1) * block_m, n), block_n)) for i in range(math.ceil(n / block_m)))
+
+
+def _as_float(got, call: str = "causal_blocks(...)") -> float:
+    if (
+        isinstance(got, bool)
+        or not isinstance(got, int | float)
+        and not (isinstance(got, torch.Tensor) and got.numel() == 1)
+    ):
+        raise Wrong(f"{call}은(는) 정수 하나를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
+    return float(got)
+
+
+def _wrong_formulas() -> dict:
+    def tiles(n, bm):
+        return math.ceil(n / bm)
+
+    return {
+        "dense": lambda n, bm, bn: tiles(n, bm) * math.ceil(n / bn),
+        "half": lambda n, bm, bn: tiles(n, bm) * math.ceil(n / bn) / 2,
+        "half_floor": lambda n, bm, bn: tiles(n, bm) * math.ceil(n / bn) // 2,
+        "pairs": lambda n, bm, bn: n * (n + 1) // 2,
+        "no_min": lambda n, bm, bn: sum(math.ceil((i + 1) * bm / bn) for i in range(tiles(n, bm))),
+        "square": lambda n, bm, bn: tiles(n, bm) * (tiles(n, bm) + 1) // 2,
+    }
+
+
+@exercise("14-1")
+def _causal_blocks(fn):
+    cases = [(1024, 128, 64), (100, 64, 32), (77, 64, 32), (448, 128, 64), (96, 16, 32), (1, 64, 32), (5000, 128, 64)]
+    for n, bm, bn in cases:
+        call = f"causal_blocks({n}, {bm}, {bn})"
+        got = call_learner(fn, n, bm, bn, what=call)
+        want = _kernel_causal_blocks(n, bm, bn)
+        value = _as_float(got, call)
+        if value == want:
+            continue
+        hints = [
+            ("dense", "비인과의 블록 수(모든 타일이 모든 키 블록을 방문)입니다. 인과에서는 대각선에서 멈춥니다"),
+            ("half", "전체의 절반은 지름길입니다. 대각선에 걸친 블록은 통째로 방문하므로 절반보다 많습니다"),
+            ("half_floor", "전체의 절반은 지름길입니다. 대각선에 걸친 블록은 통째로 방문하므로 절반보다 많습니다"),
+            ("pairs", "점수 쌍(j ≤ i)의 수를 셌습니다. 세는 것은 방문하는 키 블록 수입니다"),
+            (
+                "no_min",
+                "마지막 타일에서 end = min((i + 1)·B_M, N)의 min을 빠뜨렸습니다: N을 넘는 블록은 방문하지 않습니다",
+            ),
+            ("square", "B_M = B_N일 때의 공식(1 + 2 + … + 타일 수)입니다. 타일과 블록의 크기가 다르면 틀립니다"),
+        ]
+        # the hint whose formula the answer follows on every case (one case can fit two formulas)
+        answers = [_as_float(call_learner(fn, *c, what=f"causal_blocks{c}")) for c in cases]
+        formulas = _wrong_formulas()
+        for name, message in hints:
+            if all(a == formulas[name](*c) for a, c in zip(answers, cases)):
+                raise Wrong(f"{call} = {value:g}: {message}. 커널의 반복을 세면 {want}개입니다.")
+        for name, message in hints:
+            if value == formulas[name](n, bm, bn):
+                raise Wrong(f"{call} = {value:g}: {message}. 커널의 반복을 세면 {want}개입니다.")
+        raise Wrong(
+            f"{call} = {value:g}, 커널의 반복을 세면 {want}개입니다. 프로그램 i가 도는 범위 "
+            "range(0, min((i + 1)·B_M, N), B_N)의 길이를 모든 i에 대해 더해 보세요."
+        )
+    return (
+        "모든 경우에 커널의 반복 수와 같습니다. N = 1024, 128×64 타일에서 72개 = 비인과 128개의 56%: "
+        "대각선 블록까지 통째로 방문하므로 절반보다 조금 많습니다."
+    )
+
+
+def _weights(n: int, causal: bool, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    s = torch.randn(n, n, generator=gen, dtype=torch.float64) * 3
+    if causal:
+        s_masked = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), -math.inf)
+    else:
+        s_masked = s
+    lse = torch.logsumexp(s_masked, dim=-1)  # (N,)
+    return s, lse, torch.softmax(s_masked, dim=-1)
+
+
+@exercise("14-2")
+def _recompute_weights(fn):
+    forbid_calls(
+        fn,
+        {"softmax", "log_softmax", "logsumexp", "scaled_dot_product_attention"},
+        "저장한 L만으로 가중치를 만드는 연습입니다: exp(s − L) 하나면 됩니다.",
+    )
+    gen = torch.Generator().manual_seed(14)
+    for n, causal in ((5, False), (7, True), (1, True), (12, False), (12, True)):
+        s, lse, want = _weights(n, causal, gen)
+        call = f"recompute_weights(s, lse, causal={causal}) (N = {n})"
+        got = call_learner(fn, s.clone(), lse.clone(), causal, what=call)
+        if got is None:
+            raise Wrong(f"{call}이(가) None을 돌려줍니다. `...` 자리를 채워 (N, N) 가중치 행렬을 돌려주세요.")
+        got = answer_tensor(got, call)
+        if got.shape != want.shape:
+            raise Wrong(f"{call}의 모양이 {tuple(got.shape)}입니다. (N, N) = {tuple(want.shape)}이어야 합니다.")
+        if torch.allclose(got, want, rtol=1e-9, atol=1e-12):
+            continue
+        if torch.allclose(got, torch.exp(s - lse[None, :]), rtol=1e-9) and n > 1:
+            raise Wrong(f"{call}: lse를 열마다 뺐습니다. L은 행(쿼리)마다 하나이니 lse[:, None]으로 행마다 빼세요.")
+        if torch.allclose(got, torch.exp2(s - lse[:, None]), rtol=1e-9) or torch.allclose(
+            got, torch.exp2(s - lse[:, None] * math.log2(math.e)), rtol=1e-9
+        ):
+            raise Wrong(
+                f"{call}: exp2를 썼습니다. s와 L은 자연로그 단위이니 exp를 쓰세요 (커널은 둘 다 log2 단위로 바꿔 exp2를 씁니다)."
+            )
+        if causal and torch.allclose(got, torch.exp(s - lse[:, None]), rtol=1e-9):
+            raise Wrong(f"{call}: 가려진 자리(j > i)가 0이 아닙니다. 인과이면 대각선 위를 0으로 두세요.")
+        rows = got.sum(dim=-1)
+        raise Wrong(
+            f"{call}: softmax와 최대 {float((got - want).abs().max()):.3g} 다릅니다 (행의 합: "
+            f"{[round(float(r), 4) for r in rows[:3]]} …, 1이어야 합니다). P = exp(s − L)을 행마다 계산하세요."
+        )
+    return "exp(s − L)이 소프트맥스와 같습니다 (인과 포함, 차이 < 1e-12). 역전파는 이렇게 N개짜리 L만으로 P를 타일마다 다시 만듭니다."
+
+
+def _reference_tf32(x: torch.Tensor) -> torch.Tensor:
+    bits = x.view(torch.int32)
+    return ((bits + 0xFFF + ((bits >> 13) & 1)) & ~0x1FFF).view(torch.float32)
+
+
+def _tf32_inputs() -> torch.Tensor:
+    gen = torch.Generator().manual_seed(32)
+    normal = torch.randn(200, generator=gen)
+    ties = []
+    for kept_last in (0, 1):  # exactly half way: the lower 13 bits are 0x1000; ties go to the even side
+        bits = torch.tensor([0x3F800000 | (kept_last << 13) | 0x1000], dtype=torch.int32)
+        ties.append(bits.view(torch.float32))
+    special = torch.tensor([0.0, -0.0, 1.0, -2.5, 1e6, -3e7, 1.9999999, 3.4e38, 1e-30, math.inf])
+    return torch.cat([normal, *ties, special])
+
+
+@exercise("14-3")
+def _to_tf32(fn):
+    x = _tf32_inputs()
+    want = _reference_tf32(x.clone())
+    got = call_learner(fn, x.clone(), what="to_tf32(x)")
+    if got is None:
+        raise Wrong("to_tf32(x)가 None을 돌려줍니다. `...` 자리를 채워 반올림한 float32 텐서를 돌려주세요.")
+    if not isinstance(got, torch.Tensor):
+        raise Wrong(f"to_tf32(x)는 torch.Tensor를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
+    if got.dtype != torch.float32 or got.shape != x.shape:
+        raise Wrong(
+            f"to_tf32(x)의 dtype·모양이 {got.dtype}, {tuple(got.shape)}입니다. float32, {tuple(x.shape)} 그대로여야 "
+            "합니다 (TF32는 float32 안에 담긴 값입니다)."
+        )
+    if torch.equal(got.view(torch.int32), want.view(torch.int32)):
+        q, k, v = torch.randn(3, 2, 4, 128, 64, generator=torch.Generator().manual_seed(3)).unbind(0)
+        exact = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
+        rounded = F.scaled_dot_product_attention(_reference_tf32(q).double(), _reference_tf32(k).double(), v.double())
+        err = float((rounded - exact).abs().max())
+        assert err > 1e-4  # far above the 2e-6 bound of section 3
+        return (
+            f"비트 단위로 같습니다 (가운데는 짝수 쪽, 자리올림 포함). Q와 K를 TF32로 반올림하면 어텐션 출력이 최대 "
+            f"{err:.1e} 변합니다: 3절의 float32 경계 2e-6의 수백 배라서, GPU에서 TF32로 곱하면 그 검사는 떨어집니다."
+        )
+    chopped = (x.view(torch.int32) & ~0x1FFF).view(torch.float32)
+    half_up = ((x.view(torch.int32) + 0x1000) & ~0x1FFF).view(torch.float32)
+    if torch.equal(got.view(torch.int32), chopped.view(torch.int32)):
+        raise Wrong(
+            "아래 13비트를 지우기만 했습니다(버림). 가장 가까운 값으로 반올림해야 합니다: 지우기 전에 절반을 더하세요."
+        )
+    if torch.equal(got.view(torch.int32), half_up.view(torch.int32)):
+        raise Wrong(
+            "반올림은 맞지만 정확히 가운데(아래 13비트 = 0x1000)일 때 항상 올렸습니다. 남는 마지막 비트가 짝수가 되는 쪽으로 보내세요."
+        )
+    as_half = x.half().float()
+    if torch.equal(got[torch.isfinite(as_half)], as_half[torch.isfinite(as_half)]):
+        raise Wrong(
+            "float16을 거쳤습니다. 가수는 같은 10비트지만 float16의 지수는 5비트라 1e6·3.4e38은 inf, 1e-30은 0이 됩니다. "
+            "TF32는 float32의 지수 8비트를 그대로 둡니다."
+        )
+    diff = got != want
+    where = int(diff.nonzero()[0, 0]) if diff.any() else 0
+    raise Wrong(
+        f"{int(diff.sum())}개 값이 다릅니다. 예: x = {float(x[where])!r} → 받은 값 {float(got[where])!r}, "
+        f"TF32 반올림 {float(want[where])!r}. 가수 23비트 중 위 10비트를 남기고 아래 13비트를 반올림해 버리세요."
+    )
