@@ -10,6 +10,8 @@
     python3 course.py slides-fit [NN ...]  list the slides taller than 960x700 (headless Chromium)
     python3 course.py handout [NN ...]  print A4 PDF handouts to build/handouts/ (headless Chromium)
     python3 course.py bench sliders   time every slider in JupyterLab + headless Chromium
+    python3 course.py gpu-bench [--quick]  measure notebook 14's kernels against PyTorch on a CUDA GPU
+                                      (data/benchmark_gpu.json); --quick checks the script on a CPU
 
 The first call creates .venv/ and installs requirements.txt into it; later calls reuse it
 and reinstall only when requirements.txt or pyproject.toml changed.
@@ -229,6 +231,11 @@ def cmd_bench(extra: list[str]) -> int:
     return run([str(PYTHON), "tools/bench_sliders.py", *extra[1:]], env={"OMP_NUM_THREADS": "1"})
 
 
+def cmd_gpu_bench(extra: list[str]) -> int:
+    # Notebook 14's Triton kernels, every SDPA backend, naive and 08's loop on a CUDA GPU (scripts/benchmark_gpu.py).
+    return run([str(PYTHON), "scripts/benchmark_gpu.py", *extra])
+
+
 COMMANDS = {
     "lab": cmd_lab,
     "test": cmd_test,
@@ -237,6 +244,7 @@ COMMANDS = {
     "slides-fit": cmd_slides_fit,
     "handout": cmd_handout,
     "bench": cmd_bench,
+    "gpu-bench": cmd_gpu_bench,
     "site": cmd_site,
 }
 

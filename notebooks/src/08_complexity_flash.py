@@ -736,7 +736,7 @@ assert all(0.6 < m_slopes[m] < 1.1 for m in cheap)  # N-proportional, plus a fix
 # %% [markdown]
 # ## 9. GPU에서는? *(건너뛰기 가능)*
 #
-# 이 노트북의 모든 측정은 CPU에서 했습니다. **GPU에서는 아무것도 재지 않았고**, 저장소에도 GPU 측정 결과가 없습니다. 그래서 GPU에 대해서는 논문이 잰 값(6절의 원문 바로잡기)을 인용할 뿐 이 노트북의 숫자로 주장하지 않습니다. CUDA GPU가 있는 학습자는 아래 셀에서 직접 재 볼 수 있습니다(출력은 기계마다 달라 테스트에서 비교하지 않습니다). N = 16,384, 헤드 8개, fp16에서 단순 구현의 $S$와 $P$는 합쳐 약 8 GiB라 메모리가 작은 GPU에서는 넘칠 수 있습니다. 그때는 그 사실을 출력하고 다음으로 넘어갑니다.
+# 이 노트북의 모든 측정은 CPU에서 했습니다. GPU에 대해서는 논문이 잰 값(6절의 원문 바로잡기)을 인용할 뿐 이 노트북의 숫자로 주장하지 않습니다. **GPU 커널은 [14번 노트북](14_flash_attention_gpu.ipynb)에서** 다룹니다: 4절의 온라인 소프트맥스를 Triton 커널(순전파와 역전파)로 옮겨 GPU 없이도 PyTorch와 비교하고, GPU에서 잰 처리량과 메모리는 `python3 course.py gpu-bench`가 `data/benchmark_gpu.json`에 저장해 14번이 그립니다(저장된 측정이 없으면 없다고 말합니다). CUDA GPU가 있는 학습자는 아래 셀에서 직접 재 볼 수도 있습니다(출력은 기계마다 달라 테스트에서 비교하지 않습니다). N = 16,384, 헤드 8개, fp16에서 단순 구현의 $S$와 $P$는 합쳐 약 8 GiB라 메모리가 작은 GPU에서는 넘칠 수 있습니다. 그때는 그 사실을 출력하고 다음으로 넘어갑니다.
 
 # %% tags=["nbval-ignore-output"] slideshow={"slide_type": "subslide"}
 if torch.cuda.is_available():
@@ -764,7 +764,7 @@ if torch.cuda.is_available():
                   f"최대 메모리 {(torch.cuda.max_memory_allocated() - base) / 2**20:8.1f} MiB")
 else:
     print("이 기계에는 CUDA GPU가 없어 GPU를 재지 않았습니다.",
-          "저장된 GPU 결과:", "없음" if not (DATA_DIR / "benchmark_gpu.json").exists() else "benchmark_gpu.json")
+          "저장된 GPU 결과:", "없음" if not (DATA_DIR / "benchmark_gpu.json").exists() else "data/benchmark_gpu.json (14번 7절)")
 
 # %% [markdown]
 # ## 연습문제
@@ -844,6 +844,6 @@ check("08-3", causal_linear_attention)
 # | 윈도·선형 어텐션은 $O(N)$이지만 답이 바뀐다 | 창 밖 가중치, 랭크 ≤ d |
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 다음 노트북은 마스크로 "어떤 쌍을 볼지"를 정합니다. 4절의 인과 마스크 블록 건너뛰기가 그 첫 예였습니다.
+# 다음 노트북은 마스크로 "어떤 쌍을 볼지"를 정합니다. 4절의 인과 마스크 블록 건너뛰기가 그 첫 예였습니다. 4절의 반복문을 GPU 커널로 옮기는 것은 14번 노트북입니다.
 #
 # **참고 문헌** ([SOURCES.md](../SOURCES.md)): Dao 등 2022 (FlashAttention), Dao 2024 (FlashAttention-2), Milakov & Gimelshein 2018 (온라인 소프트맥스), Rabe & Staats 2021, Katharopoulos 등 2020 (선형 어텐션), Beltagy 등 2020 (Longformer), Liu 등 2021 (Swin).
