@@ -47,32 +47,32 @@ def tile_config(d, dtype, device):
 @triton.jit
 def flash_forward_kernel(Q, K, V, O, L, n, qk_scale, D: tl.constexpr, BLOCK_M: tl.constexpr,
                          BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
-    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # this program: one query tile of one head
+    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # one query tile of one head
+    Q, K, V, O = Q + head * n * D, K + head * n * D, V + head * n * D, O + head * n * D
     rows, dims = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D)  # (BLOCK_M,), (D,)
-    base = head * n * D  # Q, K, V, O: (B·h, N, D) contiguous
-    q = tl.load(Q + base + rows[:, None] * D + dims[None, :], mask=rows[:, None] < n, other=0.0)  # (BLOCK_M, D)
+    in_q = rows[:, None] < n  # (BLOCK_M, 1): rows past N are neither read nor written
+    q = tl.load(Q + rows[:, None] * D + dims[None, :], mask=in_q, other=0.0)  # (BLOCK_M, D)
     m = tl.full([BLOCK_M], float("-inf"), tl.float32)  # running max, log2 units
     l = tl.zeros([BLOCK_M], tl.float32)  # running sum of 2^(s - m)
     acc = tl.zeros([BLOCK_M, D], tl.float32)  # running weighted sum of values
-    end = tl.minimum(start_m + BLOCK_M, n) if CAUSAL else n  # causal: no key block above the diagonal
+    end = tl.minimum(start_m + BLOCK_M, n) if CAUSAL else n  # causal: stop at the diagonal
     for start_n in range(0, end, BLOCK_N):
         keys = start_n + tl.arange(0, BLOCK_N)  # (BLOCK_N,)
-        k_t = tl.load(K + base + keys[None, :] * D + dims[:, None], mask=keys[None, :] < n, other=0.0)  # (D, BLOCK_N)
-        s = tl.dot(q, k_t, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), log2 units
-        keep = keys[None, :] < n  # the last block may run past N
-        if CAUSAL:
-            keep = keep & (keys[None, :] <= rows[:, None])
+        in_k = keys < n  # the last block may run past N
+        k_t = tl.load(K + keys[None, :] * D + dims[:, None], mask=in_k[None, :], other=0.0)
+        s = tl.dot(q, k_t, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), log2
+        keep = in_k[None, :] & (keys[None, :] <= rows[:, None]) if CAUSAL else in_k[None, :]
         s = tl.where(keep, s, float("-inf"))
         m_new = tl.maximum(m, tl.max(s, axis=1))  # (BLOCK_M,)
         c = tl.exp2(m - m_new)  # <= 1: rescales the old sums
         p = tl.exp2(s - m_new[:, None])  # (BLOCK_M, BLOCK_N)
         l = l * c + tl.sum(p, axis=1)
-        v = tl.load(V + base + keys[:, None] * D + dims[None, :], mask=keys[:, None] < n, other=0.0)  # (BLOCK_N, D)
-        acc = acc * c[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        v = tl.load(V + keys[:, None] * D + dims[None, :], mask=in_k[:, None], other=0.0)
+        acc = acc * c[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)  # (BLOCK_M, D)
         m = m_new
-    out = O + base + rows[:, None] * D + dims[None, :]
-    tl.store(out, (acc / l[:, None]).to(O.dtype.element_ty), mask=rows[:, None] < n)
-    tl.store(L + head * n + rows, (m + tl.log2(l)) * 0.6931471805599453, mask=rows < n)  # L = (m + log2 ℓ)·ln 2
+    o = (acc / l[:, None]).to(O.dtype.element_ty)
+    tl.store(O + rows[:, None] * D + dims[None, :], o, mask=in_q)
+    tl.store(L + head * n + rows, (m + tl.log2(l)) * 0.6931471805599453, mask=rows < n)  # ·ln 2
 
 
 def flash_forward(q, k, v, causal=False):  # (B, h, N, d) each, contiguous
@@ -87,61 +87,60 @@ def flash_forward(q, k, v, causal=False):  # (B, h, N, d) each, contiguous
 
 
 @triton.jit
-def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_scale, D: tl.constexpr,
-                               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-                               PRECISION: tl.constexpr):
-    start_n, head = tl.program_id(0) * BLOCK_N, tl.program_id(1)  # this program: one key block of one head
-    keys, dims, base = start_n + tl.arange(0, BLOCK_N), tl.arange(0, D), head * n * D
-    kv = base + keys[:, None] * D + dims[None, :]
-    k = tl.load(K + kv, mask=keys[:, None] < n, other=0.0)  # (BLOCK_N, D)
-    v = tl.load(V + kv, mask=keys[:, None] < n, other=0.0)  # (BLOCK_N, D)
+def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_scale,
+                               D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                               CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
+    start_n, head = tl.program_id(0) * BLOCK_N, tl.program_id(1)  # one key block of one head
+    Q, K, V, dO = Q + head * n * D, K + head * n * D, V + head * n * D, dO + head * n * D
+    L, Delta = L + head * n, Delta + head * n
+    keys, dims = start_n + tl.arange(0, BLOCK_N), tl.arange(0, D)  # (BLOCK_N,), (D,)
+    kv, in_k = keys[:, None] * D + dims[None, :], keys[:, None] < n  # (BLOCK_N, D) offsets
+    k, v = tl.load(K + kv, mask=in_k, other=0.0), tl.load(V + kv, mask=in_k, other=0.0)
     dk, dv = tl.zeros([BLOCK_N, D], tl.float32), tl.zeros([BLOCK_N, D], tl.float32)
-    begin = (start_n // BLOCK_M) * BLOCK_M if CAUSAL else 0  # causal: queries before this block never see it
+    begin = (start_n // BLOCK_M) * BLOCK_M if CAUSAL else 0  # earlier queries never see it
     for start_m in range(begin, n, BLOCK_M):
         rows = start_m + tl.arange(0, BLOCK_M)  # (BLOCK_M,)
-        q_t = tl.load(Q + base + rows[None, :] * D + dims[:, None], mask=rows[None, :] < n, other=0.0)  # (D, BLOCK_M)
-        do = tl.load(dO + base + rows[:, None] * D + dims[None, :], mask=rows[:, None] < n, other=0.0)  # (BLOCK_M, D)
-        lse = tl.load(L + head * n + rows, mask=rows < n, other=0.0) * 1.4426950408889634  # log2 units
-        delta = tl.load(Delta + head * n + rows, mask=rows < n, other=0.0)  # (BLOCK_M,)
-        keep = rows[None, :] < n
-        if CAUSAL:
-            keep = keep & (keys[:, None] <= rows[None, :])
+        in_q = rows < n
+        q_t = tl.load(Q + rows[None, :] * D + dims[:, None], mask=in_q[None, :], other=0.0)
+        do = tl.load(dO + rows[:, None] * D + dims[None, :], mask=in_q[:, None], other=0.0)
+        lse = tl.load(L + rows, mask=in_q, other=0.0) * 1.4426950408889634  # log2 units
+        delta = tl.load(Delta + rows, mask=in_q, other=0.0)  # (BLOCK_M,)
+        keep = in_q[None, :] & (keys[:, None] <= rows[None, :]) if CAUSAL else in_q[None, :]
         s_t = tl.dot(k, q_t, input_precision=PRECISION) * qk_scale  # (BLOCK_N, BLOCK_M) = Sᵀ
         p_t = tl.where(keep, tl.exp2(s_t - lse[None, :]), 0.0)  # Pᵀ, recomputed from L
         dv += tl.dot(p_t.to(do.dtype), do, input_precision=PRECISION)  # dV = Pᵀ dO
-        dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # (BLOCK_N, BLOCK_M) = (dO Vᵀ)ᵀ
+        dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # dPᵀ = (dO Vᵀ)ᵀ
         ds_t = p_t * (dp_t - delta[None, :])  # dSᵀ = Pᵀ ∘ (dPᵀ − D)
-        dk += tl.dot(ds_t.to(q_t.dtype), tl.trans(q_t), input_precision=PRECISION)  # dK = dSᵀ Q
-    tl.store(dK + kv, (dk * sm_scale).to(dK.dtype.element_ty), mask=keys[:, None] < n)
-    tl.store(dV + kv, dv.to(dV.dtype.element_ty), mask=keys[:, None] < n)
+        dk += tl.dot(ds_t.to(q_t.dtype), tl.trans(q_t), input_precision=PRECISION)  # dSᵀ Q
+    tl.store(dK + head * n * D + kv, (dk * sm_scale).to(dK.dtype.element_ty), mask=in_k)
+    tl.store(dV + head * n * D + kv, dv.to(dV.dtype.element_ty), mask=in_k)
 
 
 @triton.jit
-def flash_backward_dq_kernel(Q, K, V, dO, L, Delta, dQ, n, qk_scale, sm_scale, D: tl.constexpr,
-                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-                             PRECISION: tl.constexpr):
-    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # this program: one query tile of one head
-    rows, dims, base = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D), head * n * D
-    qo = base + rows[:, None] * D + dims[None, :]
-    q = tl.load(Q + qo, mask=rows[:, None] < n, other=0.0)  # (BLOCK_M, D)
-    do = tl.load(dO + qo, mask=rows[:, None] < n, other=0.0)  # (BLOCK_M, D)
-    lse = tl.load(L + head * n + rows, mask=rows < n, other=0.0) * 1.4426950408889634  # log2 units
+def flash_backward_dq_kernel(Q, K, V, dO, L, Delta, dQ, n, qk_scale, sm_scale,
+                             D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                             CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
+    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # one query tile of one head
+    Q, K, V, dO = Q + head * n * D, K + head * n * D, V + head * n * D, dO + head * n * D
+    rows, dims = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D)  # (BLOCK_M,), (D,)
+    qo, in_q = rows[:, None] * D + dims[None, :], rows[:, None] < n  # (BLOCK_M, D) offsets
+    q, do = tl.load(Q + qo, mask=in_q, other=0.0), tl.load(dO + qo, mask=in_q, other=0.0)
+    lse = tl.load(L + head * n + rows, mask=rows < n, other=0.0) * 1.4426950408889634  # log2
     delta = tl.load(Delta + head * n + rows, mask=rows < n, other=0.0)  # (BLOCK_M,)
     dq = tl.zeros([BLOCK_M, D], tl.float32)
-    end = tl.minimum(start_m + BLOCK_M, n) if CAUSAL else n  # causal: no key block above the diagonal
+    end = tl.minimum(start_m + BLOCK_M, n) if CAUSAL else n  # causal: stop at the diagonal
     for start_n in range(0, end, BLOCK_N):
         keys = start_n + tl.arange(0, BLOCK_N)  # (BLOCK_N,)
-        k_t = tl.load(K + base + keys[None, :] * D + dims[:, None], mask=keys[None, :] < n, other=0.0)  # (D, BLOCK_N)
-        v_t = tl.load(V + base + keys[None, :] * D + dims[:, None], mask=keys[None, :] < n, other=0.0)  # (D, BLOCK_N)
-        keep = keys[None, :] < n
-        if CAUSAL:
-            keep = keep & (keys[None, :] <= rows[:, None])
+        in_k = keys[None, :] < n
+        k_t = tl.load(K + keys[None, :] * D + dims[:, None], mask=in_k, other=0.0)  # (D, BLOCK_N)
+        v_t = tl.load(V + keys[None, :] * D + dims[:, None], mask=in_k, other=0.0)  # (D, BLOCK_N)
+        keep = in_k & (keys[None, :] <= rows[:, None]) if CAUSAL else in_k
         s = tl.dot(q, k_t, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N)
         p = tl.where(keep, tl.exp2(s - lse[:, None]), 0.0)  # P, recomputed from L
-        dp = tl.dot(do, v_t, input_precision=PRECISION)  # (BLOCK_M, BLOCK_N) = dO Vᵀ
+        dp = tl.dot(do, v_t, input_precision=PRECISION)  # dP = dO Vᵀ
         ds = p * (dp - delta[:, None])  # dS = P ∘ (dP − D)
         dq += tl.dot(ds.to(k_t.dtype), tl.trans(k_t), input_precision=PRECISION)  # dQ = dS K
-    tl.store(dQ + qo, (dq * sm_scale).to(dQ.dtype.element_ty), mask=rows[:, None] < n)
+    tl.store(dQ + head * n * D + qo, (dq * sm_scale).to(dQ.dtype.element_ty), mask=in_q)
 
 
 class FlashAttention(torch.autograd.Function):

@@ -70,7 +70,7 @@ def fused_hbm_bytes(n, d, tile=128, bytes_per_value=2):
     return (math.ceil(n / tile) * 2 * n * d + 2 * n * d) * bytes_per_value + 4 * n  # + Q, O; + L (float32)
 
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 for n in (1024, 8192):
     loop, fused = loop_hbm_bytes(n, 64), fused_hbm_bytes(n, 64)
     launches = 9 * math.ceil(n / 512) * math.ceil(n / 128)
@@ -141,32 +141,32 @@ def tile_config(d, dtype, device):
 @triton.jit
 def flash_forward_kernel(Q, K, V, O, L, n, qk_scale, D: tl.constexpr, BLOCK_M: tl.constexpr,
                          BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
-    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # this program: one query tile of one head
+    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # one query tile of one head
+    Q, K, V, O = Q + head * n * D, K + head * n * D, V + head * n * D, O + head * n * D
     rows, dims = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D)  # (BLOCK_M,), (D,)
-    base = head * n * D  # Q, K, V, O: (B·h, N, D) contiguous
-    q = tl.load(Q + base + rows[:, None] * D + dims[None, :], mask=rows[:, None] < n, other=0.0)  # (BLOCK_M, D)
+    in_q = rows[:, None] < n  # (BLOCK_M, 1): rows past N are neither read nor written
+    q = tl.load(Q + rows[:, None] * D + dims[None, :], mask=in_q, other=0.0)  # (BLOCK_M, D)
     m = tl.full([BLOCK_M], float("-inf"), tl.float32)  # running max, log2 units
     l = tl.zeros([BLOCK_M], tl.float32)  # running sum of 2^(s - m)
     acc = tl.zeros([BLOCK_M, D], tl.float32)  # running weighted sum of values
-    end = tl.minimum(start_m + BLOCK_M, n) if CAUSAL else n  # causal: no key block above the diagonal
+    end = tl.minimum(start_m + BLOCK_M, n) if CAUSAL else n  # causal: stop at the diagonal
     for start_n in range(0, end, BLOCK_N):
         keys = start_n + tl.arange(0, BLOCK_N)  # (BLOCK_N,)
-        k_t = tl.load(K + base + keys[None, :] * D + dims[:, None], mask=keys[None, :] < n, other=0.0)  # (D, BLOCK_N)
-        s = tl.dot(q, k_t, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), log2 units
-        keep = keys[None, :] < n  # the last block may run past N
-        if CAUSAL:
-            keep = keep & (keys[None, :] <= rows[:, None])
+        in_k = keys < n  # the last block may run past N
+        k_t = tl.load(K + keys[None, :] * D + dims[:, None], mask=in_k[None, :], other=0.0)
+        s = tl.dot(q, k_t, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), log2
+        keep = in_k[None, :] & (keys[None, :] <= rows[:, None]) if CAUSAL else in_k[None, :]
         s = tl.where(keep, s, float("-inf"))
         m_new = tl.maximum(m, tl.max(s, axis=1))  # (BLOCK_M,)
         c = tl.exp2(m - m_new)  # <= 1: rescales the old sums
         p = tl.exp2(s - m_new[:, None])  # (BLOCK_M, BLOCK_N)
         l = l * c + tl.sum(p, axis=1)
-        v = tl.load(V + base + keys[:, None] * D + dims[None, :], mask=keys[:, None] < n, other=0.0)  # (BLOCK_N, D)
-        acc = acc * c[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        v = tl.load(V + keys[:, None] * D + dims[None, :], mask=in_k[:, None], other=0.0)
+        acc = acc * c[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)  # (BLOCK_M, D)
         m = m_new
-    out = O + base + rows[:, None] * D + dims[None, :]
-    tl.store(out, (acc / l[:, None]).to(O.dtype.element_ty), mask=rows[:, None] < n)
-    tl.store(L + head * n + rows, (m + tl.log2(l)) * 0.6931471805599453, mask=rows < n)  # L = (m + log2 ℓ)·ln 2
+    o = (acc / l[:, None]).to(O.dtype.element_ty)
+    tl.store(O + rows[:, None] * D + dims[None, :], o, mask=in_q)
+    tl.store(L + head * n + rows, (m + tl.log2(l)) * 0.6931471805599453, mask=rows < n)  # ·ln 2
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -265,68 +265,67 @@ print("dQ, dK, dV 식 = autograd (float64, 차이 < 1e-13); D =", big_d.numpy().
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 @triton.jit
-def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_scale, D: tl.constexpr,
-                               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-                               PRECISION: tl.constexpr):
-    start_n, head = tl.program_id(0) * BLOCK_N, tl.program_id(1)  # this program: one key block of one head
-    keys, dims, base = start_n + tl.arange(0, BLOCK_N), tl.arange(0, D), head * n * D
-    kv = base + keys[:, None] * D + dims[None, :]
-    k = tl.load(K + kv, mask=keys[:, None] < n, other=0.0)  # (BLOCK_N, D)
-    v = tl.load(V + kv, mask=keys[:, None] < n, other=0.0)  # (BLOCK_N, D)
+def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_scale,
+                               D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                               CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
+    start_n, head = tl.program_id(0) * BLOCK_N, tl.program_id(1)  # one key block of one head
+    Q, K, V, dO = Q + head * n * D, K + head * n * D, V + head * n * D, dO + head * n * D
+    L, Delta = L + head * n, Delta + head * n
+    keys, dims = start_n + tl.arange(0, BLOCK_N), tl.arange(0, D)  # (BLOCK_N,), (D,)
+    kv, in_k = keys[:, None] * D + dims[None, :], keys[:, None] < n  # (BLOCK_N, D) offsets
+    k, v = tl.load(K + kv, mask=in_k, other=0.0), tl.load(V + kv, mask=in_k, other=0.0)
     dk, dv = tl.zeros([BLOCK_N, D], tl.float32), tl.zeros([BLOCK_N, D], tl.float32)
-    begin = (start_n // BLOCK_M) * BLOCK_M if CAUSAL else 0  # causal: queries before this block never see it
+    begin = (start_n // BLOCK_M) * BLOCK_M if CAUSAL else 0  # earlier queries never see it
     for start_m in range(begin, n, BLOCK_M):
         rows = start_m + tl.arange(0, BLOCK_M)  # (BLOCK_M,)
-        q_t = tl.load(Q + base + rows[None, :] * D + dims[:, None], mask=rows[None, :] < n, other=0.0)  # (D, BLOCK_M)
-        do = tl.load(dO + base + rows[:, None] * D + dims[None, :], mask=rows[:, None] < n, other=0.0)  # (BLOCK_M, D)
-        lse = tl.load(L + head * n + rows, mask=rows < n, other=0.0) * 1.4426950408889634  # log2 units
-        delta = tl.load(Delta + head * n + rows, mask=rows < n, other=0.0)  # (BLOCK_M,)
-        keep = rows[None, :] < n
-        if CAUSAL:
-            keep = keep & (keys[:, None] <= rows[None, :])
+        in_q = rows < n
+        q_t = tl.load(Q + rows[None, :] * D + dims[:, None], mask=in_q[None, :], other=0.0)
+        do = tl.load(dO + rows[:, None] * D + dims[None, :], mask=in_q[:, None], other=0.0)
+        lse = tl.load(L + rows, mask=in_q, other=0.0) * 1.4426950408889634  # log2 units
+        delta = tl.load(Delta + rows, mask=in_q, other=0.0)  # (BLOCK_M,)
+        keep = in_q[None, :] & (keys[:, None] <= rows[None, :]) if CAUSAL else in_q[None, :]
         s_t = tl.dot(k, q_t, input_precision=PRECISION) * qk_scale  # (BLOCK_N, BLOCK_M) = Sᵀ
         p_t = tl.where(keep, tl.exp2(s_t - lse[None, :]), 0.0)  # Pᵀ, recomputed from L
         dv += tl.dot(p_t.to(do.dtype), do, input_precision=PRECISION)  # dV = Pᵀ dO
-        dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # (BLOCK_N, BLOCK_M) = (dO Vᵀ)ᵀ
+        dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # dPᵀ = (dO Vᵀ)ᵀ
         ds_t = p_t * (dp_t - delta[None, :])  # dSᵀ = Pᵀ ∘ (dPᵀ − D)
-        dk += tl.dot(ds_t.to(q_t.dtype), tl.trans(q_t), input_precision=PRECISION)  # dK = dSᵀ Q
-    tl.store(dK + kv, (dk * sm_scale).to(dK.dtype.element_ty), mask=keys[:, None] < n)
-    tl.store(dV + kv, dv.to(dV.dtype.element_ty), mask=keys[:, None] < n)
+        dk += tl.dot(ds_t.to(q_t.dtype), tl.trans(q_t), input_precision=PRECISION)  # dSᵀ Q
+    tl.store(dK + head * n * D + kv, (dk * sm_scale).to(dK.dtype.element_ty), mask=in_k)
+    tl.store(dV + head * n * D + kv, dv.to(dV.dtype.element_ty), mask=in_k)
 
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 @triton.jit
-def flash_backward_dq_kernel(Q, K, V, dO, L, Delta, dQ, n, qk_scale, sm_scale, D: tl.constexpr,
-                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-                             PRECISION: tl.constexpr):
-    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # this program: one query tile of one head
-    rows, dims, base = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D), head * n * D
-    qo = base + rows[:, None] * D + dims[None, :]
-    q = tl.load(Q + qo, mask=rows[:, None] < n, other=0.0)  # (BLOCK_M, D)
-    do = tl.load(dO + qo, mask=rows[:, None] < n, other=0.0)  # (BLOCK_M, D)
-    lse = tl.load(L + head * n + rows, mask=rows < n, other=0.0) * 1.4426950408889634  # log2 units
+def flash_backward_dq_kernel(Q, K, V, dO, L, Delta, dQ, n, qk_scale, sm_scale,
+                             D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                             CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
+    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # one query tile of one head
+    Q, K, V, dO = Q + head * n * D, K + head * n * D, V + head * n * D, dO + head * n * D
+    rows, dims = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D)  # (BLOCK_M,), (D,)
+    qo, in_q = rows[:, None] * D + dims[None, :], rows[:, None] < n  # (BLOCK_M, D) offsets
+    q, do = tl.load(Q + qo, mask=in_q, other=0.0), tl.load(dO + qo, mask=in_q, other=0.0)
+    lse = tl.load(L + head * n + rows, mask=rows < n, other=0.0) * 1.4426950408889634  # log2
     delta = tl.load(Delta + head * n + rows, mask=rows < n, other=0.0)  # (BLOCK_M,)
     dq = tl.zeros([BLOCK_M, D], tl.float32)
-    end = tl.minimum(start_m + BLOCK_M, n) if CAUSAL else n  # causal: no key block above the diagonal
+    end = tl.minimum(start_m + BLOCK_M, n) if CAUSAL else n  # causal: stop at the diagonal
     for start_n in range(0, end, BLOCK_N):
         keys = start_n + tl.arange(0, BLOCK_N)  # (BLOCK_N,)
-        k_t = tl.load(K + base + keys[None, :] * D + dims[:, None], mask=keys[None, :] < n, other=0.0)  # (D, BLOCK_N)
-        v_t = tl.load(V + base + keys[None, :] * D + dims[:, None], mask=keys[None, :] < n, other=0.0)  # (D, BLOCK_N)
-        keep = keys[None, :] < n
-        if CAUSAL:
-            keep = keep & (keys[None, :] <= rows[:, None])
+        in_k = keys[None, :] < n
+        k_t = tl.load(K + keys[None, :] * D + dims[:, None], mask=in_k, other=0.0)  # (D, BLOCK_N)
+        v_t = tl.load(V + keys[None, :] * D + dims[:, None], mask=in_k, other=0.0)  # (D, BLOCK_N)
+        keep = in_k & (keys[None, :] <= rows[:, None]) if CAUSAL else in_k
         s = tl.dot(q, k_t, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N)
         p = tl.where(keep, tl.exp2(s - lse[:, None]), 0.0)  # P, recomputed from L
-        dp = tl.dot(do, v_t, input_precision=PRECISION)  # (BLOCK_M, BLOCK_N) = dO Vᵀ
+        dp = tl.dot(do, v_t, input_precision=PRECISION)  # dP = dO Vᵀ
         ds = p * (dp - delta[:, None])  # dS = P ∘ (dP − D)
         dq += tl.dot(ds.to(k_t.dtype), tl.trans(k_t), input_precision=PRECISION)  # dQ = dS K
-    tl.store(dQ + qo, (dq * sm_scale).to(dQ.dtype.element_ty), mask=rows[:, None] < n)
+    tl.store(dQ + head * n * D + qo, (dq * sm_scale).to(dQ.dtype.element_ty), mask=in_q)
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 두 커널을 `torch.autograd.Function`으로 묶으면 `loss.backward()`가 이 커널들을 부릅니다. 순전파는 $O$와 $L$만 저장합니다: N×N은 어디에도 없습니다. 역전파의 타일은 순전파와 다르게 잡습니다(dK·dV는 키 블록을 크게, dQ는 쿼리 타일을 크게). 고정한 쪽이 누적기가 되기 때문입니다.
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 class FlashAttention(torch.autograd.Function):
     """softmax(QKᵀ/√d)V with the Triton kernels above: forward saves O and L, backward recomputes P."""
 
@@ -356,13 +355,13 @@ class FlashAttention(torch.autograd.Function):
         return dq, dk, dv, None
 
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 이 과정의 공개 함수 `helpers.attention.flash_attention`이 부르는 것이 아래 함수입니다(입력 검사를 더해서). 손실 하나를 정해 `backward()`를 부르고, 같은 입력을 float64로 바꿔 PyTorch SDPA와 autograd로 구한 세 기울기와 비교합니다. 인과·비인과, 타일의 배수가 아닌 N(100, 77), float32와 float16입니다.
+
+# %% tags=["save"]
 def flash_attention(q, k, v, causal=False):  # (B, h, N, d) each
     """FlashAttention forward and backward in Triton (compiled on a GPU, interpreted on a CPU)."""
     return FlashAttention.apply(q, k, v, causal)
-
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# 손실 하나를 정해 `backward()`를 부르고, 같은 입력을 float64로 바꿔 PyTorch SDPA와 autograd로 구한 세 기울기와 비교합니다. 인과·비인과, 타일의 배수가 아닌 N(100, 77), float32와 float16입니다.
 
 # %%
 seed_everything(41)
@@ -412,7 +411,7 @@ assert rel > 0.1
 #
 # 인과 어텐션에서 쿼리 $i$는 키 $j \le i$만 봅니다. 프로그램(쿼리 타일) 하나가 도는 키 블록은 대각선을 포함하는 블록에서 끝나므로(`end`), 대각선 위의 블록은 읽지도 계산하지도 않습니다. 대각선에 걸친 블록은 계산하되 일부를 `tl.where`로 버립니다. 아래 함수는 (쿼리 타일, 키 블록)마다 무엇을 하는지 셉니다: 0 = 건너뜀, 1 = 전부 씀, 2 = 계산하고 일부 버림(대각선 또는 N의 끝).
 
-# %% tags=["save"]
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def tile_map(n, block_m, block_n, causal):
     """(query tiles, key blocks) grid of the forward kernel: 0 skipped, 1 computed and all kept,
     2 computed with some scores masked (the diagonal, or the last block past N)."""
