@@ -6,6 +6,7 @@ Do not edit: change the cells tagged "save" in the notebook source and rebuild.
 import json
 import math
 import os
+import statistics
 
 import matplotlib.pyplot as plt
 import torch
@@ -236,7 +237,7 @@ def tile_explorer():
     return Explorer(fig, tile_map_view(ax), controls)
 
 
-GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
+GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "이 노트북의 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
                  "sdpa_efficient": "SDPA 메모리 효율", "sdpa_math": "SDPA math", "naive": "단순 구현",
                  "chunked": "08번 반복문"}
 
@@ -274,16 +275,21 @@ def draw_gpu_benchmark(result, axes, *, dtype="float16", d=64, causal=False):
 
 
 def benchmark_ratios(result, *, dtype="float16", min_n=4096):
-    """Median over N >= min_n of ours ÷ another method, per (d, mode, causal, other)."""
+    """Medians over N >= min_n: ours ÷ SDPA's FlashAttention-2 and cuDNN backends, per (d, mode, causal);
+    and ours causal ÷ ours non-causal (TFLOP/s counted on the unmasked half), per (d, mode)."""
     table = {}
     for d in sorted({r["d"] for r in result["records"]}):
         for mode in ("forward", "forward_backward"):
+            ours = {}
             for causal in (False, True):
                 series = benchmark_series(result, "tflops", dtype=dtype, d=d, causal=causal, mode=mode)
-                ours = dict(zip(*series.get("triton", ([], []))))
+                ours[causal] = dict(zip(*series.get("triton", ([], []))))
                 for other in ("sdpa_flash", "sdpa_cudnn"):
                     theirs = dict(zip(*series.get(other, ([], []))))
-                    ratios = sorted(ours[n] / theirs[n] for n in ours if n >= min_n and n in theirs)
+                    ratios = [ours[causal][n] / theirs[n] for n in ours[causal] if n >= min_n and n in theirs]
                     if ratios:
-                        table[(d, mode, causal, other)] = ratios[len(ratios) // 2]
+                        table[(d, mode, causal, other)] = statistics.median(ratios)
+            same = [ours[True][n] / ours[False][n] for n in ours[True] if n >= min_n and n in ours[False]]
+            if same:
+                table[(d, mode, True, "triton_full")] = statistics.median(same)
     return table

@@ -363,7 +363,8 @@ def flash_attention(q, k, v, causal=False):  # (B, h, N, d) each
     """FlashAttention forward and backward in Triton (compiled on a GPU, interpreted on a CPU)."""
     return FlashAttention.apply(q, k, v, causal)
 
-# %%
+
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(41)
 grad_worst = {}
 for dtype, bound in ((torch.float32, 5e-6), (torch.float16, 1e-2)):
@@ -517,14 +518,15 @@ assert views[0]["used"] == 1.0 and views[1]["visited"] == 8 * 2 * 9 // 2 and vie
 # `scripts/benchmark_gpu.py`가 CUDA GPU에서 단순 구현, SDPA의 네 백엔드(FlashAttention-2, cuDNN, 메모리 효율, math), 08번의 반복문, 이 노트북의 커널(순전파, 순전파+역전파)을 fp16·bf16, d = 64·128, 인과·비인과, N = 1K–16K에서 재고 `data/benchmark_gpu.json`에 씁니다. 시간은 `triton.testing.do_bench`(워밍업 뒤 여러 번 잰 중앙값), 처리량은 $4BhN^2d$ FLOP(인과는 절반, 순전파+역전파는 3.5배)을 시간으로 나눈 값, 메모리는 호출 동안 늘어난 최대 할당량입니다. 장치의 HBM 대역폭(큰 복사)과 행렬곱 최고 성능(큰 `torch.mm`)도 함께 잽니다.
 #
 # ```bash
-# python3 course.py gpu-bench          # CUDA GPU가 있는 기계에서: data/benchmark_gpu.json (약 5분)
+# python3 course.py gpu-bench          # CUDA GPU가 있는 기계에서: data/benchmark_gpu.json
 # python3 course.py gpu-bench --quick  # GPU 없이: 인터프리터로 작은 크기만 (스크립트 점검용)
 # ```
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import json
+import statistics
 
-GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
+GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "이 노트북의 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
                  "sdpa_efficient": "SDPA 메모리 효율", "sdpa_math": "SDPA math", "naive": "단순 구현",
                  "chunked": "08번 반복문"}
 
@@ -572,7 +574,8 @@ else:
     draw_gpu_benchmark(gpu_result, axes)
     fig.tight_layout()
     plt.show()
-    print("장치:", gpu_result["device"], "| 잰 대역폭", gpu_result["bandwidth_gbps"], "GB/s")
+    print(f"장치: {gpu_result['device']} | 잰 HBM 대역폭 {gpu_result['bandwidth_gbps']:,.0f} GB/s, 행렬곱 "
+          f"{gpu_result['matmul_tflops']['float16']:.0f} TFLOP/s (fp16)")
 assert gpu_result is None or gpu_result["records"]
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -580,18 +583,23 @@ assert gpu_result is None or gpu_result["records"]
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def benchmark_ratios(result, *, dtype="float16", min_n=4096):
-    """Median over N >= min_n of ours ÷ another method, per (d, mode, causal, other)."""
+    """Medians over N >= min_n: ours ÷ SDPA's FlashAttention-2 and cuDNN backends, per (d, mode, causal);
+    and ours causal ÷ ours non-causal (TFLOP/s counted on the unmasked half), per (d, mode)."""
     table = {}
     for d in sorted({r["d"] for r in result["records"]}):
         for mode in ("forward", "forward_backward"):
+            ours = {}
             for causal in (False, True):
                 series = benchmark_series(result, "tflops", dtype=dtype, d=d, causal=causal, mode=mode)
-                ours = dict(zip(*series.get("triton", ([], []))))
+                ours[causal] = dict(zip(*series.get("triton", ([], []))))
                 for other in ("sdpa_flash", "sdpa_cudnn"):
                     theirs = dict(zip(*series.get(other, ([], []))))
-                    ratios = sorted(ours[n] / theirs[n] for n in ours if n >= min_n and n in theirs)
+                    ratios = [ours[causal][n] / theirs[n] for n in ours[causal] if n >= min_n and n in theirs]
                     if ratios:
-                        table[(d, mode, causal, other)] = ratios[len(ratios) // 2]
+                        table[(d, mode, causal, other)] = statistics.median(ratios)
+            same = [ours[True][n] / ours[False][n] for n in ours[True] if n >= min_n and n in ours[False]]
+            if same:
+                table[(d, mode, True, "triton_full")] = statistics.median(same)
     return table
 
 
@@ -603,7 +611,7 @@ else:
         print(f"d = {d:3d}, {mode:16s}, 인과={causal!s:5s}: 우리 커널 ÷ {GPU_METHOD_LABELS[other]:22s} = {ratio:.2f}")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: GPU가 있는 스터디원이 있으면 모임 전에 `python3 course.py gpu-bench`를 돌려 JSON을 가져오게 하세요. 그림에서 볼 것: (1) 단순 구현의 메모리만 N²로 자라고 나머지는 N에 비례, (2) 08번 반복문은 메모리는 작지만 처리량이 한 자릿수 TFLOP/s(커널 실행과 HBM 왕복), (3) 융합 커널들 사이의 차이는 타일·파이프라이닝·워프 분업 같은 세부에서 나온다는 것.
+# 발표 노트: GPU가 있는 스터디원이 있으면 모임 전에 `python3 course.py gpu-bench`를 돌려 JSON을 가져오게 하세요. 그림에서 볼 것: (1) 단순 구현의 메모리만 N²로 자라고 나머지는 N에 비례, (2) 08번 반복문은 메모리는 작지만 처리량이 융합 커널들보다 크게 낮은지(1절의 모형: 커널 실행과 HBM 왕복), (3) 융합 커널들 사이의 차이는 타일·파이프라이닝·워프 분업 같은 세부에서 나온다는 것.
 
 # %% [markdown]
 # ## 연습문제
