@@ -245,3 +245,29 @@ def test_numeric_setup_records_what_changes_low_order_digits(monkeypatch):
     assert record["torch"] == torch.__version__ and record["threads"] == torch.get_num_threads()
     assert record["env"]["ATEN_CPU_CAPABILITY"] == "default" and "MKL_ENABLE_INSTRUCTIONS" not in record["env"]
     assert set(record["env"]) <= set(NUMERIC_ENV) and record["cpu"] and record["cpu_capability"]
+
+
+def test_particle_reads_numbers_and_syllables_in_korean():
+    from helpers.exercises import particle
+
+    cases = [
+        ((8, "은/는"), "8은"),
+        ((2, "은/는"), "2는"),
+        (("1.0000", "으로/로"), "1.0000으로"),
+        ((7, "으로/로"), "7로"),
+        ((5, "으로/로"), "5로"),
+        ((3, "이/가"), "3이"),
+        ((4, "을/를"), "4를"),
+        (("가중치", "이/가"), "가중치가"),
+        (("점수", "을/를"), "점수를"),
+        (("합", "으로/로"), "합으로"),
+        (("길", "으로/로"), "길로"),
+        (("결과", "과/와"), "결과와"),
+        (("행렬", "과/와"), "행렬과"),
+        (("q", "은/는"), "q은(는)"),
+        (("(N, N)", "이/가"), "(N, N)이(가)"),
+    ]
+    for args, want in cases:
+        assert particle(*args) == want, (args, particle(*args))
+    with pytest.raises(ValueError, match="pair must be one of"):
+        particle("x", "의")

@@ -21,7 +21,17 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["check", "CheckResult", "Wrong", "EXERCISES", "exercise", "call_learner", "answer_tensor", "forbid_calls"]
+__all__ = [
+    "check",
+    "CheckResult",
+    "Wrong",
+    "EXERCISES",
+    "exercise",
+    "call_learner",
+    "answer_tensor",
+    "forbid_calls",
+    "particle",
+]
 
 EXERCISES: dict[str, Callable] = {}
 
@@ -74,6 +84,49 @@ def check(exercise_id: str, answer) -> CheckResult:
             exercise_id, False, "아직 구현하지 않았습니다. `raise NotImplementedError` 줄을 지우고 코드를 채우세요."
         )
     return CheckResult(exercise_id, True, message or "모든 검사를 통과했습니다.")
+
+
+# The Korean reading of a final digit ends in a consonant (받침) for 0 영, 1 일, 3 삼, 6 육, 7 칠, 8 팔;
+# ㄹ (1 일, 7 칠, 8 팔) takes 로, not 으로.
+_DIGIT_FINAL = {"0": "ㅇ", "1": "ㄹ", "2": "", "3": "ㅁ", "4": "", "5": "", "6": "ㄱ", "7": "ㄹ", "8": "ㄹ", "9": ""}
+_PAIRS = {
+    "은/는": ("은", "는"),
+    "이/가": ("이", "가"),
+    "을/를": ("을", "를"),
+    "과/와": ("과", "와"),
+    "으로/로": ("으로", "로"),
+}
+_HANGUL_FINALS = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"
+
+
+def _final_sound(text: str) -> str | None:
+    """The final consonant of the word's last syllable as read aloud ("" for none), None if unknown."""
+    stripped = text.rstrip(" )]}'\"`")
+    if not stripped:
+        return None
+    last = stripped[-1]
+    if "가" <= last <= "힣":
+        return _HANGUL_FINALS[(ord(last) - 0xAC00) % 28].strip()
+    if last in _DIGIT_FINAL:
+        return _DIGIT_FINAL[last]
+    return None
+
+
+def particle(word, pair: str) -> str:
+    """``word`` followed by the right Korean particle: ``particle(8, "은/는")`` → "8은",
+    ``particle("1.0000", "으로/로")`` → "1.0000으로", ``particle("가중치", "이/가")`` → "가중치가".
+    Digits are read in Korean (8 = 팔); a word whose sound is unknown (Latin letters, symbols) gets
+    both forms, "x은(는)"."""
+    text = str(word)
+    if pair not in _PAIRS:
+        raise ValueError(f"pair must be one of {sorted(_PAIRS)}, got {pair!r}")
+    with_final, without = _PAIRS[pair]
+    final = _final_sound(text)
+    if final is None:
+        return f"{text}{with_final}({without})"
+    if pair == "으로/로":
+        return text + (with_final if final not in ("", "ㄹ") else without)
+    return text + (with_final if final else without)
 
 
 def call_learner(fn, *args, what: str, hint: str = ""):
