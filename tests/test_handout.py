@@ -37,6 +37,8 @@ def test_handout_cells(path):
     assert solutions, f"{path.stem}: no hidden solution found (the exercise convention changed?)"
     kept_sources = [c.source for c in printed.cells]
     assert not any(s.source in kept_sources for s in solutions), "a hidden solution is printed"
+    notes = [c for c in nb.cells if c.cell_type == "markdown" and handout.hidden_source(c)]
+    assert not any(n.source in kept_sources for n in notes), "a folded answer note (풀이 노트) is printed"
     assert "## 연습문제" in "\n".join(c.source for c in printed.cells if c.cell_type == "markdown")
     # The explorer's static counterpart (a figure) and every other figure stay.
     figures = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)

@@ -236,3 +236,19 @@ def test_solutions_are_folded_and_off_the_slides(nb_path):
     for i, c in solutions:
         assert c["metadata"]["jupyter"].get("outputs_hidden") is True, f"cell {i}: solution output is not folded"
         assert c["metadata"].get("slideshow", {}).get("slide_type") == "skip", f"cell {i}: solution is on a slide"
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_answer_notes_are_folded_and_off_the_slides(nb_path):
+    """A markdown cell that gives an exercise's answer (풀이 노트, 풀이:, 정답:) is folded and no slide, like
+    the solution cells; the handout leaves it out and the site shows it in a closed <details>."""
+    for i, cell in enumerate(load(nb_path)["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        body = text(cell).lstrip("#> *")
+        hidden = cell["metadata"].get("jupyter", {}).get("source_hidden", False)
+        slide = cell["metadata"].get("slideshow", {}).get("slide_type")
+        if body.startswith(("풀이 노트", "풀이:", "정답:", "풀이 ")):
+            assert hidden, f"cell {i} gives an answer but is not folded: {body[:60]!r}"
+        if hidden:
+            assert slide == "skip", f"cell {i} is folded but on a slide (slide type {slide})"

@@ -78,6 +78,15 @@ TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
 {{ super() }}
 {%- endif -%}
 {% endblock codecell %}
+{% block markdowncell %}
+{%- if cell.metadata.get('jupyter', {}).get('source_hidden', False) -%}
+<details class="course-solution"><summary>풀이 노트 보기 (먼저 풀어 본 뒤에 여세요)</summary>
+{{ super() }}
+</details>
+{%- else -%}
+{{ super() }}
+{%- endif -%}
+{% endblock markdowncell %}
 """
 
 

@@ -11,7 +11,8 @@ from the notebook in four ways:
 - a slider cannot move on paper: widget outputs are dropped, and the static counterpart (the small
   multiple of several slider values right after every explorer) carries the picture;
 - the hidden solution cells of 연습문제 are left out (the exercise and its empty answer cell stay);
-- 발표 노트 (slide type `notes`) is for the presenter and is left out;
+- 발표 노트 (slide type `notes`) is for the presenter and is left out, and so are folded answer notes
+  (markdown cells with a hidden source, 풀이 노트);
 - collapsed cells (plotting code the learner need not read) show their output only.
 """
 
@@ -69,6 +70,8 @@ def handout_notebook(nb):
                     in_exercises = line.strip() == "## 연습문제"
         if slide_type(cell) == "notes":
             continue
+        if cell.cell_type == "markdown" and hidden_source(cell):
+            continue  # a folded answer note (풀이 노트): a reader works the exercise first
         if cell.cell_type == "code":
             if hidden_source(cell) and (in_exercises or "check(" in cell.source):
                 continue  # the solution (also one placed before a measurement): a reader tries it first
