@@ -205,9 +205,9 @@ def test_tile_map_counts_what_the_kernel_loop_visits(n, tiles, causal):
         for j in range(grid.shape[1]):
             if grid[i, j] == 0:
                 continue
-            rows = range(i * tiles[0], min((i + 1) * tiles[0], n))
+            rows = range(i * tiles[0], (i + 1) * tiles[0])  # padded rows past N are computed and dropped
             keys = range(j * tiles[1], (j + 1) * tiles[1])
-            kept = all(key < n and (not causal or key <= row) for row in rows for key in keys)
+            kept = all(row < n and key < n and (not causal or key <= row) for row in rows for key in keys)
             assert (grid[i, j] == 1) == kept
 
 
@@ -233,13 +233,19 @@ def _causal_blocks(n, bm, bn):
 def test_14_1_accepts_the_formula_and_names_each_shortcut():
     assert check("14-1", _causal_blocks).passed
     assert check("14-1", lambda n, bm, bn: _kernel_visits(n, bm, bn, True)).passed
+    import numpy as np
+
+    assert check("14-1", lambda n, bm, bn: np.int64(_causal_blocks(n, bm, bn))).passed
+    assert check("14-1", lambda n, bm, bn: np.array(_causal_blocks(n, bm, bn))).passed
+    assert check("14-1", lambda n, bm, bn: torch.tensor(float(_causal_blocks(n, bm, bn)))).passed
     wrong = {
         "비인과": lambda n, bm, bn: math.ceil(n / bm) * math.ceil(n / bn),
         "절반은 지름길": lambda n, bm, bn: math.ceil(n / bm) * math.ceil(n / bn) / 2,
         "점수 쌍": lambda n, bm, bn: n * (n + 1) // 2,
         "min을 빠뜨렸습니다": lambda n, bm, bn: sum(math.ceil((i + 1) * bm / bn) for i in range(math.ceil(n / bm))),
         "B_M = B_N": lambda n, bm, bn: math.ceil(n / bm) * (math.ceil(n / bm) + 1) // 2,
-        "정수 하나": lambda n, bm, bn: "72",
+        "숫자 하나": lambda n, bm, bn: "72",
+        "tile_map": lambda n, bm, bn: int((fa.tile_map(n, bm, bn, True) > 0).sum()),
         "커널의 반복을 세면": lambda n, bm, bn: 3,
     }
     for words, fn in wrong.items():
@@ -250,6 +256,13 @@ def test_14_1_accepts_the_formula_and_names_each_shortcut():
 def _recompute(s, lse, causal):
     p = torch.exp(s - lse[:, None])
     return p.masked_fill(torch.ones_like(p, dtype=torch.bool).triu(1), 0.0) if causal else p
+
+
+def _manual_softmax(s, causal):
+    e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+    if causal:
+        e = e * torch.ones_like(e).tril()
+    return e / e.sum(dim=-1, keepdim=True)
 
 
 def test_14_2_accepts_exp_of_s_minus_l_and_diagnoses_mistakes():
@@ -266,6 +279,8 @@ def test_14_2_accepts_exp_of_s_minus_l_and_diagnoses_mistakes():
         "모양": lambda s, lse, causal: torch.exp(s - lse[:, None])[:, :1],
         "softmax": lambda s, lse, causal: torch.softmax(s, dim=-1),
         "행의 합": lambda s, lse, causal: torch.exp(s),
+        "e배 작아지지": lambda s, lse, causal: _manual_softmax(s, causal),
+        "float32": lambda s, lse, causal: _recompute(s, lse, causal).float(),
     }
     for words, fn in wrong.items():
         result = check("14-2", fn)
@@ -275,6 +290,12 @@ def test_14_2_accepts_exp_of_s_minus_l_and_diagnoses_mistakes():
 def _tf32(x):
     bits = x.view(torch.int32)
     return ((bits + 0xFFF + ((bits >> 13) & 1)) & ~0x1FFF).view(torch.float32)
+
+
+def _tf32_without_carry(x):
+    bits = x.view(torch.int32)
+    mantissa = ((bits & 0x7FFFFF) + 0xFFF + ((bits >> 13) & 1)) & 0x7FE000  # the carry out of bit 22 is lost
+    return ((bits & ~0x7FFFFF) | mantissa).view(torch.float32)
 
 
 def test_14_3_compares_bits_and_names_truncation_half_up_and_float16():
@@ -287,6 +308,7 @@ def test_14_3_compares_bits_and_names_truncation_half_up_and_float16():
         "None": lambda x: None,
         "dtype": lambda x: _tf32(x).double(),
         "개 값이 다릅니다": lambda x: ((x.view(torch.int32) + 0x800) & ~0xFFF).view(torch.float32),
+        "자리올림": _tf32_without_carry,
     }
     for words, fn in wrong.items():
         result = check("14-3", fn)

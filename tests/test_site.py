@@ -6,7 +6,7 @@ with every other request aborted. Every control of every explorer is moved with 
 the keyboard; each move must swap the picture, and every picture shown must be, byte for byte, the
 PNG the live explorer draws for the values the controls show: the notebook is run in a kernel up to
 its explorers, each explorer is moved there with `set(...)` as a learner would, and its `png` is read.
-The same checks run on one offline deck. When build/site/ holds all 13 pages (CI runs
+The same checks run on one offline deck. When build/site/ holds every page (CI runs
 `python3 course.py site` first), every explorer on every page there is moved too.
 """
 
@@ -394,7 +394,7 @@ def built_site_pages() -> list[Path]:
     return pages if all(p.exists() for p in pages) else []
 
 
-@pytest.mark.skipif(not built_site_pages(), reason="build/site/ does not hold all 13 pages (python3 course.py site)")
+@pytest.mark.skipif(not built_site_pages(), reason="build/site/ does not hold every page (python3 course.py site)")
 def test_every_explorer_of_the_built_site_moves():
     """CI builds the whole site first: every explorer on every page swaps frames for every control."""
     moved = 0

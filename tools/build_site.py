@@ -1,6 +1,6 @@
 """Build the static course site: every notebook as a page, readable anywhere, every slider moving.
 
-    python3 course.py site                  all 13 notebooks -> build/site/
+    python3 course.py site                  every notebook -> build/site/
     python3 course.py site 04 05            only these pages (the index still lists every notebook)
     tools/build_site.py --out DIR           another folder (the tests build into a temporary one)
     tools/build_site.py --frames cached     reuse cached explorer frames, compute when missing (default);

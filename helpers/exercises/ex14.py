@@ -4,7 +4,9 @@ notebook 14 skips its kernel cells (macOS, Windows)."""
 from __future__ import annotations
 
 import math
+import numbers
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -17,12 +19,10 @@ def _kernel_causal_blocks(n: int, block_m: int, block_n: int) -> int:
 
 
 def _as_float(got, call: str = "causal_blocks(...)") -> float:
-    if (
-        isinstance(got, bool)
-        or not isinstance(got, int | float)
-        and not (isinstance(got, torch.Tensor) and got.numel() == 1)
-    ):
-        raise Wrong(f"{call}은(는) 정수 하나를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
+    """A number the learner returned (int, float, NumPy scalar, one-element tensor or array), as a float."""
+    single = (isinstance(got, torch.Tensor) and got.numel() == 1) or (isinstance(got, np.ndarray) and got.size == 1)
+    if isinstance(got, bool | np.bool_) or not (isinstance(got, numbers.Real) or single):
+        raise Wrong(f"{call}은(는) 숫자 하나(블록 수)를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
     return float(got)
 
 
@@ -42,6 +42,7 @@ def _wrong_formulas() -> dict:
 
 @exercise("14-1")
 def _causal_blocks(fn):
+    forbid_calls(fn, {"tile_map", "tile_map_view"}, "6절의 tile_map을 부르지 말고, 반복 범위에서 공식을 유도하세요.")
     cases = [(1024, 128, 64), (100, 64, 32), (77, 64, 32), (448, 128, 64), (96, 16, 32), (1, 64, 32), (5000, 128, 64)]
     for n, bm, bn in cases:
         call = f"causal_blocks({n}, {bm}, {bn})"
@@ -66,9 +67,6 @@ def _causal_blocks(fn):
         formulas = _wrong_formulas()
         for name, message in hints:
             if all(a == formulas[name](*c) for a, c in zip(answers, cases)):
-                raise Wrong(f"{call} = {value:g}: {message}. 커널의 반복을 세면 {want}개입니다.")
-        for name, message in hints:
-            if value == formulas[name](n, bm, bn):
                 raise Wrong(f"{call} = {value:g}: {message}. 커널의 반복을 세면 {want}개입니다.")
         raise Wrong(
             f"{call} = {value:g}, 커널의 반복을 세면 {want}개입니다. 프로그램 i가 도는 범위 "
@@ -104,10 +102,21 @@ def _recompute_weights(fn):
         got = call_learner(fn, s.clone(), lse.clone(), causal, what=call)
         if got is None:
             raise Wrong(f"{call}이(가) None을 돌려줍니다. `...` 자리를 채워 (N, N) 가중치 행렬을 돌려주세요.")
-        got = answer_tensor(got, call)
+        got = torch.as_tensor(got) if isinstance(got, torch.Tensor) else answer_tensor(got, call)
+        if not got.is_floating_point():
+            got = got.double()
         if got.shape != want.shape:
             raise Wrong(f"{call}의 모양이 {tuple(got.shape)}입니다. (N, N) = {tuple(want.shape)}이어야 합니다.")
+        if got.dtype != torch.float64 and torch.allclose(got.double(), want, rtol=1e-5, atol=1e-7):
+            raise Wrong(f"{call}의 결과가 {got.dtype}입니다. 입력처럼 float64로 계산해 돌려주세요.")
+        got = got.double()
         if torch.allclose(got, want, rtol=1e-9, atol=1e-12):
+            shifted = answer_tensor(call_learner(fn, s.clone(), lse.clone() + 1.0, causal, what=call), call).double()
+            if not torch.allclose(shifted, want / math.e, rtol=1e-9, atol=1e-12):
+                raise Wrong(
+                    f"{call}: lse를 1만큼 키웠는데 결과가 e배 작아지지 않습니다. 행을 직접 합해 나누지 말고, "
+                    "저장된 L만으로 exp(s − L)을 계산하세요 (역전파는 행 전체를 한 번에 볼 수 없습니다)."
+                )
             continue
         if torch.allclose(got, torch.exp(s - lse[None, :]), rtol=1e-9) and n > 1:
             raise Wrong(f"{call}: lse를 열마다 뺐습니다. L은 행(쿼리)마다 하나이니 lse[:, None]으로 행마다 빼세요.")
@@ -164,7 +173,7 @@ def _to_tf32(fn):
         err = float((rounded - exact).abs().max())
         assert err > 1e-4  # far above the 2e-6 bound of section 3
         return (
-            f"비트 단위로 같습니다 (가운데는 짝수 쪽, 자리올림 포함). Q와 K를 TF32로 반올림하면 어텐션 출력이 최대 "
+            f"비트 단위로 같습니다 (가운데는 짝수 쪽, 지수로의 자리올림 포함). Q와 K를 TF32로 반올림하면 어텐션 출력이 최대 "
             f"{err:.1e} 변합니다: 3절의 float32 경계 2e-6의 수백 배라서, GPU에서 TF32로 곱하면 그 검사는 떨어집니다."
         )
     chopped = (x.view(torch.int32) & ~0x1FFF).view(torch.float32)
@@ -177,6 +186,17 @@ def _to_tf32(fn):
         raise Wrong(
             "반올림은 맞지만 정확히 가운데(아래 13비트 = 0x1000)일 때 항상 올렸습니다. 남는 마지막 비트가 짝수가 되는 쪽으로 보내세요."
         )
+    no_carry = ((x.view(torch.int32) & ~0x7FFFFF) | (want.view(torch.int32) & 0x7FFFFF)).view(torch.float32)
+    carries = (want.view(torch.int32) >> 23) != (x.view(torch.int32) >> 23)
+    if (
+        carries.any()
+        and torch.equal(got[~carries].view(torch.int32), want[~carries].view(torch.int32))
+        and torch.equal(got[carries].view(torch.int32), no_carry[carries].view(torch.int32))
+    ):
+        raise Wrong(
+            "반올림이 가수를 넘칠 때(예: 1.9999999 → 2.0) 지수로 자리올림하지 않았습니다. 비트 전체(부호·지수·가수)를 "
+            "정수로 보고 더하면 자리올림이 저절로 됩니다."
+        )
     as_half = x.half().float()
     if torch.equal(got[torch.isfinite(as_half)], as_half[torch.isfinite(as_half)]):
         raise Wrong(
@@ -187,5 +207,5 @@ def _to_tf32(fn):
     where = int(diff.nonzero()[0, 0]) if diff.any() else 0
     raise Wrong(
         f"{int(diff.sum())}개 값이 다릅니다. 예: x = {float(x[where])!r} → 받은 값 {float(got[where])!r}, "
-        f"TF32 반올림 {float(want[where])!r}. 가수 23비트 중 위 10비트를 남기고 아래 13비트를 반올림해 버리세요."
+        f"TF32 반올림 {float(want[where])!r}. 가수 23비트 중 위 10비트를 남기고 아래 13비트를 반올림으로 없애세요."
     )

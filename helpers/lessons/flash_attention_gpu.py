@@ -18,10 +18,10 @@ from matplotlib.ticker import MaxNLocator
 
 def loop_hbm_bytes(n, d, tile=512, block=128, bytes_per_value=2):
     """HBM bytes of 08's chunked_attention run op by op on a GPU (one head): per key block the score
-    block is written by bmm and read or rewritten by amax, sub_, exp2_, sum and baddbmm_; acc twice."""
+    block is written by bmm, read by amax, sum and baddbmm_, read and rewritten by sub_ and exp2_; acc twice."""
     steps = math.ceil(n / tile) * math.ceil(n / block)
     score_block, acc = tile * block, tile * d
-    per_step = 7 * score_block + 4 * acc + 2 * block * d  # S: 1 write, 6 reads/rewrites; acc r/w twice; K, V
+    per_step = 8 * score_block + 4 * acc + 2 * block * d + acc  # S 8 passes; acc r/w twice; K, V; the q tile
     return steps * per_step * bytes_per_value
 
 
@@ -78,6 +78,7 @@ def flash_forward_kernel(Q, K, V, O, L, n, qk_scale, D: tl.constexpr, BLOCK_M: t
 
 def flash_forward(q, k, v, causal=False):  # (B, h, N, d) each, contiguous
     """Run the forward kernel: O (B, h, N, d) and the row log-sum-exp L (B, h, N), float32."""
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()  # addresses are row·d + column
     b, h, n, d = q.shape
     o, lse = torch.empty_like(q), torch.empty(b, h, n, device=q.device, dtype=torch.float32)
     cfg = tile_config(d, q.dtype, q.device)
@@ -180,19 +181,19 @@ def flash_attention(q, k, v, causal=False):  # (B, h, N, d) each
 
 def tile_map(n, block_m, block_n, causal):
     """(query tiles, key blocks) grid of the forward kernel: 0 skipped, 1 computed and all kept,
-    2 computed with some scores masked (the diagonal, or the last block past N)."""
+    2 computed with some scores thrown away (the diagonal, keys past N, or query rows past N)."""
     tiles, blocks = math.ceil(n / block_m), math.ceil(n / block_n)
     grid = torch.zeros(tiles, blocks, dtype=torch.int64)
     for i in range(tiles):
         end = min((i + 1) * block_m, n) if causal else n  # the kernel's loop bound
         for j in range(math.ceil(end / block_n)):
             last_key, first_row = min((j + 1) * block_n, n) - 1, i * block_m
-            partial = (j + 1) * block_n > n or (causal and last_key > first_row)
+            partial = (j + 1) * block_n > n or (i + 1) * block_m > n or (causal and last_key > first_row)
             grid[i, j] = 2 if partial else 1
     return grid
 
 
-TILE_COLORS = ListedColormap(["#f2f2f2", "#4c72b0", "#dd8452"])
+TILE_COLORS = ListedColormap(["#d0d0d0", "#4c72b0", "#dd8452"])
 TILE_SHAPES = {"32×32": (32, 32), "64×32": (64, 32), "128×64": (128, 64)}
 
 
@@ -205,7 +206,7 @@ def tile_map_view(ax):
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     handles = [plt.Rectangle((0, 0), 1, 1, color=TILE_COLORS(i)) for i in range(3)]
-    ax.legend(handles, ["건너뜀", "전부 씀", "계산 후 일부 버림"], fontsize=8, loc="upper right",
+    ax.legend(handles, ["건너뜀", "모두 사용", "계산 후 일부 버림"], fontsize=8, loc="upper right",
               bbox_to_anchor=(1.0, -0.14), ncol=3, frameon=False)
 
     def update(n, causal, tiles):

@@ -1,12 +1,12 @@
 # %% [markdown]
 # # 14. FlashAttention을 GPU 커널로
 #
-# 08번에서 파이썬 반복문으로 짠 온라인 소프트맥스를 **Triton 커널**로 옮깁니다. 순전파 커널 하나와 FlashAttention-2 방식의 역전파 커널 둘을 직접 읽고, GPU가 없는 노트북에서도 Triton의 인터프리터로 같은 커널을 돌려 PyTorch와 값·기울기를 비교합니다.
+# 08번에서 파이썬 반복문으로 짠 온라인 소프트맥스를 **Triton 커널**로 옮깁니다. 순전파(forward pass) 커널 하나와, FlashAttention-2처럼 가중치를 저장하지 않고 재계산하는 역전파(backward pass) 커널 둘을 직접 읽고, GPU가 없는 노트북에서도 Triton의 인터프리터로 같은 커널을 돌려 PyTorch와 값·기울기를 비교합니다.
 #
 # **학습 목표**
 # - GPU의 구조(스트리밍 멀티프로세서, HBM, 공유 메모리와 레지스터)와 Triton 프로그램·그리드를 설명하고, 08번의 파이썬 반복문이 GPU에서 느린 이유를 HBM 읽기·쓰기 양으로 센다.
 # - 08번의 온라인 소프트맥스(m, ℓ, exp2 보정)를 한 줄씩 옮긴 순전파 커널을 읽고, 인과·비인과, 타일의 배수가 아닌 N, float32·float16에서 `F.scaled_dot_product_attention`과 비교한다.
-# - 역전파를 유도하고(D = rowsum(dO ∘ O)), 저장한 logsumexp로 가중치를 다시 계산하는 dK·dV 커널과 dQ 커널을 `torch.autograd.Function`으로 묶어 autograd의 기울기와 비교한다.
+# - 역전파를 유도하고(D = rowsum(dO ∘ O)), 저장한 logsumexp로 가중치를 재계산하는 dK·dV 커널과 dQ 커널을 `torch.autograd.Function`으로 묶어 autograd의 기울기와 비교한다.
 # - 인과 마스크에서 건너뛰는 타일 수, TF32가 검사를 깨뜨리는 이유를 계산하고, GPU 벤치마크를 어떻게 재고 읽는지 안다.
 #
 # **선수 지식**: 08번(온라인 소프트맥스, `chunked_attention`, HBM/SRAM), 09번(인과 마스크), 04번(√d_k)
@@ -40,12 +40,12 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 #
 # | 부분 | 하는 일 | 크기 (H100 SXM, 제조사 사양) |
 # |---|---|---|
-# | 스트리밍 멀티프로세서(streaming multiprocessor, SM) | 커널의 프로그램 하나를 맡아 실행하는 연산 단위. 텐서 코어가 행렬곱을 한다 | 132개 |
+# | 스트리밍 멀티프로세서(streaming multiprocessor, SM) | 커널의 프로그램(CUDA의 스레드 블록)을 받아 실행하는 연산 단위. 자원이 허락하면 여러 개를 동시에. 텐서 코어(tensor core)가 행렬곱을 한다 | 132개 |
 # | 레지스터(register) | SM 안, 가장 빠름. 누적기 `acc`, `m`, `ℓ`이 여기 산다 | SM마다 256 KB |
 # | 공유 메모리(shared memory, 08의 SRAM) | SM 안, 빠름. 타일을 잠시 올려 두는 곳 | SM마다 최대 228 KB |
 # | HBM | GPU 본체 메모리, 크고 느림. Q, K, V, O가 사는 곳 | 80 GB, 3.35 TB/s |
 #
-# fp16 텐서 코어의 행렬곱 최고 성능은 약 989 TFLOP/s입니다([NVIDIA 2022](../SOURCES.md)). 바이트 하나를 HBM에서 가져오는 동안 약 295번 곱셈·덧셈을 할 수 있다는 뜻입니다. 이 숫자들은 제조사 사양입니다. 실제 장치에서 잰 대역폭과 행렬곱 성능은 7절의 벤치마크가 저장합니다.
+# fp16 텐서 코어의 행렬곱 최고 성능은 약 989 TFLOP/s입니다(희소성을 쓰지 않는 값, [NVIDIA 2022](../SOURCES.md)). 바이트 하나를 HBM에서 가져오는 동안 약 295 FLOP(곱셈-덧셈 약 148번)을 할 수 있다는 뜻입니다. 이 숫자들은 제조사 사양입니다. 실제 장치에서 잰 대역폭과 행렬곱 성능은 7절의 벤치마크가 저장합니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Triton 프로그램.** Triton([Tillet 등 2019](../SOURCES.md))에서는 커널 하나를 **프로그램**(program) 하나의 일로 씁니다. 프로그램 하나는 쿼리 타일 하나를 맡고, `tl.program_id(0)`로 자기가 몇 번째 타일인지 압니다. 실행할 때 프로그램의 개수를 **그리드**(grid)로 정하면, GPU가 프로그램들을 SM에 나눠 동시에 돌립니다. 이 노트북의 순전파 그리드는 (쿼리 타일 수, 배치 × 헤드)입니다.
@@ -53,15 +53,15 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 # 프로그램 안에서 `tl.load`는 HBM에서 타일 하나를 읽고 `tl.store`는 씁니다. 그 사이의 계산(`tl.dot`, `tl.exp2`, `tl.max`)은 모두 레지스터와 공유 메모리 안에서 끝납니다. 08번의 반복문과 다른 점이 바로 이것입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 9개(`bmm`, `amax`, `maximum`, `exp2` 두 번, `sub_`, `sum`, 곱하기, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록 $(T, b)$가 단계마다 몇 번 HBM을 오가는지 세어, 융합 커널이 Q·K·V를 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
+# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 12개(`bmm`, `amax`, `maximum`, 보정값의 뺄셈과 `exp2`, `sub_`, `exp2_`, 곱하기 두 번, `sum`, `add_`, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록 $(T, b)$는 `bmm`이 한 번 쓰고, `amax`·`sum`·`baddbmm_`이 한 번씩 읽고, `sub_`·`exp2_`가 한 번씩 읽고 써서 단계마다 8번 HBM을 오갑니다. 이것을 세어, 융합 커널이 Q·K·V를 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 def loop_hbm_bytes(n, d, tile=512, block=128, bytes_per_value=2):
     """HBM bytes of 08's chunked_attention run op by op on a GPU (one head): per key block the score
-    block is written by bmm and read or rewritten by amax, sub_, exp2_, sum and baddbmm_; acc twice."""
+    block is written by bmm, read by amax, sum and baddbmm_, read and rewritten by sub_ and exp2_; acc twice."""
     steps = math.ceil(n / tile) * math.ceil(n / block)
     score_block, acc = tile * block, tile * d
-    per_step = 7 * score_block + 4 * acc + 2 * block * d  # S: 1 write, 6 reads/rewrites; acc r/w twice; K, V
+    per_step = 8 * score_block + 4 * acc + 2 * block * d + acc  # S 8 passes; acc r/w twice; K, V; the q tile
     return steps * per_step * bytes_per_value
 
 
@@ -73,20 +73,22 @@ def fused_hbm_bytes(n, d, tile=128, bytes_per_value=2):
 # %% slideshow={"slide_type": "subslide"}
 for n in (1024, 8192):
     loop, fused = loop_hbm_bytes(n, 64), fused_hbm_bytes(n, 64)
-    launches = 9 * math.ceil(n / 512) * math.ceil(n / 128)
+    launches = 12 * math.ceil(n / 512) * math.ceil(n / 128)
     print(f"N = {n:5,d}, d = 64, fp16, 헤드 하나: 반복문 {loop / 2**20:7.1f} MiB, 커널 {launches:5,d}번 실행 | "
           f"융합 커널 {fused / 2**20:6.2f} MiB, 1번 → {loop / fused:.1f}배")
-    assert 8 < loop / fused < 10
+    assert 9 < loop / fused < 11
 seconds_at_3tb = loop_hbm_bytes(8192, 64) * 16 * 4 / 3.35e12  # B·h = 64 heads, at the datasheet bandwidth
-print(f"N = 8192, 배치 4 × 헤드 16: 반복문이 HBM만 오가는 데 최소 {seconds_at_3tb * 1e3:.0f} ms "
+print(f"N = 8192, 배치 4 × 헤드 16: 모형에서 반복문이 HBM을 오가는 시간 {seconds_at_3tb * 1e3:.0f} ms "
       f"(3.35 TB/s 사양 기준), 같은 FLOP을 989 TFLOP/s로 하면 {attention_flops(8192, 64, 16, 4) / 989e12 * 1e3:.2f} ms")
 assert seconds_at_3tb > 20 * attention_flops(8192, 64, 16, 4) / 989e12
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 반복문은 같은 FLOP을 하면서 HBM을 8–9배 더 오가고, 사양대로라면 HBM을 오가는 시간만 계산 시간의 20배가 넘습니다. 커널 실행 하나에 몇 마이크로초씩 드는 준비 시간도 단계마다 붙습니다. 융합 커널은 점수 블록을 레지스터 밖으로 내보내지 않으므로 이 두 비용이 사라집니다. 모형은 L2 캐시를 무시했습니다: 여러 프로그램이 같은 K·V를 다시 읽는 것은 실제로는 대부분 L2(50 MB)에서 오므로 융합 커널의 HBM 읽기는 모형보다 적습니다.
+# 이 모형에서 반복문은 같은 FLOP을 하면서 HBM을 약 10배 더 오가고, 사양대로라면 HBM을 오가는 시간이 계산 시간의 20배가 넘습니다. 커널 실행 하나에 몇 마이크로초씩 드는 준비 시간도 단계마다 붙습니다. 융합 커널은 점수 블록을 레지스터 밖으로 내보내지 않으므로 이 비용들이 사라집니다.
+#
+# 모형은 L2 캐시(50 MB)를 무시했습니다. 이 크기에서 한 단계의 점수 블록은 헤드 64개를 합쳐 8 MiB라 L2에 들어가므로, 반복문의 실제 HBM 양은 모형보다 적을 수 있습니다. 같은 모형에서 융합 커널도 K·V를 쿼리 타일마다 다시 읽어 2.6 ms(계산 1.1 ms보다 김)가 나오므로, 여러 프로그램이 같은 K·V를 L2에서 나눠 읽는 것이 융합 커널에도 중요합니다. 실제 배수는 7절처럼 재야 압니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: "커널 하나 = HBM 왕복 하나"를 칠판에 적으세요. 반복문의 한 단계에서 점수 블록이 7번 HBM을 오간다는 것을 08번 4절의 코드 줄과 하나씩 짝지어 보여 주면 좋습니다. 제조사 사양이라는 점, L2 캐시(50 MB)가 일부를 흡수한다는 점도 짚으세요: 실제 배수는 모형보다 작을 수 있고, 그래서 7절에서 잽니다.
+# 발표 노트: "커널 하나 = HBM 왕복 하나"를 칠판에 적으세요. 반복문의 한 단계에서 점수 블록이 8번 HBM을 오간다는 것을 08번 4절의 코드 줄과 하나씩 짝지어 보여 주면 좋습니다. 제조사 사양이라는 점, L2 캐시(50 MB)가 일부를 흡수한다는 점도 짚으세요: 실제 배수는 모형보다 작을 수 있고, 그래서 7절에서 잽니다.
 
 # %% [markdown]
 # ## 2. GPU가 없어도: Triton 인터프리터
@@ -122,9 +124,9 @@ def tile_config(d, dtype, device):
 # `tile_config`의 네 숫자가 무엇을 맞바꾸는지:
 #
 # - **BLOCK_M**(쿼리 타일)이 크면 K와 V를 HBM에서 읽는 횟수(타일 수 $N/B_M$)가 줄지만, 누적기 `acc`($B_M \times d$, float32)가 레지스터를 더 차지합니다. 레지스터가 모자라면 값이 느린 메모리로 밀려납니다.
-# - **BLOCK_N**(키 블록)이 크면 `tl.dot` 하나가 커져 텐서 코어가 바빠지지만, 점수 타일 $B_M \times B_N$도 레지스터에 있어야 합니다.
-# - **num_warps**: 프로그램 하나를 돌리는 워프(32스레드 묶음) 수. $d = 128$이면 타일이 커서 8개가 낫습니다.
-# - **num_stages**: 다음 키 블록을 미리 공유 메모리로 읽어 두는 단계 수(파이프라이닝). 늘리면 기다림이 줄지만 공유 메모리를 더 씁니다.
+# - **BLOCK_N**(키 블록)이 크면 `tl.dot` 하나가 커져 텐서 코어가 바빠지지만, 점수 블록 $B_M \times B_N$도 레지스터에 있어야 합니다.
+# - **num_warps**: 프로그램 하나를 돌리는 워프(warp, 32스레드 묶음) 수. $d = 128$이면 타일이 커서 8개가 낫습니다.
+# - **num_stages**: 다음 키 블록을 미리 공유 메모리로 읽어 두는 단계 수(파이프라이닝, pipelining). 늘리면 기다림이 줄지만 공유 메모리를 더 씁니다.
 #
 # GPU에서 가장 좋은 값은 장치마다 달라 보통 `@triton.autotune`으로 고릅니다. 여기서는 인터프리터에서도 돌도록 한 가지로 고정했고, 7절의 벤치마크가 이 값으로 잽니다.
 
@@ -135,7 +137,7 @@ def tile_config(d, dtype, device):
 #
 # $$m \leftarrow \max(m, \max_j s_j), \quad c = 2^{m_{\text{old}} - m}, \quad \ell \leftarrow c\,\ell + \textstyle\sum_j 2^{s_j - m}, \quad \text{acc} \leftarrow c\,\text{acc} + P V_j$$
 #
-# 끝나면 $O = \text{acc}/\ell$을 쓰고, 역전파를 위해 행마다 logsumexp 하나 $L = (m + \log_2 \ell)\ln 2$(자연로그 단위)를 저장합니다. 입력은 연속된(contiguous) `(B, h, N, d)` 텐서라서 `(행, 열)`의 주소가 `base + 행·d + 열`입니다. 마지막 타일이 N을 넘는 부분은 `mask=`로 읽지도 쓰지도 않고, 점수는 $-\infty$로 둡니다.
+# 끝나면 $O = \text{acc}/\ell$을 쓰고, 역전파를 위해 행마다 logsumexp 하나 $L = (m + \log_2 \ell)\ln 2$(자연로그 단위)를 저장합니다. 입력은 연속된(contiguous) `(B, h, N, d)` 텐서라서 `(행, 열)`의 주소가 `base + 행·d + 열`입니다. N을 넘는 키는 `mask=`로 읽지 않고(0으로 채움) 그 점수를 $-\infty$로 두며, N을 넘는 쿼리 행은 0으로 계산만 하고 저장하지 않습니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 @triton.jit
@@ -176,13 +178,13 @@ def flash_forward_kernel(Q, K, V, O, L, n, qk_scale, D: tl.constexpr, BLOCK_M: t
 # |---|---|
 # | `for i in range(0, t_q, QUERY_TILE)` | 그리드의 `tl.program_id(0)`: 타일마다 프로그램 하나, 동시에 |
 # | `q = query * scale` | `tl.dot(...) * qk_scale` (같은 $\log_2 e/\sqrt d$) |
-# | `torch.bmm(q_i, k_t[:, :, j:j+b])` | `tl.dot(q, k_t)`: 점수 타일은 레지스터에만 |
+# | `torch.bmm(q_i, k_t[:, :, j:j+b])` | `tl.dot(q, k_t)`: 점수 블록은 레지스터에만 |
 # | `s.masked_fill_(... , -inf)` | `tl.where(keep, s, -inf)`: 인과 마스크와 N의 끝을 함께 |
 # | `c = exp2(m - m_new)`, `l * c + p.sum()` | 같은 식 |
 # | `(acc * c).baddbmm_(p, v_j)` | `acc * c[:, None] + tl.dot(p, v)` |
 # | `out[:, i:i+n] = acc / l` | `tl.store(..., acc / l)`, 그리고 $L$도 저장 |
 #
-# 다른 점은 두 가지뿐입니다. 반복 한 단계가 커널 하나가 아니라 같은 프로그램 안의 몇 줄이라서 점수 타일이 HBM에 가지 않고, 인과일 때 대각선 위의 키 블록은 `end`에서 멈춰 아예 읽지 않습니다.
+# 다른 점은 두 가지뿐입니다. 반복 한 단계가 커널 12개(와 그 HBM 왕복)가 아니라 같은 프로그램 안의 몇 줄이라서 점수 블록이 HBM에 가지 않고, 인과일 때 대각선 위의 키 블록은 `end`에서 멈춰 아예 읽지 않습니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 커널을 부르는 쪽은 출력과 $L$의 자리를 만들고, 그리드를 정해 실행합니다. `kernel[grid](...)`의 대괄호가 그리드입니다. `PRECISION`은 5절에서 다룹니다.
@@ -190,6 +192,7 @@ def flash_forward_kernel(Q, K, V, O, L, n, qk_scale, D: tl.constexpr, BLOCK_M: t
 # %% tags=["save"]
 def flash_forward(q, k, v, causal=False):  # (B, h, N, d) each, contiguous
     """Run the forward kernel: O (B, h, N, d) and the row log-sum-exp L (B, h, N), float32."""
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()  # addresses are row·d + column
     b, h, n, d = q.shape
     o, lse = torch.empty_like(q), torch.empty(b, h, n, device=q.device, dtype=torch.float32)
     cfg = tile_config(d, q.dtype, q.device)
@@ -234,16 +237,16 @@ print("첫 행의 L (인과):", round(lse[0, 0, 0].item(), 4), "= 점수 하나�
 assert abs(lse[0, 0, 0].item() - scores[0, 0, 0, 0].item()) < 1e-5  # row 0 sees only key 0
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 인과 마스크에서 첫 행은 키 하나만 보므로 L이 그 점수 하나와 같다는 마지막 줄을 짚으세요: "logsumexp는 부드러운 최댓값이다." float16 경계가 float32보다 2000배 큰 이유는 입력 자체를 float16으로 반올림했기 때문입니다(가수 10비트, 상대 오차 약 5e-4).
+# 발표 노트: 인과 마스크에서 첫 행은 키 하나만 보므로 L이 그 점수 하나와 같다는 마지막 줄을 짚으세요: "logsumexp는 부드러운 최댓값이다." float16 경계가 float32보다 2000배 큰 이유는 출력 O를 float16으로 저장하기 때문입니다: |O|가 2–4이면 float16 반올림(가수 10비트)만으로 최대 약 1e-3이 됩니다. 기준도 같은 float16 입력으로 계산했으므로 입력의 반올림은 차이에 들어가지 않습니다.
 
 # %% [markdown]
-# ## 4. 역전파: P를 저장하지 않고 다시 계산한다
+# ## 4. 역전파: P를 저장하지 않고 재계산한다
 #
 # 출력의 기울기 $dO$가 오면 $Q, K, V$의 기울기가 필요합니다. $S = QK^\top/\sqrt d$, $P = \mathrm{softmax}(S)$, $O = PV$에서 연쇄 법칙으로
 #
 # $$dV = P^\top dO, \qquad dP = dO\,V^\top, \qquad dS_{ij} = P_{ij}\big(dP_{ij} - D_i\big), \qquad dQ = \frac{dS\,K}{\sqrt d}, \qquad dK = \frac{dS^\top Q}{\sqrt d}$$
 #
-# 입니다. 소프트맥스의 야코비안에서 나오는 $D_i = \sum_j P_{ij}\, dP_{ij}$는 $dP_{ij} = dO_i \cdot v_j$를 넣으면 $dO_i \cdot \sum_j P_{ij} v_j = dO_i \cdot O_i$가 됩니다. 곧 $D = \mathrm{rowsum}(dO \circ O)$: N×N 행렬 없이 행마다 숫자 하나입니다. $P$는 저장한 $L$로 $P_{ij} = e^{S_{ij} - L_i}$처럼 타일마다 다시 만듭니다([Dao 2024](../SOURCES.md)). 먼저 작은 예에서 이 식들이 autograd와 같은지 확인합니다.
+# 입니다. 소프트맥스의 야코비안에서 나오는 $D_i = \sum_j P_{ij}\, dP_{ij}$는 $dP_{ij} = dO_i \cdot v_j$를 넣으면 $dO_i \cdot \sum_j P_{ij} v_j = dO_i \cdot O_i$가 됩니다. 곧 $D = \mathrm{rowsum}(dO \circ O)$: N×N 행렬 없이 행마다 숫자 하나입니다. $P$는 저장한 $L$로 $P_{ij} = e^{S_{ij} - L_i}$처럼 타일마다 다시 만듭니다(재계산, recomputation; 행마다 $L$ 하나만 저장하는 것은 [Dao 2024](../SOURCES.md)의 방식). 먼저 작은 예에서 이 식들이 autograd와 같은지 확인합니다.
 
 # %%
 seed_everything(4)
@@ -261,7 +264,7 @@ with torch.no_grad():
 print("dQ, dK, dV 식 = autograd (float64, 차이 < 1e-13); D =", big_d.numpy().round(3))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# FlashAttention-2는 역전파를 둘로 나눕니다. **dK·dV 커널**은 키 블록 하나를 고정하고 쿼리 타일을 돌며 $dK_j, dV_j$를 레지스터에 누적합니다(키 블록마다 프로그램 하나라 서로 겹쳐 쓰지 않음). **dQ 커널**은 쿼리 타일 하나를 고정하고 키 블록을 돌며 $dQ_i$를 누적합니다. 두 커널 모두 $P$를 $L$로 다시 계산하고, 인과일 때 대각선 위의 타일은 건너뜁니다. $D$는 커널 전에 PyTorch 연산 하나로 구합니다.
+# 이 노트북은 역전파를 두 커널로 나눕니다(Triton의 fused attention 튜토리얼과 같은 방식). **dK·dV 커널**은 키 블록 하나를 고정하고 쿼리 타일을 돌며 $dK_j, dV_j$를 레지스터에 누적하고, **dQ 커널**은 쿼리 타일 하나를 고정하고 키 블록을 돌며 $dQ_i$를 누적합니다. 프로그램마다 쓰는 자리가 겹치지 않으므로 원자적 덧셈(atomic add)이 필요 없는 대신, 두 커널이 $S$와 $dP$를 각각 계산하므로 행렬곱이 5개가 아니라 7개입니다. FlashAttention-2의 CUDA 구현([Dao 2024](../SOURCES.md))은 커널 하나에서 키 블록마다 dK·dV를 누적하고, dQ는 여러 프로그램이 원자적 덧셈으로 더합니다. 두 커널 모두 $P$를 $L$로 재계산하고, 인과일 때 대각선 위의 블록은 건너뜁니다. $D$는 커널 전에 PyTorch 한 줄로 구합니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 @triton.jit
@@ -397,12 +400,12 @@ print(f"D를 빼먹으면 dQ의 상대 오차 {rel:.0%}: 위의 경계(5e-6)보�
 assert rel > 0.1
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: D_i = dO_i · O_i 유도를 칠판에 한 줄로 쓰세요. "P의 한 행 전체가 필요할 것 같은데, 출력 O가 이미 그 가중합을 갖고 있다"가 핵심입니다. 역전파 커널 두 개를 나누는 이유(누적 대상이 겹치지 않게 프로그램을 나눈다: dK·dV는 키 블록마다, dQ는 쿼리 타일마다)도 짚으세요. FlashAttention-2 이전에는 dQ를 여러 프로그램이 원자적 덧셈(atomic add)으로 함께 썼습니다.
+# 발표 노트: D_i = dO_i · O_i 유도를 칠판에 한 줄로 쓰세요. "P의 한 행 전체가 필요할 것 같은데, 출력 O가 이미 그 가중합을 갖고 있다"가 핵심입니다. 역전파 커널 두 개를 나누는 이유(누적 대상이 겹치지 않게 프로그램을 나눈다: dK·dV는 키 블록마다, dQ는 쿼리 타일마다)와 그 값(S와 dP를 두 번 계산: 행렬곱 7개)도 짚으세요. FlashAttention-2의 CUDA 구현은 반대로 커널 하나에서 dQ를 원자적 덧셈으로 더합니다(더하는 순서가 매번 달라 비트 단위로 재현되지 않음).
 
 # %% [markdown]
 # ## 5. TF32: 같은 커널이 GPU에서 검사에 떨어지는 이유 *(건너뛰기 가능)*
 #
-# 커널을 부를 때 float32이면 `PRECISION="ieee"`를 넘겼습니다. Triton의 `tl.dot`은 float32 입력에서 기본으로 **TF32**(TensorFloat-32)를 씁니다. TF32는 float32의 지수 8비트는 그대로 두고 가수를 23비트에서 **10비트**로 줄여 텐서 코어로 곱합니다. 상대 반올림 오차가 $2^{-11} \approx 4.9\times 10^{-4}$로 float16과 같은 수준이 됩니다. 인터프리터는 TF32를 흉내 내지 않으므로(NumPy float32로 곱함) CPU에서는 통과하던 2e-6 검사가 GPU에서만 떨어집니다. 연습문제 14-3에서 TF32 반올림을 직접 만들어, 그 크기를 CPU에서 잽니다.
+# 커널을 부를 때 float32이면 `PRECISION="ieee"`를 넘겼습니다. Triton의 `tl.dot`은 float32 입력에서 기본으로 **TF32**(TensorFloat-32)를 씁니다. TF32는 float32의 지수 8비트는 그대로 두고 가수를 23비트에서 **10비트**로 줄여 텐서 코어로 곱합니다. 가장 가까운 값으로 반올림하면 상대 오차가 $2^{-11} \approx 4.9\times 10^{-4}$로 float16과 같은 수준이고, Triton의 `tl.dot`처럼 아래 13비트를 그냥 버리면 최대 $2^{-10}$입니다. 인터프리터는 TF32를 흉내 내지 않으므로(NumPy float32로 곱함), `ieee`를 넘기지 않았다면 CPU에서 통과한 2e-6 검사가 GPU에서만 떨어졌을 것입니다. 연습문제 14-3에서 TF32 반올림을 직접 만들어, 그 크기를 CPU에서 잽니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "CPU에서 통과한 테스트가 GPU에서 떨어지면 먼저 TF32를 의심하라"를 남기세요. PyTorch도 `torch.backends.cuda.matmul.allow_tf32`로 같은 선택을 합니다(기본은 꺼짐). 학습에서는 TF32로 충분한 경우가 많지만, 정확도 검사에서는 `ieee`를 명시해야 합니다.
@@ -410,19 +413,19 @@ assert rel > 0.1
 # %% [markdown]
 # ## 6. 인과 마스크와 타일 건너뛰기: 타일 지도
 #
-# 인과 어텐션에서 쿼리 $i$는 키 $j \le i$만 봅니다. 프로그램(쿼리 타일) 하나가 도는 키 블록은 대각선을 포함하는 블록에서 끝나므로(`end`), 대각선 위의 블록은 읽지도 계산하지도 않습니다. 대각선에 걸친 블록은 계산하되 일부를 `tl.where`로 버립니다. 아래 함수는 (쿼리 타일, 키 블록)마다 무엇을 하는지 셉니다: 0 = 건너뜀, 1 = 전부 씀, 2 = 계산하고 일부 버림(대각선 또는 N의 끝).
+# 인과 어텐션에서 쿼리 $i$는 키 $j \le i$만 봅니다. 프로그램(쿼리 타일) 하나가 도는 키 블록은 대각선을 포함하는 블록에서 끝나므로(`end`), 대각선 위의 블록은 읽지도 계산하지도 않습니다. 대각선에 걸친 블록은 계산하되 일부를 `tl.where`로 버립니다. 아래 함수는 (쿼리 타일, 키 블록)마다 무엇을 하는지 셉니다: 0 = 건너뜀, 1 = 계산한 점수를 모두 사용, 2 = 계산하고 일부 버림(대각선, 또는 N을 넘는 키나 쿼리 행).
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 def tile_map(n, block_m, block_n, causal):
     """(query tiles, key blocks) grid of the forward kernel: 0 skipped, 1 computed and all kept,
-    2 computed with some scores masked (the diagonal, or the last block past N)."""
+    2 computed with some scores thrown away (the diagonal, keys past N, or query rows past N)."""
     tiles, blocks = math.ceil(n / block_m), math.ceil(n / block_n)
     grid = torch.zeros(tiles, blocks, dtype=torch.int64)
     for i in range(tiles):
         end = min((i + 1) * block_m, n) if causal else n  # the kernel's loop bound
         for j in range(math.ceil(end / block_n)):
             last_key, first_row = min((j + 1) * block_n, n) - 1, i * block_m
-            partial = (j + 1) * block_n > n or (causal and last_key > first_row)
+            partial = (j + 1) * block_n > n or (i + 1) * block_m > n or (causal and last_key > first_row)
             grid[i, j] = 2 if partial else 1
     return grid
 
@@ -438,14 +441,14 @@ print(f"인과에서 실제로 쓰는 점수 {useful:,}개 / 계산하는 점수
 assert 0.85 < useful / (visited * 128 * 64) < 0.9
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 그래서 인과 커널의 처리량을 셀 때는 FLOP을 절반(실제로 쓰는 쌍)으로 셉니다. 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요.
+# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import MaxNLocator
 
-TILE_COLORS = ListedColormap(["#f2f2f2", "#4c72b0", "#dd8452"])
+TILE_COLORS = ListedColormap(["#d0d0d0", "#4c72b0", "#dd8452"])
 TILE_SHAPES = {"32×32": (32, 32), "64×32": (64, 32), "128×64": (128, 64)}
 
 
@@ -458,7 +461,7 @@ def tile_map_view(ax):
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     handles = [plt.Rectangle((0, 0), 1, 1, color=TILE_COLORS(i)) for i in range(3)]
-    ax.legend(handles, ["건너뜀", "전부 씀", "계산 후 일부 버림"], fontsize=8, loc="upper right",
+    ax.legend(handles, ["건너뜀", "모두 사용", "계산 후 일부 버림"], fontsize=8, loc="upper right",
               bbox_to_anchor=(1.0, -0.14), ncol=3, frameon=False)
 
     def update(n, causal, tiles):
@@ -515,7 +518,7 @@ assert views[0]["used"] == 1.0 and views[1]["visited"] == 8 * 2 * 9 // 2 and vie
 # %% [markdown]
 # ## 7. GPU에서 잰 결과
 #
-# `scripts/benchmark_gpu.py`가 CUDA GPU에서 단순 구현, SDPA의 네 백엔드(FlashAttention-2, cuDNN, 메모리 효율, math), 08번의 반복문, 이 노트북의 커널(순전파, 순전파+역전파)을 fp16·bf16, d = 64·128, 인과·비인과, N = 1K–16K에서 재고 `data/benchmark_gpu.json`에 씁니다. 시간은 `triton.testing.do_bench`(워밍업 뒤 여러 번 잰 중앙값), 처리량은 $4BhN^2d$ FLOP(인과는 절반, 순전파+역전파는 3.5배)을 시간으로 나눈 값, 메모리는 호출 동안 늘어난 최대 할당량입니다. 장치의 HBM 대역폭(큰 복사)과 행렬곱 최고 성능(큰 `torch.mm`)도 함께 잽니다.
+# `scripts/benchmark_gpu.py`가 CUDA GPU에서 단순 구현, SDPA의 네 백엔드(FlashAttention-2, cuDNN, 메모리 효율, math), 08번의 반복문, 이 노트북의 커널(순전파, 순전파+역전파)을 fp16·bf16, d = 64·128, 인과·비인과, N = 1K–16K에서 재고 `data/benchmark_gpu.json`에 씁니다. 시간은 `triton.testing.do_bench`(워밍업 뒤 여러 번 잰 중앙값), 처리량은 $4BhN^2d$ FLOP(인과는 절반, 순전파+역전파는 3.5배: 역전파를 행렬곱 5개로 세는 FlashAttention 논문들의 관례)을 시간으로 나눈 값, 메모리는 호출 동안 늘어난 최대 할당량입니다. 장치의 HBM 대역폭(큰 복사)과 행렬곱 최고 성능(큰 `torch.mm`)도 함께 잽니다.
 #
 # ```bash
 # python3 course.py gpu-bench          # CUDA GPU가 있는 기계에서: data/benchmark_gpu.json
@@ -579,7 +582,7 @@ else:
 assert gpu_result is None or gpu_result["records"]
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 측정이 없는 동안 이 노트북은 GPU 속도에 대해 아무 숫자도 주장하지 않습니다. 측정이 생기면 위 셀이 처리량과 메모리를 N에 대해 그리고, 아래 셀이 비율을 계산합니다: 우리 커널 ÷ SDPA의 FlashAttention-2 백엔드, ÷ cuDNN 백엔드(순전파, N ≥ 4096), 순전파+역전파의 같은 비율, 인과 ÷ 비인과. 그 비율은 **그 GPU 하나의** 측정입니다.
+# 이 노트북의 역전파는 행렬곱이 7개라서, 위 관례(5개)로 센 순전파+역전파 처리량은 실제로 한 일을 약 1.3배(4.5/3.5) 적게 셉니다. 측정이 없는 동안 이 노트북은 GPU 속도에 대해 아무 숫자도 주장하지 않습니다. 측정이 생기면 위 셀이 처리량과 메모리를 N에 대해 그리고, 아래 셀이 비율을 계산합니다: 우리 커널 ÷ SDPA의 FlashAttention-2 백엔드, ÷ cuDNN 백엔드(순전파, N ≥ 4096), 순전파+역전파의 같은 비율, 인과 ÷ 비인과. 그 비율은 **그 GPU 하나의** 측정입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def benchmark_ratios(result, *, dtype="float16", min_n=4096):
@@ -611,14 +614,14 @@ else:
         print(f"d = {d:3d}, {mode:16s}, 인과={causal!s:5s}: 우리 커널 ÷ {GPU_METHOD_LABELS[other]:22s} = {ratio:.2f}")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: GPU가 있는 스터디원이 있으면 모임 전에 `python3 course.py gpu-bench`를 돌려 JSON을 가져오게 하세요. 그림에서 볼 것: (1) 단순 구현의 메모리만 N²로 자라고 나머지는 N에 비례, (2) 08번 반복문은 메모리는 작지만 처리량이 융합 커널들보다 크게 낮은지(1절의 모형: 커널 실행과 HBM 왕복), (3) 융합 커널들 사이의 차이는 타일·파이프라이닝·워프 분업 같은 세부에서 나온다는 것.
+# 발표 노트: GPU가 있는 스터디원이 있으면 모임 전에 `python3 course.py gpu-bench`를 돌려 JSON을 가져오게 하세요. 그림에서 볼 것: (1) 단순 구현과 SDPA math의 메모리는 N²로 자라고 융합 커널들은 N에 비례하는지, (2) 08번 반복문은 메모리는 작지만 처리량이 융합 커널들보다 크게 낮은지(1절의 모형: 커널 실행과 HBM 왕복), (3) 융합 커널들 사이의 차이는 타일·파이프라이닝·워프 분업 같은 세부에서 나온다는 것.
 
 # %% [markdown]
 # ## 연습문제
 #
 # 각 문제는 `check("14-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **14-1.** 인과 순전파에서 모든 프로그램이 방문하는 키 블록 수의 합을 **공식으로** 돌려주는 `causal_blocks(n, block_m, block_n)`을 완성하세요(6절의 `tile_map`을 부르지 말고, 커널의 반복 범위 `end = min((i + 1)·B_M, N)`에서 유도하세요). 검사기는 커널의 반복을 그대로 세어 여러 N과 타일 모양에서 비교합니다. 흔한 지름길 $\lceil N/B_M\rceil\lceil N/B_N\rceil/2$는 틀립니다.
+# **14-1.** 인과 순전파에서 모든 프로그램이 방문하는 키 블록 수의 합을 **공식으로** 돌려주는 `causal_blocks(n, block_m, block_n)`을 완성하세요(6절의 `tile_map`을 부르지 말고(검사기가 거절합니다), 커널의 반복 범위 `end = min((i + 1)·B_M, N)`에서 유도하세요). 검사기는 커널의 반복을 그대로 세어 여러 N과 타일 모양에서 비교합니다. 흔한 지름길 $\lceil N/B_M\rceil\lceil N/B_N\rceil/2$는 틀립니다.
 
 # %%
 def causal_blocks(n, block_m, block_n):
@@ -653,7 +656,7 @@ def recompute_weights(s, lse, causal):
 check("14-2", recompute_weights)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, $2^{12}$를 더한 뒤(반올림) 아래 13비트를 지우면 됩니다. 짝수 쪽 규칙은 남는 마지막 비트로 정합니다. 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
+# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, $2^{12}$를 더한 뒤(반올림) 아래 13비트를 지우면 됩니다. 짝수 쪽 규칙은 남는 마지막 비트로 정합니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. GPU의 변환 명령 `cvt.rna`는 가운데에서 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
 
 # %%
 def to_tf32(x):  # float32 tensor
@@ -674,23 +677,23 @@ check("14-3", to_tf32)
 # %% [markdown]
 # ## 스터디 토론 질문
 #
-# 1. 순전파 커널은 `acc`, `m`, `ℓ`을 레지스터에 두고 점수 타일을 HBM에 쓰지 않습니다. $d$가 256이면 `BLOCK_M = 128`의 `acc`는 몇 KB일까요(float32)? 레지스터(SM당 256 KB)와 비교해 타일을 어떻게 바꿔야 할지 토론해 보세요.
-# 2. dK·dV 커널은 키 블록마다, dQ 커널은 쿼리 타일마다 프로그램을 둡니다. 한 커널에서 셋을 모두 누적하려면 어떤 문제가 생길까요(여러 프로그램이 같은 $dQ_i$에 쓰는 경우)?
-# 3. 역전파는 $QK^\top$를 다시 계산하므로 FLOP이 순전파의 약 2.5배입니다. 그래도 $P$를 저장하는 것보다 빠를 수 있는 조건은 무엇일까요? 1절의 HBM 모형과 연결해 보세요.
-# 4. CPU 인터프리터에서 통과한 검사가 GPU에서 떨어질 수 있는 이유를 세 가지 들어 보세요(TF32, 연산 순서, 타일 크기에 따른 누적 순서 …). 어떤 것이 버그이고 어떤 것이 허용할 차이일까요?
+# 1. 순전파 커널은 `acc`, `m`, `ℓ`을 레지스터에 두고 점수 블록을 HBM에 쓰지 않습니다. $d$가 256이면 `BLOCK_M = 128`의 `acc`는 몇 KB일까요(float32)? 레지스터(SM당 256 KB)와 비교해 타일을 어떻게 바꿔야 할지 토론해 보세요.
+# 2. dK·dV 커널은 키 블록마다, dQ 커널은 쿼리 타일마다 프로그램을 둡니다. 한 커널에서 셋을 모두 누적하려면 어떤 문제가 생길까요(여러 프로그램이 같은 $dQ_i$에 쓰는 경우)? 두 커널로 나누면 무엇을 대가로 치를까요?
+# 3. 역전파는 행렬곱 5개(재계산한 $QK^\top$, $dV$, $dP$, $dQ$, $dK$)로 순전파(2개)의 2.5배이고, 이 노트북의 두 커널은 $S$와 $dP$를 두 번 계산해 7개입니다. 그래도 $P$를 저장하는 것보다 빠를 수 있는 조건은 무엇일까요? 1절의 HBM 모형과 연결해 보세요.
+# 4. CPU 인터프리터에서 통과한 검사가 GPU에서 떨어질 수 있는 이유를 세 가지 들어 보세요(예: TF32). 어떤 것이 버그이고 어떤 것이 허용할 차이일까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, 레지스터 절반을 누적기 하나가 씁니다: BLOCK_M을 줄이거나 워프를 늘려야 합니다. 2번은 "쓰기 충돌: 원자적 덧셈이 필요하고 느리다. 그래서 FlashAttention-2는 나눴다"입니다. 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
+# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, SM 레지스터의 절반을 누적기 하나가 씁니다(q 타일도 64 KB 더). 워프를 늘려도 전체 사용량은 줄지 않고 스레드당 한도(255개)만 나눠지므로, BLOCK_M을 줄여야 합니다. 2번은 "쓰기 충돌: 원자적 덧셈이 필요하다(FlashAttention-2 CUDA 구현의 선택, 더하는 순서가 매번 달라 비트 단위 재현이 안 됨). 이 노트북은 커널을 나누고 S와 dP를 한 번 더 계산한다"입니다. 4번의 다른 예: 누적 순서(타일 크기와 스레드 배치에 따라 더하는 순서가 다름), 인터프리터가 흉내 내지 않는 하드웨어 연산(exp2 근사). 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
 
 # %% [markdown]
 # ## 요약
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 08번의 반복문은 GPU에서 키 블록마다 연산 9개, 점수 블록이 HBM을 7번 오간다 | `loop_hbm_bytes` 대 `fused_hbm_bytes` (8–9배, L2 캐시 무시) |
+# | 08번의 반복문은 GPU에서 키 블록마다 연산 12개, 점수 블록이 HBM을 8번 오간다 | `loop_hbm_bytes` 대 `fused_hbm_bytes` (약 10배, L2 캐시 무시) |
 # | 순전파 커널은 08번의 온라인 소프트맥스와 줄마다 같다 | SDPA와 비교: float32 < 2e-6, float16 < 4e-3, 인과·N이 타일의 배수가 아닐 때 포함 |
 # | 저장하는 것은 $O$와 행마다 $L$ 하나 | $L$ = logsumexp(점수) (1e-5) |
-# | 역전파: $D = \mathrm{rowsum}(dO \circ O)$, $P = e^{S-L}$ 재계산, dK·dV와 dQ 커널 | autograd와 비교: float32 < 5e-6, float16 < 1e-2; D를 빼먹으면 dQ 상대 오차 수십 % |
+# | 역전파: $D = \mathrm{rowsum}(dO \circ O)$, $P = e^{S-L}$ 재계산, dK·dV와 dQ 두 커널(원자적 덧셈 없이, 행렬곱 7개) | autograd와 비교: float32 < 5e-6, float16 < 1e-2; D를 빼먹으면 dQ 상대 오차 수십 % |
 # | 인과에서 N = 1024, 128×64 타일이면 블록 72/128만 방문, 계산한 점수의 약 89% 사용 | `tile_map` |
 # | float32 검사는 `ieee` 정밀도에서만 의미가 있다 | TF32 가수 10비트 (연습문제 14-3) |
 # | GPU 측정은 저장된 결과로만 말한다 | `data/benchmark_gpu.json` (없으면 없다고 말함) |
