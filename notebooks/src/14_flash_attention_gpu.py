@@ -237,6 +237,7 @@ for causal in (False, True):
     _, lse = flash_forward(q, k, v, causal)
     masked = scores.masked_fill(torch.ones(100, 100, dtype=torch.bool, device=DEVICE).triu(1), -math.inf) if causal else scores
     assert (lse.double() - torch.logsumexp(masked, dim=-1)).abs().max() < 1e-5
+assert lse.shape == (1, 2, 100) and lse.dtype == torch.float32  # one float32 number per row, whatever the input dtype
 print("L = logsumexp(s): 인과·비인과 모두 float64 기준과 차이 < 1e-5")
 print("첫 행의 L (인과):", round(lse[0, 0, 0].item(), 4), "= 점수 하나뿐:", round(scores[0, 0, 0, 0].item(), 4))
 assert abs(lse[0, 0, 0].item() - scores[0, 0, 0, 0].item()) < 1e-5  # row 0 sees only key 0
@@ -383,6 +384,7 @@ for dtype, bound in ((torch.float32, 5e-6), (torch.float16, 1e-2)):
             flash_attention(q, k, v, causal).backward(d_o)
             ref = [x.detach().double().requires_grad_() for x in (q, k, v)]
             F.scaled_dot_product_attention(*ref, is_causal=causal).backward(d_o.double())
+            assert q.grad.dtype == k.grad.dtype == v.grad.dtype == dtype  # gradients in the inputs' dtype
             for name, mine, want in zip("QKV", (q.grad, k.grad, v.grad), (r.grad for r in ref)):
                 err = (mine.double() - want).abs().max().item()
                 grad_worst[(dtype, causal, name)] = max(err, grad_worst.get((dtype, causal, name), 0.0))
@@ -401,8 +403,10 @@ with torch.no_grad():
     right = p * (d_o @ v.T - (d_o * o).sum(-1, keepdim=True))  # dS with D
     forgot = p * (d_o @ v.T)  # dS without D
     rel = ((forgot - right) @ k).norm() / (right @ k).norm()
-print(f"D를 빼먹으면 dQ의 상대 오차 {rel:.0%}: 위의 경계(5e-6)보다 훨씬 크므로 검사가 잡습니다")
+    rel_k = ((forgot - right).T @ q).norm() / (right.T @ q).norm()
+print(f"D를 빼먹으면 dQ의 상대 오차 {rel:.0%}, dK {rel_k:.0%}: 위의 경계(5e-6)보다 훨씬 크므로 검사가 잡습니다")
 assert rel > 0.1
+assert rel_k > 0.1
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: D_i = dO_i · O_i 유도를 칠판에 한 줄로 쓰세요. "P의 한 행 전체가 필요할 것 같은데, 출력 O가 이미 그 가중합을 갖고 있다"가 핵심입니다. 역전파 커널 두 개를 나누는 이유(누적 대상이 겹치지 않게 프로그램을 나눈다: dK·dV는 키 블록마다, dQ는 쿼리 타일마다)와 그 값(S와 dP를 두 번 계산: 행렬곱 7개)도 짚으세요. FlashAttention-2의 CUDA 구현은 반대로 커널 하나에서 dQ를 원자적 덧셈으로 더합니다(더하는 순서가 매번 달라 비트 단위로 재현되지 않음).
@@ -512,7 +516,9 @@ fig.subplots_adjust(left=0.05, right=0.99, top=0.86, bottom=0.24, wspace=0.25)
 plt.show()
 for (n, causal, tiles), view in zip(settings, views):
     print(f"N = {n}, {tiles}, 인과={causal!s:5s}: 블록 {view['visited']:3d}/{view['total']:3d}, 사용 {view['used']:.1%}")
-assert views[0]["used"] == 1.0 and views[1]["visited"] == 8 * 2 * 9 // 2 and views[2]["used"] < views[1]["used"]
+assert views[0]["used"] == 1.0  # non-causal, N a multiple of both tiles: nothing thrown away
+assert views[1]["visited"] == sum(2 * (i + 1) for i in range(8))  # tile i visits 2(i + 1) blocks of 32
+assert views[2]["used"] < views[1]["used"]  # bigger tiles, and N = 448 past the last full tile: more waste
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 타일이 클수록 대각선에서 버리는 몫이 커지고(448, 128×64: 마지막 타일이 N을 넘어 더 버림), 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 $B/N$ 정도로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
