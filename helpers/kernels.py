@@ -1,6 +1,6 @@
 """Notebook 14 on a machine without Triton: one clear sentence, and the cells that need it skipped.
 
-Triton ships wheels for Linux x86_64 only (torch 2.13.0 requires triton 3.7.1 there). On macOS and
+Triton ships wheels for Linux only, x86_64 and aarch64 (PyPI's torch 2.13.0 requires triton 3.7.1 there). On macOS and
 Windows ``import triton`` fails; notebook 14 calls ``triton_or_skip()`` in its setup cell, which then
 rewrites every later cell that needs Triton (directly, or through a name such a cell defined) into a
 one-line note, so "Run All" runs the prose, the tile map, the exercises and the stored results with no
@@ -18,13 +18,13 @@ __all__ = ["triton_missing_message", "triton_or_skip", "SkipCellsWithoutTriton"]
 def triton_missing_message() -> str:
     """What to install where, in one sentence (Korean, then English)."""
     system, machine = platform.system(), platform.machine()
-    if system == "Linux" and machine in ("x86_64", "AMD64"):
+    if system == "Linux" and machine in ("x86_64", "aarch64"):
         fix = "이 플랫폼에는 휠이 있으니 `python3 course.py lab`(또는 `pip install -r requirements.txt`)으로 설치하세요"
     else:
-        fix = "Triton 휠은 Linux x86_64에만 있으니 Linux 기계나 Windows의 WSL2에서 `python3 course.py lab`을 쓰세요"
+        fix = "Triton 휠은 Linux(x86_64·aarch64)에만 있으니 Linux 기계나 Windows의 WSL2에서 `python3 course.py lab`을 쓰세요"
     return (
         f"Triton이 없습니다({system} {machine}): {fix}. "
-        f"(Triton is not installed on {system} {machine}; it has wheels for Linux x86_64 only.)"
+        f"(Triton is not installed on {system} {machine}; it has wheels for Linux x86_64 and aarch64 only.)"
     )
 
 

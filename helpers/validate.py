@@ -74,7 +74,15 @@ def checked(taught, check, *, name: str, call=None):
     ``__wrapped__`` is ``taught``, so tests and readers can see which notebook cell does the work.
     """
 
+    signature = inspect.signature(check)
+
     def boundary(*args, **kwargs):
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as err:  # a wrong argument: say it in the public name, not the check's
+            plain = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+            shown = signature.replace(parameters=plain, return_annotation=inspect.Signature.empty)
+            raise TypeError(f"{name}(): {err}; the signature is {name}{shown}") from None
         arguments = check(*args, **kwargs)
         return taught(**arguments) if call is None else call(taught, **arguments)
 

@@ -339,7 +339,7 @@ def test_skipping_follows_names_from_cell_to_cell():
 
 def test_the_missing_triton_message_says_what_to_do():
     message = kernels.triton_missing_message()
-    assert "Triton" in message and ("Linux x86_64" in message or "requirements.txt" in message)
+    assert "Triton" in message and ("Linux(x86_64·aarch64)" in message or "requirements.txt" in message)
 
 
 def test_notebook_14_runs_without_triton_and_without_a_traceback(tmp_path):
@@ -386,3 +386,23 @@ def test_importing_helpers_does_not_import_triton():
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert out.stdout.strip() == "False"
+
+
+def test_the_lesson_function_accepts_non_contiguous_inputs_forward_and_backward():
+    """The notebook's own flash_attention (no checks in front) copies to contiguous memory for both passes."""
+    gen = torch.Generator().manual_seed(70)
+    base = [torch.randn(1, 70, 2, 32, generator=gen).to(DEVICE).requires_grad_() for _ in range(3)]
+    q, k, v = (x.transpose(1, 2) for x in base)  # (1, 2, 70, 32), not contiguous
+    d_o = torch.randn(1, 2, 70, 32, generator=gen).to(DEVICE)
+    for causal in (False, True):
+        for x in base:
+            x.grad = None
+        fa.flash_attention(q, k, v, causal).backward(d_o)
+        want, grads = _reference(q, k, v, causal, d_o)
+        for mine, ref in zip((b.grad.transpose(1, 2) for b in base), grads):
+            assert (mine.double() - ref).abs().max() < 5e-6
+
+
+def test_a_wrong_keyword_names_the_public_function():
+    with pytest.raises(TypeError, match=r"flash_attention\(\): .*scale.*the signature is flash_attention\(q, k, v"):
+        attention.flash_attention(*_ok(), scale=2.0)

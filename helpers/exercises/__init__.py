@@ -162,6 +162,8 @@ def called_names(fn) -> set[str] | None:
 def forbid_calls(fn, names: set[str], why: str) -> None:
     """Raise Wrong if the learner's function calls one of ``names`` (an exercise that asks to
     build something without the ready-made function shown earlier)."""
+    if getattr(fn, "__name__", None) in names:  # the forbidden function itself, passed as the answer
+        raise Wrong(f"{fn.__name__}을(를) 그대로 넘겼습니다. {why}")
     used = (called_names(fn) or set()) & names
     if used:
         raise Wrong(f"{', '.join(sorted(used))}을(를) 불렀습니다. {why}")

@@ -22,7 +22,7 @@ def _as_float(got, call: str = "causal_blocks(...)") -> float:
     """A number the learner returned (int, float, NumPy scalar, one-element tensor or array), as a float."""
     single = (isinstance(got, torch.Tensor) and got.numel() == 1) or (isinstance(got, np.ndarray) and got.size == 1)
     if isinstance(got, bool | np.bool_) or not (isinstance(got, numbers.Real) or single):
-        raise Wrong(f"{call}은(는) 숫자 하나(블록 수)를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
+        raise Wrong(f"{call}의 결과는 숫자 하나(블록 수)여야 합니다; 받은 것은 {type(got).__name__}입니다.")
     return float(got)
 
 
@@ -101,12 +101,12 @@ def _recompute_weights(fn):
         call = f"recompute_weights(s, lse, causal={causal}) (N = {n})"
         got = call_learner(fn, s.clone(), lse.clone(), causal, what=call)
         if got is None:
-            raise Wrong(f"{call}이(가) None을 돌려줍니다. `...` 자리를 채워 (N, N) 가중치 행렬을 돌려주세요.")
+            raise Wrong(f"{call}: None을 돌려줍니다. `...` 자리를 채워 (N, N) 가중치 행렬을 돌려주세요.")
         got = torch.as_tensor(got) if isinstance(got, torch.Tensor) else answer_tensor(got, call)
         if not got.is_floating_point():
             got = got.double()
         if got.shape != want.shape:
-            raise Wrong(f"{call}의 모양이 {tuple(got.shape)}입니다. (N, N) = {tuple(want.shape)}이어야 합니다.")
+            raise Wrong(f"{call}의 모양이 {tuple(got.shape)}입니다. 필요한 모양: (N, N) = {tuple(want.shape)}.")
         if got.dtype != torch.float64 and torch.allclose(got.double(), want, rtol=1e-5, atol=1e-7):
             raise Wrong(f"{call}의 결과가 {got.dtype}입니다. 입력처럼 float64로 계산해 돌려주세요.")
         got = got.double()

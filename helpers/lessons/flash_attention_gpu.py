@@ -48,7 +48,7 @@ def tile_config(d, dtype, device):
 @triton.jit
 def flash_forward_kernel(Q, K, V, O, L, n, qk_scale, D: tl.constexpr, BLOCK_M: tl.constexpr,
                          BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
-    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # one query tile of one head
+    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1).to(tl.int64)  # a query tile, a head
     Q, K, V, O = Q + head * n * D, K + head * n * D, V + head * n * D, O + head * n * D
     rows, dims = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D)  # (BLOCK_M,), (D,)
     in_q = rows[:, None] < n  # (BLOCK_M, 1): rows past N are neither read nor written
@@ -92,7 +92,7 @@ def flash_forward(q, k, v, causal=False):  # (B, h, N, d) each, contiguous
 def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_scale,
                                D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
-    start_n, head = tl.program_id(0) * BLOCK_N, tl.program_id(1)  # one key block of one head
+    start_n, head = tl.program_id(0) * BLOCK_N, tl.program_id(1).to(tl.int64)  # a key block, a head
     Q, K, V, dO = Q + head * n * D, K + head * n * D, V + head * n * D, dO + head * n * D
     L, Delta = L + head * n, Delta + head * n
     keys, dims = start_n + tl.arange(0, BLOCK_N), tl.arange(0, D)  # (BLOCK_N,), (D,)
@@ -122,7 +122,7 @@ def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_sc
 def flash_backward_dq_kernel(Q, K, V, dO, L, Delta, dQ, n, qk_scale, sm_scale,
                              D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                              CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
-    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # one query tile of one head
+    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1).to(tl.int64)  # a query tile, a head
     Q, K, V, dO = Q + head * n * D, K + head * n * D, V + head * n * D, dO + head * n * D
     rows, dims = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D)  # (BLOCK_M,), (D,)
     qo, in_q = rows[:, None] * D + dims[None, :], rows[:, None] < n  # (BLOCK_M, D) offsets
@@ -149,28 +149,27 @@ class FlashAttention(torch.autograd.Function):
     """softmax(QKᵀ/√d)V with the Triton kernels above: forward saves O and L, backward recomputes P."""
 
     @staticmethod
-    def forward(ctx, q, k, v, causal):  # (B, h, N, d) each, contiguous
+    def forward(ctx, q, k, v, causal):  # (B, h, N, d) each
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()  # the backward kernels need them too
         o, lse = flash_forward(q, k, v, causal)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.causal = causal
         return o
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # the kernels have no backward of their own
     def backward(ctx, d_o):
         q, k, v, o, lse = ctx.saved_tensors
-        b, h, n, d = q.shape
-        d_o = d_o.contiguous()
+        (b, h, n, d), d_o, gpu = q.shape, d_o.contiguous(), q.device.type == "cuda"
         delta = (d_o.float() * o.float()).sum(dim=-1)  # (B, h, N): D = rowsum(dO ∘ O)
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-        gpu = q.device.type == "cuda"
-        small, big = (32, 128 if d <= 64 else 64) if gpu else (32, 64)  # the fixed side accumulates: make it big
-        args = (n, LOG2E / math.sqrt(d), 1 / math.sqrt(d))
+        small, big = (32, 128 if d <= 64 else 64) if gpu else (32, 64)  # the fixed side accumulates
+        args = (q, k, v, d_o, lse, delta)
         opts = {"D": d, "CAUSAL": ctx.causal, "PRECISION": "ieee" if q.dtype == torch.float32 else "tf32",
                 "num_warps": 4 if d <= 64 else 8, "num_stages": 2 if gpu else 1}
-        flash_backward_dkdv_kernel[(triton.cdiv(n, big), b * h)](q, k, v, d_o, lse, delta, dk, dv, *args,
-                                                                 BLOCK_M=small, BLOCK_N=big, **opts)
-        flash_backward_dq_kernel[(triton.cdiv(n, big), b * h)](q, k, v, d_o, lse, delta, dq, *args,
-                                                               BLOCK_M=big, BLOCK_N=small, **opts)
+        grid, scales = (triton.cdiv(n, big), b * h), (n, LOG2E / math.sqrt(d), 1 / math.sqrt(d))
+        flash_backward_dkdv_kernel[grid](*args, dk, dv, *scales, BLOCK_M=small, BLOCK_N=big, **opts)
+        flash_backward_dq_kernel[grid](*args, dq, *scales, BLOCK_M=big, BLOCK_N=small, **opts)
         return dq, dk, dv, None
 
 
@@ -217,7 +216,7 @@ def tile_map_view(ax):
         visited = int((grid > 0).sum())
         useful = n * (n + 1) // 2 if causal else n * n
         view = {"visited": visited, "total": grid.numel(), "used": useful / (visited * block_m * block_n)}
-        ax.set_title(f"N = {n}, 타일 {tiles}, {'인과' if causal else '비인과'}\n블록 {visited}/{grid.numel()} 방문, "
+        ax.set_title(f"N = {n}, 타일×블록 {tiles}, {'인과' if causal else '비인과'}\n블록 {visited}/{grid.numel()} 방문, "
                      f"계산한 점수 중 {view['used']:.0%} 사용", fontsize=9)
         return view
 
@@ -234,11 +233,11 @@ def tile_explorer():
     fig.subplots_adjust(left=0.12, right=0.97, top=0.87, bottom=0.22)
     controls = {"n": widgets.IntSlider(value=512, min=64, max=512, step=64, description="N"),
                 "causal": widgets.Checkbox(value=True, description="인과 마스크"),
-                "tiles": widgets.Dropdown(options=list(TILE_SHAPES), value="64×32", description="타일")}
+                "tiles": widgets.Dropdown(options=list(TILE_SHAPES), value="64×32", description="타일×블록")}
     return Explorer(fig, tile_map_view(ax), controls)
 
 
-GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "이 노트북의 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
+GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "우리 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
                  "sdpa_efficient": "SDPA 메모리 효율", "sdpa_math": "SDPA math", "naive": "단순 구현",
                  "chunked": "08번 반복문"}
 

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 14. FlashAttention을 GPU 커널로
 #
-# 08번에서 파이썬 반복문으로 짠 온라인 소프트맥스를 **Triton 커널**로 옮깁니다. 순전파(forward pass) 커널 하나와, FlashAttention-2처럼 가중치를 저장하지 않고 재계산하는 역전파(backward pass) 커널 둘을 직접 읽고, GPU가 없는 노트북에서도 Triton의 인터프리터로 같은 커널을 돌려 PyTorch와 값·기울기를 비교합니다.
+# 08번에서 파이썬 반복문으로 짠 온라인 소프트맥스를 **Triton 커널**로 옮깁니다. 순전파(forward pass) 커널 하나와, FlashAttention처럼 가중치를 저장하지 않고 재계산(recomputation)하는 역전파(backward pass) 커널 둘을 직접 읽고, GPU가 없는 노트북에서도 Triton의 인터프리터로 같은 커널을 돌려 PyTorch와 값·기울기를 비교합니다.
 #
 # **학습 목표**
 # - GPU의 구조(스트리밍 멀티프로세서, HBM, 공유 메모리와 레지스터)와 Triton 프로그램·그리드를 설명하고, 08번의 파이썬 반복문이 GPU에서 느린 이유를 HBM 읽기·쓰기 양으로 센다.
@@ -14,7 +14,7 @@
 # **예상 시간**: 혼자 공부 70분 / 스터디 발표 35분 (제목에 *(건너뛰기 가능)* 이 붙은 절은 발표 시간이 짧으면 건너뜁니다)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 한 문장으로 시작하세요. "08번의 반복문과 오늘의 커널은 같은 식이다. 다른 것은 반복문의 한 단계가 HBM을 거치느냐, 레지스터 안에서 끝나느냐뿐이다." GPU가 없는 사람도 모든 셀을 돌릴 수 있다는 점(Triton 인터프리터)을 먼저 보여 주세요. 슬라이더 데모는 6절(타일 지도), 손 계산은 4절(역전파의 D)입니다. 시간이 짧으면 1절의 "반복문의 HBM 읽기·쓰기 양"과 7절(측정)을 건너뜁니다.
+# 발표 노트: 한 문장으로 시작하세요. "08번의 반복문과 오늘의 커널은 같은 식이다. 다른 것은 반복문의 한 단계가 HBM을 거치느냐, 레지스터 안에서 끝나느냐뿐이다." GPU가 없는 사람도 모든 셀을 돌릴 수 있다는 점(Triton 인터프리터)을 먼저 보여 주세요. 슬라이더 데모는 6절(타일 지도), 손 계산은 4절(역전파의 D)입니다. 시간이 짧으면 *(건너뛰기 가능)* 표시가 붙은 1절의 "반복문이 GPU에서 느린 이유"와 5절(TF32)을 건너뜁니다.
 
 # %% slideshow={"slide_type": "skip"}
 import math
@@ -41,7 +41,7 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 # | 부분 | 하는 일 | 크기 (H100 SXM, 제조사 사양) |
 # |---|---|---|
 # | 스트리밍 멀티프로세서(streaming multiprocessor, SM) | 커널의 프로그램(CUDA의 스레드 블록)을 받아 실행하는 연산 단위. 자원이 허락하면 여러 개를 동시에. 텐서 코어(tensor core)가 행렬곱을 한다 | 132개 |
-# | 레지스터(register) | SM 안, 가장 빠름. 누적기 `acc`, `m`, `ℓ`이 여기 산다 | SM마다 256 KB |
+# | 레지스터(register) | SM 안, 가장 빠름. 누적기(accumulator) `acc`, `m`, `ℓ`이 여기 산다 | SM마다 256 KB |
 # | 공유 메모리(shared memory, 08의 SRAM) | SM 안, 빠름. 타일을 잠시 올려 두는 곳 | SM마다 최대 228 KB |
 # | HBM | GPU 본체 메모리, 크고 느림. Q, K, V, O가 사는 곳 | 80 GB, 3.35 TB/s |
 #
@@ -53,7 +53,7 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 # 프로그램 안에서 `tl.load`는 HBM에서 타일 하나를 읽고 `tl.store`는 씁니다. 그 사이의 계산(`tl.dot`, `tl.exp2`, `tl.max`)은 모두 레지스터와 공유 메모리 안에서 끝납니다. 08번의 반복문과 다른 점이 바로 이것입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 12개(`bmm`, `amax`, `maximum`, 보정값의 뺄셈과 `exp2`, `sub_`, `exp2_`, 곱하기 두 번, `sum`, `add_`, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록 $(T, b)$는 `bmm`이 한 번 쓰고, `amax`·`sum`·`baddbmm_`이 한 번씩 읽고, `sub_`·`exp2_`가 한 번씩 읽고 써서 단계마다 8번 HBM을 오갑니다. 이것을 세어, 융합 커널이 Q·K·V를 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
+# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 12개(`bmm`, `amax`, `maximum`, 보정값의 뺄셈과 `exp2`, `sub_`, `exp2_`, 곱하기 두 번, `sum`, `add_`, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록 $(T, b)$는 `bmm`이 한 번 쓰고, `amax`·`sum`·`baddbmm_`이 한 번씩 읽고, `sub_`·`exp2_`가 한 번씩 읽고 써서 단계마다 8번 HBM을 오갑니다. 이것을 세어, 융합 커널이 Q를 한 번, K·V를 쿼리 타일마다 한 번 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 def loop_hbm_bytes(n, d, tile=512, block=128, bytes_per_value=2):
@@ -78,7 +78,7 @@ for n in (1024, 8192):
           f"융합 커널 {fused / 2**20:6.2f} MiB, 1번 → {loop / fused:.1f}배")
     assert 9 < loop / fused < 11
 seconds_at_3tb = loop_hbm_bytes(8192, 64) * 16 * 4 / 3.35e12  # B·h = 64 heads, at the datasheet bandwidth
-print(f"N = 8192, 배치 4 × 헤드 16: 모형에서 반복문이 HBM을 오가는 시간 {seconds_at_3tb * 1e3:.0f} ms "
+print(f"N = 8,192, 배치 4 × 헤드 16: 모형에서 반복문이 HBM을 오가는 시간 {seconds_at_3tb * 1e3:.0f} ms "
       f"(3.35 TB/s 사양 기준), 같은 FLOP을 989 TFLOP/s로 하면 {attention_flops(8192, 64, 16, 4) / 989e12 * 1e3:.2f} ms")
 assert seconds_at_3tb > 20 * attention_flops(8192, 64, 16, 4) / 989e12
 fused_at_3tb = fused_hbm_bytes(8192, 64) * 16 * 4 / 3.35e12
@@ -98,7 +98,7 @@ assert fused_at_3tb > attention_flops(8192, 64, 16, 4) / 989e12 and step_blocks 
 # %% [markdown]
 # ## 2. GPU가 없어도: Triton 인터프리터
 #
-# Triton은 `TRITON_INTERPRET=1`이 설정되어 있으면 `@triton.jit` 커널을 컴파일하지 않고 **인터프리터**(interpreter)로 돌립니다. 프로그램을 하나씩 차례로 실행하고 `tl.dot`, `tl.exp2` 같은 연산을 NumPy로 계산하므로, CPU 텐서만 있는 노트북에서도 **같은 커널 코드**가 같은 답을 냅니다. 느리므로 작은 입력만 씁니다. 이 변수는 `triton`을 처음 import하기 **전에** 정해져야 합니다. `tl.zeros` 같은 Triton 자신의 함수도 import할 때 커널로 정의되기 때문입니다(순서를 바꾸면 `Cannot call @triton.jit'd outside of the scope of a kernel` 오류가 납니다). 그래서 이 과정은 `import helpers`가 가장 먼저 정합니다: CUDA GPU가 없으면 1(인터프리터), 있으면 0(컴파일). 직접 짠 스크립트라면 첫 줄에 `os.environ["TRITON_INTERPRET"] = "1"`을 두세요.
+# Triton은 `TRITON_INTERPRET=1`이 설정되어 있으면 `@triton.jit` 커널을 컴파일하지 않고 **인터프리터**(interpreter)로 돌립니다. 프로그램을 하나씩 차례로 실행하고 `tl.dot`, `tl.exp2` 같은 연산을 NumPy로 계산하므로, CPU 텐서만 있는 노트북에서도 **같은 커널 코드**가 반올림 수준까지 같은 답을 냅니다(다른 점은 5절과 토론 질문 4). 느리므로 작은 입력만 씁니다. 이 변수는 `triton`을 처음 import하기 **전에** 정해져야 합니다. `tl.zeros` 같은 Triton 자신의 함수도 import할 때 커널로 정의되기 때문입니다(순서를 바꾸면 `Cannot call @triton.jit'd outside of the scope of a kernel` 오류가 납니다). 그래서 이 과정은 `import helpers`가 가장 먼저 정합니다: CUDA GPU가 없으면 1(인터프리터), 있으면 0(컴파일). 직접 짠 스크립트라면 첫 줄에 `os.environ["TRITON_INTERPRET"] = "1"`을 두세요.
 #
 # 인터프리터가 하지 못하는 것도 있습니다: bf16 `tl.dot`(틀린 값이 나옴), `@triton.autotune`(GPU 없이 실행 단계에서 실패), TF32(5절). 그래서 이 커널은 타일 크기를 고정하고, CPU에서는 float32와 float16만 씁니다.
 
@@ -128,7 +128,7 @@ def tile_config(d, dtype, device):
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # `tile_config`의 네 숫자가 무엇을 맞바꾸는지:
 #
-# - **BLOCK_M**(쿼리 타일)이 크면 K와 V를 HBM에서 읽는 횟수(타일 수 $N/B_M$)가 줄지만, 누적기 `acc`($B_M \times d$, float32)가 레지스터를 더 차지합니다. 레지스터가 모자라면 값이 느린 메모리로 밀려납니다.
+# - **BLOCK_M**(쿼리 타일)이 크면 K와 V를 HBM에서 읽는 횟수(타일 수 $N/B_M$)가 줄지만, 누적기 `acc`($B_M \times d$, float32)가 레지스터를 더 차지합니다. 레지스터가 모자라면 값이 느린 메모리로 밀려납니다(스필, spill).
 # - **BLOCK_N**(키 블록)이 크면 `tl.dot` 하나가 커져 텐서 코어가 바빠지지만, 점수 블록 $B_M \times B_N$도 레지스터에 있어야 합니다.
 # - **num_warps**: 프로그램 하나를 돌리는 워프(warp, 32스레드 묶음) 수. $d = 128$이면 타일이 커서 8개가 낫습니다.
 # - **num_stages**: 다음 키 블록을 미리 공유 메모리로 읽어 두는 단계 수(파이프라이닝, pipelining). 늘리면 기다림이 줄지만 공유 메모리를 더 씁니다.
@@ -148,7 +148,7 @@ def tile_config(d, dtype, device):
 @triton.jit
 def flash_forward_kernel(Q, K, V, O, L, n, qk_scale, D: tl.constexpr, BLOCK_M: tl.constexpr,
                          BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
-    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # one query tile of one head
+    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1).to(tl.int64)  # a query tile, a head
     Q, K, V, O = Q + head * n * D, K + head * n * D, V + head * n * D, O + head * n * D
     rows, dims = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D)  # (BLOCK_M,), (D,)
     in_q = rows[:, None] < n  # (BLOCK_M, 1): rows past N are neither read nor written
@@ -189,7 +189,7 @@ def flash_forward_kernel(Q, K, V, O, L, n, qk_scale, D: tl.constexpr, BLOCK_M: t
 # | `(acc * c).baddbmm_(p, v_j)` | `acc * c[:, None] + tl.dot(p, v)` |
 # | `out[:, i:i+n] = acc / l` | `tl.store(..., acc / l)`, 그리고 $L$도 저장 |
 #
-# 다른 점은 두 가지뿐입니다. 반복 한 단계가 커널 12개(와 그 HBM 왕복)가 아니라 같은 프로그램 안의 몇 줄이라서 점수 블록이 HBM에 가지 않고, 인과일 때 대각선 위의 키 블록은 `end`에서 멈춰 아예 읽지 않습니다.
+# 다른 점은 두 가지뿐입니다. 반복 한 단계가 커널 12개(와 그 HBM 왕복)가 아니라 같은 프로그램 안의 몇 줄이라서 점수 블록이 HBM에 가지 않고, 쿼리 타일을 파이썬 반복문이 차례로 도는 대신 그리드의 프로그램들이 동시에 돕니다. 인과일 때 대각선 위의 키 블록을 건너뛰는 것(`end`)은 08번의 `min(t_k, i + n)`과 같습니다. 64비트 주소(`.to(tl.int64)`)는 B·h·N·d가 $2^{31}$을 넘어도 주소가 넘치지 않게 합니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 커널을 부르는 쪽은 출력과 $L$의 자리를 만들고, 그리드를 정해 실행합니다. `kernel[grid](...)`의 대괄호가 그리드입니다. `PRECISION`은 5절에서 다룹니다.
@@ -270,14 +270,14 @@ with torch.no_grad():
 print("dQ, dK, dV 식 = autograd (float64, 차이 < 1e-13); D =", big_d.numpy().round(3))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 노트북은 역전파를 두 커널로 나눕니다(Triton의 fused attention 튜토리얼과 같은 방식). **dK·dV 커널**은 키 블록 하나를 고정하고 쿼리 타일을 돌며 $dK_j, dV_j$를 레지스터에 누적하고, **dQ 커널**은 쿼리 타일 하나를 고정하고 키 블록을 돌며 $dQ_i$를 누적합니다. 프로그램마다 쓰는 자리가 겹치지 않으므로 원자적 덧셈(atomic add)이 필요 없는 대신, 두 커널이 $S$와 $dP$를 각각 계산하므로 행렬곱이 5개가 아니라 7개입니다. FlashAttention-2의 CUDA 구현([Dao 2024](../SOURCES.md))은 커널 하나에서 키 블록마다 dK·dV를 누적하고, dQ는 여러 프로그램이 원자적 덧셈으로 더합니다. 두 커널 모두 $P$를 $L$로 재계산하고, 인과일 때 대각선 위의 블록은 건너뜁니다. $D$는 커널 전에 PyTorch 한 줄로 구합니다.
+# 이 노트북은 역전파의 일을 키 블록마다 dK·dV, 쿼리 타일마다 dQ로 나눕니다. 일을 나누는 방식은 Triton의 fused attention 튜토리얼과 같습니다(튜토리얼은 두 반복문을 한 커널 안에서 프로그램마다 차례로 돌리고, 이 노트북은 읽기 쉽도록 Umar Jamil의 구현처럼 두 커널로 따로 띄웁니다). **dK·dV 커널**은 키 블록 하나를 고정하고 쿼리 타일을 돌며 $dK_j, dV_j$를 레지스터에 누적하고, **dQ 커널**은 쿼리 타일 하나를 고정하고 키 블록을 돌며 $dQ_i$를 누적합니다. 프로그램마다 쓰는 자리가 겹치지 않으므로 원자적 덧셈(atomic add)이 필요 없는 대신, 두 커널이 $S$와 $dP$를 각각 계산하므로 행렬곱이 5개가 아니라 7개입니다. FlashAttention-2의 CUDA 구현([Dao 2024](../SOURCES.md))은 커널 하나에서 키 블록마다 dK·dV를 누적하고, dQ는 여러 스레드 블록이 원자적 덧셈으로 더합니다. 두 커널 모두 $P$를 $L$로 재계산하고, 인과일 때 대각선 위의 블록은 건너뜁니다. $D$는 커널 전에 PyTorch 한 줄로 구합니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 @triton.jit
 def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_scale,
                                D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
-    start_n, head = tl.program_id(0) * BLOCK_N, tl.program_id(1)  # one key block of one head
+    start_n, head = tl.program_id(0) * BLOCK_N, tl.program_id(1).to(tl.int64)  # a key block, a head
     Q, K, V, dO = Q + head * n * D, K + head * n * D, V + head * n * D, dO + head * n * D
     L, Delta = L + head * n, Delta + head * n
     keys, dims = start_n + tl.arange(0, BLOCK_N), tl.arange(0, D)  # (BLOCK_N,), (D,)
@@ -308,7 +308,7 @@ def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_sc
 def flash_backward_dq_kernel(Q, K, V, dO, L, Delta, dQ, n, qk_scale, sm_scale,
                              D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                              CAUSAL: tl.constexpr, PRECISION: tl.constexpr):
-    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1)  # one query tile of one head
+    start_m, head = tl.program_id(0) * BLOCK_M, tl.program_id(1).to(tl.int64)  # a query tile, a head
     Q, K, V, dO = Q + head * n * D, K + head * n * D, V + head * n * D, dO + head * n * D
     rows, dims = start_m + tl.arange(0, BLOCK_M), tl.arange(0, D)  # (BLOCK_M,), (D,)
     qo, in_q = rows[:, None] * D + dims[None, :], rows[:, None] < n  # (BLOCK_M, D) offsets
@@ -339,28 +339,27 @@ class FlashAttention(torch.autograd.Function):
     """softmax(QKᵀ/√d)V with the Triton kernels above: forward saves O and L, backward recomputes P."""
 
     @staticmethod
-    def forward(ctx, q, k, v, causal):  # (B, h, N, d) each, contiguous
+    def forward(ctx, q, k, v, causal):  # (B, h, N, d) each
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()  # the backward kernels need them too
         o, lse = flash_forward(q, k, v, causal)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.causal = causal
         return o
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # the kernels have no backward of their own
     def backward(ctx, d_o):
         q, k, v, o, lse = ctx.saved_tensors
-        b, h, n, d = q.shape
-        d_o = d_o.contiguous()
+        (b, h, n, d), d_o, gpu = q.shape, d_o.contiguous(), q.device.type == "cuda"
         delta = (d_o.float() * o.float()).sum(dim=-1)  # (B, h, N): D = rowsum(dO ∘ O)
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-        gpu = q.device.type == "cuda"
-        small, big = (32, 128 if d <= 64 else 64) if gpu else (32, 64)  # the fixed side accumulates: make it big
-        args = (n, LOG2E / math.sqrt(d), 1 / math.sqrt(d))
+        small, big = (32, 128 if d <= 64 else 64) if gpu else (32, 64)  # the fixed side accumulates
+        args = (q, k, v, d_o, lse, delta)
         opts = {"D": d, "CAUSAL": ctx.causal, "PRECISION": "ieee" if q.dtype == torch.float32 else "tf32",
                 "num_warps": 4 if d <= 64 else 8, "num_stages": 2 if gpu else 1}
-        flash_backward_dkdv_kernel[(triton.cdiv(n, big), b * h)](q, k, v, d_o, lse, delta, dk, dv, *args,
-                                                                 BLOCK_M=small, BLOCK_N=big, **opts)
-        flash_backward_dq_kernel[(triton.cdiv(n, big), b * h)](q, k, v, d_o, lse, delta, dq, *args,
-                                                               BLOCK_M=big, BLOCK_N=small, **opts)
+        grid, scales = (triton.cdiv(n, big), b * h), (n, LOG2E / math.sqrt(d), 1 / math.sqrt(d))
+        flash_backward_dkdv_kernel[grid](*args, dk, dv, *scales, BLOCK_M=small, BLOCK_N=big, **opts)
+        flash_backward_dq_kernel[grid](*args, dq, *scales, BLOCK_M=big, BLOCK_N=small, **opts)
         return dq, dk, dv, None
 
 
@@ -396,6 +395,7 @@ for dtype, bound in ((torch.float32, 5e-6), (torch.float16, 1e-2)):
 # 이 비교는 버그를 잡을 수 있을까요? $D$를 빼먹은(소프트맥스의 야코비안을 잊은) 역전파는 dV는 맞고 dQ·dK만 틀립니다. 위 식으로 직접 확인합니다.
 
 # %%
+seed_everything(5)
 with torch.no_grad():
     q, k, v, d_o = torch.randn(4, 50, 16, dtype=torch.float64).unbind(0)
     p = torch.softmax(q @ k.T / 4, dim=-1)  # (50, 50), √16 = 4
@@ -409,12 +409,12 @@ assert rel > 0.1
 assert rel_k > 0.1
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: D_i = dO_i · O_i 유도를 칠판에 한 줄로 쓰세요. "P의 한 행 전체가 필요할 것 같은데, 출력 O가 이미 그 가중합을 갖고 있다"가 핵심입니다. 역전파 커널 두 개를 나누는 이유(누적 대상이 겹치지 않게 프로그램을 나눈다: dK·dV는 키 블록마다, dQ는 쿼리 타일마다)와 그 값(S와 dP를 두 번 계산: 행렬곱 7개)도 짚으세요. FlashAttention-2의 CUDA 구현은 반대로 커널 하나에서 dQ를 원자적 덧셈으로 더합니다(더하는 순서가 매번 달라 비트 단위로 재현되지 않음).
+# 발표 노트: D_i = dO_i · O_i 유도를 칠판에 한 줄로 쓰세요. "P의 한 행 전체가 필요할 것 같은데, 출력 O가 이미 그 가중합을 갖고 있다"가 핵심입니다. 역전파 커널 두 개를 나누는 이유(누적 대상이 겹치지 않게 프로그램을 나눈다: dK·dV는 키 블록마다, dQ는 쿼리 타일마다)와 그 값(S와 dP를 두 번 계산: 행렬곱 7개)도 짚으세요. FlashAttention-2의 CUDA 구현은 반대로 커널 하나에서 dQ를 원자적 덧셈으로 더합니다(기본 설정에서는 더하는 순서가 매번 달라 비트 단위로 재현되지 않음; `deterministic` 옵션이 있습니다).
 
 # %% [markdown]
 # ## 5. TF32: 같은 커널이 GPU에서 검사에 떨어지는 이유 *(건너뛰기 가능)*
 #
-# 커널을 부를 때 float32이면 `PRECISION="ieee"`를 넘겼습니다. Triton의 `tl.dot`은 float32 입력에서 기본으로 **TF32**(TensorFloat-32)를 씁니다. TF32는 float32의 지수 8비트는 그대로 두고 가수를 23비트에서 **10비트**로 줄여 텐서 코어로 곱합니다. 가장 가까운 값으로 반올림하면 상대 오차가 $2^{-11} \approx 4.9\times 10^{-4}$로 float16과 같은 수준이고, Triton의 `tl.dot`처럼 아래 13비트를 그냥 버리면 최대 $2^{-10}$입니다. 인터프리터는 TF32를 흉내 내지 않으므로(NumPy float32로 곱함), `ieee`를 넘기지 않았다면 CPU에서 통과한 2e-6 검사가 GPU에서만 떨어졌을 것입니다. 연습문제 14-3에서 TF32 반올림을 직접 만들어, 그 크기를 CPU에서 잽니다.
+# 커널을 부를 때 float32이면 `PRECISION="ieee"`를 넘겼습니다. Triton의 `tl.dot`은 float32 입력에서 기본으로 **TF32**(TensorFloat-32)를 씁니다. TF32는 float32의 지수 8비트는 그대로 두고 가수(mantissa)를 23비트에서 **10비트**로 줄여 텐서 코어로 곱합니다. 가장 가까운 값으로 반올림하면 상대 오차가 $2^{-11} \approx 4.9\times 10^{-4}$로 float16과 같은 수준이고, Triton의 `tl.dot`처럼 아래 13비트를 그냥 버리면 최대 $2^{-10}$입니다. 인터프리터는 TF32를 흉내 내지 않으므로(NumPy float32로 곱함), `ieee`를 넘기지 않았다면 CPU에서 통과한 2e-6 검사가 GPU에서만 떨어졌을 것입니다. 연습문제 14-3에서 TF32 반올림을 직접 만들어, 그 크기를 CPU에서 잽니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "CPU에서 통과한 테스트가 GPU에서 떨어지면 먼저 TF32를 의심하라"를 남기세요. PyTorch도 `torch.backends.cuda.matmul.allow_tf32`로 같은 선택을 합니다(기본은 꺼짐). 학습에서는 TF32로 충분한 경우가 많지만, 정확도 검사에서는 `ieee`를 명시해야 합니다.
@@ -481,7 +481,7 @@ def tile_map_view(ax):
         visited = int((grid > 0).sum())
         useful = n * (n + 1) // 2 if causal else n * n
         view = {"visited": visited, "total": grid.numel(), "used": useful / (visited * block_m * block_n)}
-        ax.set_title(f"N = {n}, 타일 {tiles}, {'인과' if causal else '비인과'}\n블록 {visited}/{grid.numel()} 방문, "
+        ax.set_title(f"N = {n}, 타일×블록 {tiles}, {'인과' if causal else '비인과'}\n블록 {visited}/{grid.numel()} 방문, "
                      f"계산한 점수 중 {view['used']:.0%} 사용", fontsize=9)
         return view
 
@@ -498,7 +498,7 @@ def tile_explorer():
     fig.subplots_adjust(left=0.12, right=0.97, top=0.87, bottom=0.22)
     controls = {"n": widgets.IntSlider(value=512, min=64, max=512, step=64, description="N"),
                 "causal": widgets.Checkbox(value=True, description="인과 마스크"),
-                "tiles": widgets.Dropdown(options=list(TILE_SHAPES), value="64×32", description="타일")}
+                "tiles": widgets.Dropdown(options=list(TILE_SHAPES), value="64×32", description="타일×블록")}
     return Explorer(fig, tile_map_view(ax), controls)
 
 
@@ -506,7 +506,7 @@ def tile_explorer():
 tile_explorer()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 정적 버전(슬라이드·PDF용): 같은 `tile_map_view`로 세 설정을 그립니다.
+# 정적 버전(슬라이드·PDF용): 같은 `tile_map_view`로 세 설정을 그립니다(타일×블록 = BLOCK_M × BLOCK_N).
 
 # %% slideshow={"slide_type": "subslide"}
 settings = [(512, False, "64×32"), (512, True, "64×32"), (448, True, "128×64")]
@@ -530,7 +530,8 @@ assert views[2]["used"] < views[1]["used"]  # bigger tiles, and N = 448 past the
 # ## 7. GPU에서 잰 결과
 #
 # `scripts/benchmark_gpu.py`가 CUDA GPU에서 단순 구현, SDPA의 네 백엔드(FlashAttention-2, cuDNN, 메모리 효율, math), 08번의 반복문, 이 노트북의 커널(순전파, 순전파+역전파)을 fp16·bf16, d = 64·128, 인과·비인과, N = 1K–16K에서 재고 `data/benchmark_gpu.json`에 씁니다. 시간은 `triton.testing.do_bench`(워밍업 뒤 여러 번 잰 중앙값), 처리량은 $4BhN^2d$ FLOP(인과는 절반, 순전파+역전파는 3.5배: 역전파를 행렬곱 5개로 세는 FlashAttention 논문들의 관례)을 시간으로 나눈 값, 메모리는 호출 동안 늘어난 최대 할당량입니다. 장치의 HBM 대역폭(큰 복사)과 행렬곱 최고 성능(큰 `torch.mm`)도 함께 잽니다.
-#
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
 # ```bash
 # python3 course.py gpu-bench          # CUDA GPU가 있는 기계에서: data/benchmark_gpu.json
 # python3 course.py gpu-bench --quick  # GPU 없이: 인터프리터로 작은 크기만 (스크립트 점검용)
@@ -540,7 +541,7 @@ assert views[2]["used"] < views[1]["used"]  # bigger tiles, and N = 448 past the
 import json
 import statistics
 
-GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "이 노트북의 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
+GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "우리 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
                  "sdpa_efficient": "SDPA 메모리 효율", "sdpa_math": "SDPA math", "naive": "단순 구현",
                  "chunked": "08번 반복문"}
 
@@ -593,7 +594,7 @@ else:
 assert gpu_result is None or gpu_result["records"]
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 노트북의 역전파는 행렬곱이 7개라서, 위 관례(5개)로 센 순전파+역전파 처리량은 실제로 한 일을 약 1.3배(4.5/3.5) 적게 셉니다. 측정이 없는 동안 이 노트북은 GPU 속도에 대해 아무 숫자도 주장하지 않습니다. 측정이 생기면 위 셀이 처리량과 메모리를 N에 대해 그리고, 아래 셀이 비율을 계산합니다: 우리 커널 ÷ SDPA의 FlashAttention-2 백엔드, ÷ cuDNN 백엔드(순전파, N ≥ 4096), 순전파+역전파의 같은 비율, 인과 ÷ 비인과. 그 비율은 **그 GPU 하나의** 측정입니다.
+# 이 노트북의 역전파는 행렬곱이 7개라서, 위 관례(5개)로 센 순전파+역전파 처리량은 실제로 한 일을 약 1.3배(4.5/3.5) 적게 셉니다. 측정이 없는 동안 이 노트북은 GPU에서 잰 숫자를 하나도 주장하지 않습니다(1절의 숫자는 사양과 모형입니다). 측정이 생기면 위 셀이 처리량과 메모리를 N에 대해 그리고, 아래 셀이 비율을 계산합니다: 우리 커널 ÷ SDPA의 FlashAttention-2 백엔드, ÷ cuDNN 백엔드(순전파, N ≥ 4096), 순전파+역전파의 같은 비율, 인과 ÷ 비인과. 그 비율은 **그 GPU 하나의** 측정입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def benchmark_ratios(result, *, dtype="float16", min_n=4096):
@@ -622,7 +623,8 @@ if gpu_result is None:
     print("비율: 저장된 GPU 결과가 없어 계산하지 않습니다.")
 else:
     for (d, mode, causal, other), ratio in benchmark_ratios(gpu_result).items():
-        print(f"d = {d:3d}, {mode:16s}, 인과={causal!s:5s}: 우리 커널 ÷ {GPU_METHOD_LABELS[other]:22s} = {ratio:.2f}")
+        mine = "우리 커널(인과)" if other == "triton_full" else "우리 커널"
+        print(f"d = {d:3d}, {mode:16s}, 인과={causal!s:5s}: {mine} ÷ {GPU_METHOD_LABELS[other]} = {ratio:.2f}")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: GPU가 있는 스터디원이 있으면 모임 전에 `python3 course.py gpu-bench`를 돌려 JSON을 가져오게 하세요. 그림에서 볼 것: (1) 단순 구현과 SDPA math의 메모리는 N²로 자라고 융합 커널들은 N에 비례하는지, (2) 08번 반복문은 메모리는 작지만 처리량이 융합 커널들보다 크게 낮은지(1절의 모형: 커널 실행과 HBM 왕복), (3) 융합 커널들 사이의 차이는 타일·파이프라이닝·워프 분업 같은 세부에서 나온다는 것.
@@ -667,7 +669,7 @@ def recompute_weights(s, lse, causal):
 check("14-2", recompute_weights)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, $2^{12}$를 더한 뒤(반올림) 아래 13비트를 지우면 됩니다. 짝수 쪽 규칙은 남는 마지막 비트로 정합니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. GPU의 변환 명령 `cvt.rna`는 가운데에서 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
+# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, $2^{12}$를 더한 뒤(반올림) 아래 13비트를 지우면 됩니다. 짝수 쪽 규칙은 남는 마지막 비트로 정합니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. GPU의 변환 명령 `cvt.rna`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
 
 # %%
 def to_tf32(x):  # float32 tensor
@@ -689,19 +691,19 @@ check("14-3", to_tf32)
 # ## 스터디 토론 질문
 #
 # 1. 순전파 커널은 `acc`, `m`, `ℓ`을 레지스터에 두고 점수 블록을 HBM에 쓰지 않습니다. $d$가 256이면 `BLOCK_M = 128`의 `acc`는 몇 KB일까요(float32)? 레지스터(SM당 256 KB)와 비교해 타일을 어떻게 바꿔야 할지 토론해 보세요.
-# 2. dK·dV 커널은 키 블록마다, dQ 커널은 쿼리 타일마다 프로그램을 둡니다. 한 커널에서 셋을 모두 누적하려면 어떤 문제가 생길까요(여러 프로그램이 같은 $dQ_i$에 쓰는 경우)? 두 커널로 나누면 무엇을 대가로 치를까요?
+# 2. FlashAttention-2처럼 커널 하나에서 dK·dV를 누적하고 dQ는 float32 버퍼에 원자적 덧셈으로 더하면, 이 노트북의 두 커널 방식과 비교해 행렬곱 수, HBM 읽기·쓰기 양, 재현성이 어떻게 달라질까요? 1절의 모형처럼 세어 보세요.
 # 3. 역전파는 행렬곱 5개(재계산한 $QK^\top$, $dV$, $dP$, $dQ$, $dK$)로 순전파(2개)의 2.5배이고, 이 노트북의 두 커널은 $S$와 $dP$를 두 번 계산해 7개입니다. 그래도 $P$를 저장하는 것보다 빠를 수 있는 조건은 무엇일까요? 1절의 HBM 모형과 연결해 보세요.
 # 4. CPU 인터프리터에서 통과한 검사가 GPU에서 떨어질 수 있는 이유를 세 가지 들어 보세요(예: TF32). 어떤 것이 버그이고 어떤 것이 허용할 차이일까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, SM 레지스터의 절반을 누적기 하나가 씁니다(q 타일도 64 KB 더). 워프를 늘려도 전체 사용량은 줄지 않고 스레드당 한도(255개)만 나눠지므로, BLOCK_M을 줄여야 합니다. 2번은 "쓰기 충돌: 원자적 덧셈이 필요하다(FlashAttention-2 CUDA 구현의 선택, 더하는 순서가 매번 달라 비트 단위 재현이 안 됨). 이 노트북은 커널을 나누고 S와 dP를 한 번 더 계산한다"입니다. 4번의 다른 예: 누적 순서(타일 크기와 스레드 배치에 따라 더하는 순서가 다름), 인터프리터가 흉내 내지 않는 하드웨어 연산(exp2 근사). 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
+# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, SM 레지스터의 절반을 누적기 하나가 씁니다(q 타일도 64 KB 더). 워프를 4개에서 8개로 늘리면 스레드당 몫이 256개에서 128개로 줄어 한도(255개) 안에 들어오지만, SM 전체 사용량 128 KB는 그대로라 함께 올라가는 프로그램 수가 줄어듭니다. 그래서 보통 BLOCK_M을 64로 줄입니다. 2번의 방향: 행렬곱은 5개로 줄지만(S와 dP를 한 번만 계산), 쿼리 타일마다 dQ 조각을 HBM의 float32 버퍼에 원자적으로 더하는 읽기·쓰기가 키 블록 수만큼 생기고, 더하는 순서가 매번 달라 기본 설정에서는 비트 단위로 재현되지 않습니다. 4번의 다른 예: 누적 순서(타일 크기와 스레드 배치에 따라 더하는 순서가 다름), 인터프리터가 흉내 내지 않는 하드웨어 연산(exp2 근사). 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
 
 # %% [markdown]
 # ## 요약
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 08번의 반복문은 GPU에서 키 블록마다 연산 12개, 점수 블록이 HBM을 8번 오간다 | `loop_hbm_bytes` 대 `fused_hbm_bytes` (약 10배, L2 캐시 무시) |
+# | 08번의 반복문은 GPU에서 키 블록마다 연산 12개, 점수 블록이 HBM을 8번 오간다(모형) | `loop_hbm_bytes` 대 `fused_hbm_bytes` (약 10배, L2 캐시 무시) |
 # | 순전파 커널은 08번의 온라인 소프트맥스와 줄마다 같다 | SDPA와 비교: float32 < 2e-6, float16 < 4e-3, 인과·N이 타일의 배수가 아닐 때 포함 |
 # | 저장하는 것은 $O$와 행마다 $L$ 하나 | $L$ = logsumexp(점수) (1e-5) |
 # | 역전파: $D = \mathrm{rowsum}(dO \circ O)$, $P = e^{S-L}$ 재계산, dK·dV와 dQ 두 커널(원자적 덧셈 없이, 행렬곱 7개) | autograd와 비교: float32 < 5e-6, float16 < 1e-2; D를 빼먹으면 dQ 상대 오차 수십 % |
