@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 import helpers
 from helpers.exercises import EXERCISES, CheckResult, check
@@ -191,11 +192,14 @@ def _good_log_softmax(z):
     [
         (lambda z: torch.log(torch.exp(z) / torch.exp(z).sum()), "넘쳐"),  # no max subtracted: inf/inf
         (lambda z: torch.log(torch.exp(z - z.max()) / torch.exp(z - z.max()).sum()), "−inf"),  # log(softmax)
-        (lambda z: torch.log(torch.exp(z) / torch.exp(z).sum()) if z.max() < 0 else torch.log_softmax(z, 0), "0/0"),
+        (lambda z: torch.log(torch.exp(z) / torch.exp(z).sum()) if z.max() < 0 else _good_log_softmax(z), "0/0"),
         (lambda z: torch.softmax(z, 0), "로그를 빠뜨렸습니다"),
         (lambda z: z - z.max(), "log Σ"),
-        (lambda z: z - torch.log(torch.exp(z).sum()) if z.abs().max() < 100 else torch.log_softmax(z, 0) + 0.5, "합"),
-        (lambda z: torch.log_softmax(z, 0)[:1], "모양"),
+        (lambda z: z - torch.log(torch.exp(z).sum()) if z.abs().max() < 100 else _good_log_softmax(z) + 0.5, "합"),
+        (lambda z: _good_log_softmax(z)[:1], "모양"),
+        # no max subtracted: exp(1000) = inf, log inf = inf, z - inf = -inf everywhere (overflow, not underflow)
+        (lambda z: z - torch.log(torch.exp(z).sum()), "넘쳐(overflow) log Σ e^z = inf"),
+        (lambda z: (z - z.min()) - torch.log(torch.exp(z - z.min()).sum()), "최솟값을 빼면"),
         (lambda z: z @ "x", "오류"),
     ],
 )
@@ -204,9 +208,30 @@ def test_ex01_2_log_softmax_diagnoses(fn, words):
     assert not result and words in result.message, result.message
 
 
+def _keepdim_log_softmax(z):
+    m = z.amax(dim=-1, keepdim=True)
+    return z - m - torch.log(torch.exp(z - m).sum(dim=-1, keepdim=True))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda z: torch.log_softmax(z, dim=-1),
+        lambda z: F.log_softmax(z, dim=-1),
+        lambda z: z - torch.logsumexp(z, -1),
+        lambda z: z - z.logsumexp(dim=-1),
+        torch.log_softmax,
+    ],
+)
+def test_ex01_2_rejects_the_forbidden_shortcuts(fn):
+    """The text allows exp, log, max and sum only: log_softmax and logsumexp are the answer, not a tool."""
+    result = check("01-2", fn)
+    assert not result and "torch.exp, torch.log, max, sum" in result.message, result.message
+
+
 def test_ex01_2_log_softmax_accepts_right_answers():
     assert check("01-2", _good_log_softmax).passed
-    assert check("01-2", lambda z: torch.log_softmax(z, dim=-1)).passed
+    assert check("01-2", _keepdim_log_softmax).passed
     float32 = check("01-2", lambda z: _good_log_softmax(z.float()))  # float32 rounding is not an error
     assert float32.passed, float32.message
     assert "구현하지 않았습니다" in check("01-2", _not_implemented).message

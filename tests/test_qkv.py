@@ -162,8 +162,8 @@ def _variant(weights_fn=None, output_fn=None):
             _variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(X.shape[1]), -1)),
             "√d_model = √4로 나눴",
         ),
-        (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(3), -1)), "√d_v = √3로 나눴"),
-        (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / Q.shape[-1], -1)), "d_k=6로 나눴습니다"),
+        (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(3), -1)), "√d_v = √3으로 나눴"),
+        (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / Q.shape[-1], -1)), "d_k=6으로 나눴습니다"),
         (_variant(weights_fn=lambda X, Q, K: torch.softmax(Q @ K.T / math.sqrt(6), 0)), "열 방향"),
         (_variant(weights_fn=lambda X, Q, K: torch.softmax(K @ Q.T / math.sqrt(6), -1)), "전치"),
         (_variant(weights_fn=lambda X, Q, K: torch.softmax(X @ X.T / 2, -1)), "투영하지 않은 X"),
@@ -175,12 +175,30 @@ def _variant(weights_fn=None, output_fn=None):
         (lambda X, W_Q, W_K, W_V: (X @ W_V, torch.ones(5, 4)), r"\(T, T\) = \(5, 5\)"),
         ("not a function", "함수를 넘겨야"),
         (lambda X, W_Q, W_K, W_V: X @ X @ X, "오류를 냈습니다"),
+        (lambda X, W_Q, W_K, W_V: good_self_attention(X, W_Q, W_K, W_V)[::-1], "순서가 바뀌었습니다"),
     ],
 )
 def test_03_1_rejects_typical_mistakes(fn, text):
     result = check("03-1", fn)
     assert not result.passed
     assert re.search(text, result.message), result.message
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda X, W_Q, W_K, W_V: scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V),
+        lambda X, W_Q, W_K, W_V: (lambda w: (w @ (X @ W_V), w))(torch.softmax(attention_scores(X @ W_Q, X @ W_K), -1)),
+        lambda X, W_Q, W_K, W_V: (
+            F.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V),
+            torch.softmax((X @ W_Q) @ (X @ W_K).T / math.sqrt(W_Q.shape[1]), -1),
+        ),
+    ],
+)
+def test_03_1_rejects_the_section_2_function(fn):
+    """The text says: write it out, without section 2's scaled_dot_product_attention."""
+    result = check("03-1", fn)
+    assert not result.passed and "2절의 함수 없이" in result.message, result.message
 
 
 def test_03_1_stub_says_not_implemented():
@@ -239,6 +257,7 @@ def test_03_2_accepts_correct():
             ),
             "점수(QKᵀ/√d_k)를 돌려줬습니다",
         ),
+        (lambda dec, enc, *w: good_cross(dec, enc, *w)[::-1], "순서가 바뀌었습니다"),
     ],
 )
 def test_03_2_rejects_typical_mistakes(fn, text):
@@ -261,7 +280,7 @@ def test_03_3_accepts_the_exact_strength():
     [
         (10**9, "크게 할수록 통과하는 문제가 아닙니다"),
         (5.0, "0.9보다 큽니다"),
-        (1.0, "0.9보다 작습니다"),
+        (1.0, "0.2246으로 0.9보다 작습니다"),
         (math.sqrt(math.log(63)), "√d_k로 나누는 것을 빠뜨렸습니다"),
         (math.sqrt(math.sqrt(2) * math.log(9)), "다른 키 7개를 빠뜨렸습니다"),
         (math.sqrt(2) * math.log(63), "c²/√2"),

@@ -157,13 +157,19 @@ def test_04_1_correct_and_wrong_answers():
 def test_04_2_correct_and_wrong_answers():
     assert check("04-2", 16).passed
     assert check("04-2", torch.tensor(16.0)).passed
+    negative = check("04-2", -16)  # Var(q·k / c) = Var(q·k) / c²: the sign drops out
+    assert negative.passed and "부호는 상관없습니다" in negative.message, negative.message
     cases = {
-        8: "성분 분산이 1일 때의 답",
-        256: "분산 그 자체",
+        8: "c = √d_k = 8은 성분 분산이 1일 때의 답",
+        -8: "성분 분산이 1일 때의 답",
+        256: "c = 256은 분산 그 자체",
         64: "제곱근을 빠뜨렸나요",
         32: "σ_q 대신 분산",
-        10: "분산이 256/100 = 2.56",
-        -16: "양의 유한한 수",
+        10: "분산이 256/100 = 2.56이 됩니다",
+        15.91: "표본값이 아니라 식 Var(q·k)",  # the sample standard deviation, 0.6 % off
+        16.3: "표본값이 아니라 식 Var(q·k)",
+        0: "0이 아닌 유한한 수",
+        float("inf"): "0이 아닌 유한한 수",
     }
     for answer, expected in cases.items():
         ok, msg = _msg("04-2", answer)
@@ -181,12 +187,32 @@ def test_04_3_correct_and_wrong_answers():
         "−w wᵀ만 있습니다": lambda w: -torch.outer(w, w),
         "비대각 성분 −w_i w_j가 빠졌습니다": lambda w: torch.diag(w * (1 - w)),
         "(3, 3) 행렬이어야": lambda w: w,
-        "성분 (0, 1)": lambda w: torch.diag(w) - torch.outer(w, w) + torch.eye(len(w)).roll(1, 1) * 0.1,
+        "성분 (0, 1)이": lambda w: torch.diag(w) - torch.outer(w, w) + torch.eye(len(w)).roll(1, 1) * 0.1,
         "오류를 냈습니다": lambda w: w @ torch.ones(2),
     }
     for expected, fn in cases.items():
         ok, msg = _msg("04-3", fn)
         assert not ok and expected in msg, (expected, msg)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda w: torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), torch.log(w)),
+        lambda w: torch.func.jacrev(lambda s: torch.softmax(s, -1))(torch.log(w)),
+        lambda w: softmax_jacobian(w),
+        softmax_jacobian,
+    ],
+)
+def test_04_3_rejects_autograd_and_softmax_jacobian(fn):
+    """The text says: no torch.autograd, no section 4's softmax_jacobian; build it from the formula."""
+    ok, msg = _msg("04-3", fn)
+    assert not ok and "자동 미분이나 4절의 softmax_jacobian 없이" in msg, msg
+
+
+def test_04_1_bmm_on_2d_input_gets_a_hint():
+    ok, msg = _msg("04-1", lambda q, k: torch.bmm(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1]))
+    assert not ok and "torch.bmm은 3차원만" in msg, msg
 
 
 def test_saturation_rows_refuses_a_request_too_large_for_a_small_kernel():

@@ -319,6 +319,8 @@ def test_exercise_02_1():
         "단순 평균": lambda q, k: (k.mean(1), _dot_step(q, k)[1]),
         "튜플": lambda q, k: _dot_step(q, k)[0],
         "순서가 바뀌었": lambda q, k: _dot_step(q, k)[::-1],
+        ".squeeze(-1)로 지우세요": lambda q, k: (_dot_step(q, k)[0], _dot_step(q, k)[1][..., None]),  # bmm's (B, T, 1)
+        ".squeeze(-2)로 지우세요": lambda q, k: (_dot_step(q, k)[0][:, None], _dot_step(q, k)[1]),  # (B, 1, d)
         "오류": lambda q, k: q @ k,
     }
     for needle, fn in cases.items():
@@ -340,6 +342,7 @@ def test_exercise_02_2():
         (weights, "소프트맥스를 적용한"),
         (wrong_shape, "(B, T)"),
         (no_transpose, "W_q는 (d_a, d_q) = (6, 3)"),
+        (lambda q, k, W_q, W_k, v: good(q, k, W_q, W_k, v)[..., None], ".squeeze(-1)로 지우세요"),  # @ v[:, None]
     ):
         result = check("02-2", fn)
         assert not result.passed and needle in result.message, result.message
@@ -358,7 +361,7 @@ def test_exercise_02_3_diagnoses_each_mistake():
         "분모에 진짜 칸": lambda s, n: n / s.exp().sum(),
         "exp를 빠뜨렸": lambda s, n: n / (s.sum() + n),
         "1 − 답": lambda s, n: s.exp().sum() / (s.exp().sum() + n),
-        "칸마다의 가중치": lambda s, n: torch.full((n,), 1.0) / (s.exp().sum() + n),
+        "pad_weight([2.0, 0.5, -1.0], 2)가 칸마다의 가중치": lambda s, n: torch.full((n,), 1.0) / (s.exp().sum() + n),
         "기대값은": lambda s, n: 0.5,
         "오류": lambda s, n: s @ s[None],
     }

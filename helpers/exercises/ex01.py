@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import torch
 
-from . import Wrong, answer_tensor, call_learner, exercise
+from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
+
+
+def _forbid(fn, names: set[str], why: str) -> None:
+    """forbid_calls, and also the forbidden function itself passed as the answer (its own source calls none)."""
+    if getattr(fn, "__name__", None) in names:
+        raise Wrong(f"{fn.__name__}을(를) 그대로 넘겼습니다. {why}")
+    forbid_calls(fn, names, why)
 
 
 @exercise("01-1")
@@ -21,13 +28,14 @@ def _weighted_average(fn):
         want = (w * s).sum() / w.sum()
         if got.numel() != 1:
             raise Wrong(
-                f"결과는 숫자 하나여야 합니다. weighted_average({values}, {weights})가 모양 {tuple(got.shape)}의 값을 돌려줬습니다."
+                f"결과는 숫자 하나여야 합니다. {particle(f'weighted_average({values}, {weights})', '이/가')} "
+                f"모양 {tuple(got.shape)}의 값을 돌려줬습니다."
             )
         if torch.isclose(got.reshape(()), want, rtol=1e-6):
             continue
         if torch.isclose(got.reshape(()), (w * s).sum() / len(values), rtol=1e-6):
             raise Wrong(
-                f"항목 수({len(values)})로 나눴습니다. 가중 평균은 가중치의 합({w.sum().item():g})으로 나눠야 합니다 "
+                f"항목 수로 나눴습니다 (항목 {len(values)}개). 가중 평균은 가중치의 합({w.sum().item():g})으로 나눠야 합니다 "
                 f"(값 {values}, 가중치 {weights}: 기대값 {want.item():.4g})."
             )
         if torch.isclose(got.reshape(()), s.mean(), rtol=1e-6):
@@ -42,8 +50,17 @@ def _weighted_average(fn):
     return "가중치의 합으로 나누는 가중 평균입니다. 가중치가 이미 합 1이면 나눗셈은 1로 나누는 셈입니다."
 
 
+_LOG_SOFTMAX_SHORTCUTS = {"log_softmax", "logsumexp"}
+
+
 @exercise("01-2")
 def _log_softmax(fn):
+    _forbid(
+        fn,
+        _LOG_SOFTMAX_SHORTCUTS,
+        "이 문제는 torch.exp, torch.log, max, sum만으로 만듭니다: log Σ e^z를 넘치지 않게 계산하는 것이 "
+        "바로 연습의 내용입니다.",
+    )
     cases = [
         [1.0, 2.0, 3.0],
         [0.0, 0.0, 0.0, 0.0],
@@ -58,7 +75,10 @@ def _log_softmax(fn):
         got = answer_tensor(call_learner(fn, x.clone(), what=what), "my_log_softmax")
         want = torch.log_softmax(x, dim=-1)
         if got.shape != want.shape:
-            raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 입력과 같은 모양 {tuple(want.shape)}이어야 합니다.")
+            raise Wrong(
+                f"{what}의 모양이 {tuple(got.shape)}입니다. 입력과 같은 모양 "
+                f"{particle(tuple(want.shape), '이/가')} 되어야 합니다."
+            )
         if torch.isnan(got).any():
             if x.max() > 100:
                 raise Wrong(
@@ -68,6 +88,13 @@ def _log_softmax(fn):
             raise Wrong(
                 f"{what}에 NaN이 나옵니다: 모든 exp가 0으로 사라져 0/0이 되었습니다. 최댓값을 빼면 "
                 "가장 큰 지수가 e^0 = 1이 됩니다."
+            )
+        if torch.isneginf(got).all() and x.max() > 88:
+            # z - log Σ e^z without the max shift (or shifted by the minimum): Σ e^z = inf, so every entry is -inf.
+            raise Wrong(
+                f"{what}의 값이 모두 −inf입니다: exp(z)가 넘쳐(overflow) log Σ e^z = inf가 되었고, "
+                "z − inf = −inf입니다. 지수를 취하기 전에 최댓값을 빼세요 (최솟값을 빼면 나머지가 더 커져 "
+                "여전히 넘칩니다)."
             )
         if torch.isneginf(got).any():
             i = int(torch.isneginf(got).nonzero()[0])
@@ -79,7 +106,9 @@ def _log_softmax(fn):
         if torch.isposinf(got).any():
             raise Wrong(f"{what}에 +inf가 나옵니다: exp가 넘쳤습니다. 지수를 취하기 전에 최댓값을 빼세요.")
         if torch.allclose(got, torch.softmax(x, dim=-1), atol=1e-6):
-            raise Wrong(f"{what}가 가중치 softmax(z) 자체입니다. 로그를 빠뜨렸습니다 (log-softmax는 0 이하입니다).")
+            raise Wrong(
+                f"{particle(what, '이/가')} 가중치 softmax(z) 자체입니다. 로그를 빠뜨렸습니다 (log-softmax는 0 이하입니다)."
+            )
         if torch.allclose(got, x - x.max(), atol=1e-6) and not torch.allclose(got, want, atol=1e-6):
             raise Wrong(f"{what} = z − max z에서 멈췄습니다. log Σ e^(z_j − max z)도 빼야 exp(결과)의 합이 1이 됩니다.")
         if not torch.allclose(got, want, rtol=1e-5, atol=1e-5):

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import torch
 
-from . import Wrong, answer_tensor, call_learner, exercise
+from . import Wrong, answer_tensor, call_learner, exercise, particle
 
 _F64 = torch.float64
 
 
 def _fmt(x: torch.Tensor) -> list[float]:
     return [round(v, 3) for v in x.reshape(-1).tolist()]
+
+
+def _squeeze_hint(got: torch.Tensor, want: torch.Tensor) -> str:
+    """A hint when the answer only carries an extra axis of length 1 (what bmm or `@ v[:, None]` leaves)."""
+    if got.numel() == want.numel() and [n for n in got.shape if n != 1] == [n for n in want.shape if n != 1]:
+        axes = [i for i, n in enumerate(got.shape) if n == 1 and (i >= len(want.shape) or want.shape[i] != 1)]
+        axis = axes[0] - len(got.shape) if axes else -1
+        return f" 값은 맞을 수 있습니다: 길이 1인 축이 하나 더 남았습니다. .squeeze({axis})로 지우세요."
+    return ""
 
 
 @exercise("02-1")
@@ -36,7 +45,7 @@ def _dot_attention_step(fn):
         if weights.shape != want_w.shape:
             raise Wrong(
                 f"weights의 모양이 {tuple(weights.shape)}입니다. 배치마다 입력 위치 하나당 가중치 하나, "
-                f"즉 (B, T) = {tuple(want_w.shape)}이어야 합니다."
+                f"즉 (B, T) = {particle(tuple(want_w.shape), '이/가')} 되어야 합니다.{_squeeze_hint(weights, want_w)}"
             )
         if torch.allclose(weights, scores, atol=1e-6):
             raise Wrong("weights가 소프트맥스 전의 점수 q·k 그대로입니다. 소프트맥스를 T 축(dim=-1)에 적용하세요.")
@@ -54,6 +63,7 @@ def _dot_attention_step(fn):
         if context.shape != want_c.shape:
             raise Wrong(
                 f"context의 모양이 {tuple(context.shape)}입니다. 밸류의 가중합은 (B, d) = {tuple(want_c.shape)}입니다."
+                f"{_squeeze_hint(context, want_c)}"
             )
         if torch.allclose(context, query, atol=1e-6):
             raise Wrong("context가 쿼리 자체입니다. 문맥 벡터는 인코더 상태(밸류)의 가중합 Σ w_j k_j입니다.")
@@ -84,7 +94,8 @@ def _additive_scores(fn):
     want = torch.tanh(pre) @ v  # (B, T)
     if got.shape != want.shape:
         raise Wrong(
-            f"점수의 모양이 {tuple(got.shape)}입니다. 배치마다 키 하나당 점수 하나, 즉 (B, T) = {tuple(want.shape)}이어야 합니다."
+            f"점수의 모양이 {tuple(got.shape)}입니다. 배치마다 키 하나당 점수 하나, "
+            f"즉 (B, T) = {particle(tuple(want.shape), '이/가')} 되어야 합니다.{_squeeze_hint(got, want)}"
         )
     if torch.allclose(got, pre @ v, atol=1e-6):
         raise Wrong(
@@ -109,7 +120,7 @@ def _pad_weight(fn):
         got = answer_tensor(call_learner(fn, scores.clone(), n_pad, what=what), what)
         if got.numel() == n_pad and n_pad > 1:
             raise Wrong(
-                f"{what}가 칸마다의 가중치 {n_pad}개를 돌려줬습니다. 패딩 칸 전체가 가져가는 가중치의 **합** 하나를 돌려주세요."
+                f"{particle(what, '이/가')} 칸마다의 가중치 {n_pad}개를 돌려줬습니다. 패딩 칸 전체가 가져가는 가중치의 **합** 하나를 돌려주세요."
             )
         if got.numel() != 1:
             raise Wrong(f"{what}의 결과가 숫자 하나가 아닙니다 (모양 {tuple(got.shape)}).")

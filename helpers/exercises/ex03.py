@@ -7,12 +7,19 @@ import numbers
 
 import torch
 
-from . import Wrong, answer_tensor, call_learner, exercise
+from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
+
+
+def _forbid(fn, names: set[str], why: str) -> None:
+    """forbid_calls, and also the forbidden function itself passed as the answer (its own source calls none)."""
+    if getattr(fn, "__name__", None) in names:
+        raise Wrong(f"{fn.__name__}을(를) 그대로 넘겼습니다. {why}")
+    forbid_calls(fn, names, why)
 
 
 def _pair(result, what: str) -> tuple[torch.Tensor, torch.Tensor]:
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        raise Wrong(f"{what}는 (output, weights) 두 개를 돌려줘야 합니다; 받은 것은 {type(result).__name__}입니다.")
+        raise Wrong(f"{what}: (output, weights) 두 개를 돌려줘야 합니다; 받은 것은 {type(result).__name__}입니다.")
     return answer_tensor(result[0], f"{what}의 output"), answer_tensor(result[1], f"{what}의 weights")
 
 
@@ -36,13 +43,33 @@ def _where(got: torch.Tensor, want: torch.Tensor) -> tuple[int, int]:
     return int(i), int(j)
 
 
+def _swapped(got_out, got_w, ref) -> None:
+    """(weights, output) returned in place of (output, weights)."""
+    w_shape, o_shape = ref["weights"].shape, ref["output"].shape
+    if w_shape != o_shape and got_out.shape == w_shape and got_w.shape == o_shape:
+        raise Wrong(
+            f"순서가 바뀌었습니다: 첫 값의 모양이 가중치 (T_q, T_k) = {tuple(ref['weights'].shape)}, 둘째 값이 출력 "
+            f"(T_q, d_v) = {tuple(ref['output'].shape)}입니다. (output, weights) 순서로 돌려주세요."
+        )
+
+
+# The section-2 functions (and PyTorch's) that 03-1 asks the learner to write out instead.
+_SECTION_2 = {"scaled_dot_product_attention", "attention_scores", "SelfAttention"}
+
+
 @exercise("03-1")
 def _self_attention(fn):
+    _forbid(
+        fn,
+        _SECTION_2,
+        "03-1은 2절의 함수 없이 투영, 점수, 소프트맥스, 가중합을 직접 쓰는 문제입니다 (softmax는 써도 됩니다).",
+    )
     x, _, (w_q, w_k, w_v) = _case(31, 5, 5)
     what = "self_attention(X, W_Q, W_K, W_V)"
     got_out, got_w = _pair(call_learner(fn, x, w_q, w_k, w_v, what=what), what)
     ref = _reference(x, x, w_q, w_k, w_v)
-    q, k, d_k = ref["Q"], ref["K"], ref["Q"].shape[-1]
+    q, k, d_k, d_v = ref["Q"], ref["K"], ref["Q"].shape[-1], ref["V"].shape[-1]
+    _swapped(got_out, got_w, ref)
     if got_w.shape != ref["weights"].shape:
         raise Wrong(
             f"weights의 모양이 {tuple(got_w.shape)}입니다. 토큰 5개의 셀프 어텐션이면 (T, T) = (5, 5)여야 합니다."
@@ -54,19 +81,19 @@ def _self_attention(fn):
         elif got_out.shape == q.shape:
             hint = " 출력에 쿼리나 키(d_k차원)를 섞었습니다. 가중합하는 것은 밸류 V = X W_V입니다."
         raise Wrong(
-            f"output의 모양이 {tuple(got_out.shape)}입니다. (T, d_v) = {tuple(ref['output'].shape)}여야 합니다.{hint}"
+            f"output의 모양이 {tuple(got_out.shape)}입니다. "
+            f"(T, d_v) = {particle(tuple(ref['output'].shape), '이/가')} 되어야 합니다.{hint}"
         )
     if torch.allclose(got_w, ref["scores"], atol=1e-6):
         raise Wrong("weights 자리에 점수(QKᵀ/√d_k)를 돌려줬습니다. 소프트맥스를 거쳐야 가중치가 됩니다 (한 행의 합 1).")
     wrong_weights = {
         "√d_k로 나누지 않았습니다 (softmax(QKᵀ)).": torch.softmax(q @ k.T, -1),
-        f"d_k={d_k}로 나눴습니다. √d_k = {math.sqrt(d_k):.3f}로 나눠야 합니다.": torch.softmax(q @ k.T / d_k, -1),
-        f"√d_model = √{x.shape[1]}로 나눴습니다. 점수를 나누는 수는 내적의 길이, 곧 키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(
-            q @ k.T / math.sqrt(x.shape[1]), -1
-        ),
-        f"√d_v = √{ref['V'].shape[-1]}로 나눴습니다. 점수를 나누는 수는 밸류가 아니라 키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(
-            q @ k.T / math.sqrt(ref["V"].shape[-1]), -1
-        ),
+        f"{particle(f'd_k={d_k}', '으로/로')} 나눴습니다. {particle(f'√d_k = {math.sqrt(d_k):.3f}', '으로/로')} "
+        "나눠야 합니다.": torch.softmax(q @ k.T / d_k, -1),
+        f"{particle(f'√d_model = √{x.shape[1]}', '으로/로')} 나눴습니다. 점수를 나누는 수는 내적의 길이, "
+        f"곧 키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(q @ k.T / math.sqrt(x.shape[1]), -1),
+        f"{particle(f'√d_v = √{d_v}', '으로/로')} 나눴습니다. 점수를 나누는 수는 밸류가 아니라 "
+        f"키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(q @ k.T / math.sqrt(d_v), -1),
         "소프트맥스를 열 방향(dim=0)으로 했습니다: 각 쿼리(행)의 가중치 합이 1이어야 합니다.": torch.softmax(
             q @ k.T / math.sqrt(d_k), 0
         ),
@@ -99,6 +126,7 @@ def _cross_attention(fn):
     hint = "힌트: 쿼리는 디코더(dec), 키와 밸류는 둘 다 인코더(enc)에서 옵니다."
     got_out, got_w = _pair(call_learner(fn, dec, enc, w_q, w_k, w_v, what=what, hint=hint), what)
     ref = _reference(dec, enc, w_q, w_k, w_v)
+    _swapped(got_out, got_w, ref)
     if got_w.shape == (5, 3):
         raise Wrong(
             "weights의 모양이 (5, 3)입니다: 쿼리를 인코더에서 만들었습니다. 쿼리는 디코더 상태 3개, "
@@ -124,7 +152,8 @@ def _cross_attention(fn):
         raise Wrong(f"weights[{i}, {j}] = {got_w[i, j].item():.4f}, 정답 {ref['weights'][i, j].item():.4f}입니다.")
     if got_out.shape != ref["output"].shape:
         raise Wrong(
-            f"output의 모양이 {tuple(got_out.shape)}입니다. (T_q, d_v) = {tuple(ref['output'].shape)}여야 합니다."
+            f"output의 모양이 {tuple(got_out.shape)}입니다. "
+            f"(T_q, d_v) = {particle(tuple(ref['output'].shape), '이/가')} 되어야 합니다."
         )
     if not torch.allclose(got_out, ref["output"], atol=1e-6):
         raise Wrong(f"가중치는 맞지만 output이 다릅니다: output = weights @ (enc @ W_V)여야 합니다. {hint}")
@@ -170,7 +199,7 @@ def _chicken_strength(c):
         raise Wrong(f"세기 c는 숫자 하나여야 합니다; 받은 것은 {type(c).__name__}입니다.")
     c = float(c)
     if not math.isfinite(c):
-        raise Wrong(f"c = {c}는 유한한 수가 아닙니다.")
+        raise Wrong(f"{particle(f'c = {c}', '은/는')} 유한한 수가 아닙니다.")
     if c == 0:
         raise Wrong("c = 0이면 모든 점수가 0이라 '먹었다'는 8개 키를 1/8 = 0.125씩 봅니다.")
     w = chicken_weight(c)
@@ -185,10 +214,10 @@ def _chicken_strength(c):
             raise Wrong(f"c = {c:.4f}이면 가중치가 {w:.4f}입니다. {message}")
     if w > _TARGET:
         raise Wrong(
-            f"c = {c:g}이면 먹었다→치킨을 가중치가 {w:.4f}로 0.9보다 큽니다. 크게 할수록 통과하는 문제가 "
+            f"c = {c:g}이면 먹었다→치킨을 가중치가 {particle(f'{w:.4f}', '으로/로')} 0.9보다 큽니다. 크게 할수록 통과하는 문제가 "
             "아닙니다: 가중치가 정확히 0.9가 되는 c를 식으로 구하세요 (점수 c²/√2, 다른 키 7개의 점수 0)."
         )
     raise Wrong(
-        f"c = {c:g}이면 먹었다→치킨을 가중치가 {w:.4f}로 0.9보다 작습니다. "
+        f"c = {c:g}이면 먹었다→치킨을 가중치가 {particle(f'{w:.4f}', '으로/로')} 0.9보다 작습니다. "
         "'먹었다' 행의 점수를 적어 보세요: '치킨을'은 c²/√2, 나머지 7개는 0입니다."
     )

@@ -8,7 +8,14 @@ import numbers
 import numpy as np
 import torch
 
-from . import Wrong, answer_tensor, call_learner, exercise
+from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
+
+
+def _forbid(fn, names: set[str], why: str) -> None:
+    """forbid_calls, and also the forbidden function itself passed as the answer (its own source calls none)."""
+    if getattr(fn, "__name__", None) in names:
+        raise Wrong(f"{fn.__name__}을(를) 그대로 넘겼습니다. {why}")
+    forbid_calls(fn, names, why)
 
 
 def _batch_transpose_hint(fn) -> str:
@@ -40,8 +47,13 @@ def _scaled_scores(fn):
         q = torch.randn(q_shape, generator=gen, dtype=torch.float64)
         k = torch.randn(k_shape, generator=gen, dtype=torch.float64)
         what = f"scaled_scores(q {q_shape}, k {k_shape})"
+        hint = (
+            ""
+            if len(q_shape) == 3
+            else "2차원 (T, d_k) 입력에도 동작해야 합니다: torch.bmm은 3차원만 받으니 @(torch.matmul)를 쓰세요."
+        )
         try:
-            got = answer_tensor(call_learner(fn, q.clone(), k.clone(), what=what), what)
+            got = answer_tensor(call_learner(fn, q.clone(), k.clone(), what=what, hint=hint), what)
         except Wrong as wrong:
             if len(q_shape) == 3:
                 raise Wrong(f"{wrong} 배치 차원이 있는 입력에서 실패했습니다: {_batch_transpose_hint(fn)}") from None
@@ -52,25 +64,34 @@ def _scaled_scores(fn):
             if got.shape == want.transpose(-2, -1).shape:
                 raise Wrong(
                     f"{what}의 모양이 {tuple(got.shape)}입니다. 행이 쿼리, 열이 키인 "
-                    f"{tuple(want.shape)}여야 합니다: q @ kᵀ 순서를 확인하세요."
+                    f"{particle(tuple(want.shape), '이/가')} 되어야 합니다: q @ kᵀ 순서를 확인하세요."
                 )
-            raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. (…, T_q, T_k) = {tuple(want.shape)}이어야 합니다.")
+            raise Wrong(
+                f"{what}의 모양이 {tuple(got.shape)}입니다. "
+                f"(…, T_q, T_k) = {particle(tuple(want.shape), '이/가')} 되어야 합니다."
+            )
         if torch.allclose(got, want, atol=1e-9):
             continue
         if torch.allclose(got, raw, atol=1e-9):
             raise Wrong(f"√d_k로 나누지 않았습니다 ({what}: d_k = {d_k}). 점수의 분산이 1이 아니라 d_k가 됩니다.")
         if torch.allclose(got, raw / d_k, atol=1e-9):
             raise Wrong(
-                f"d_k = {d_k}로 나눴습니다. √d_k = {math.sqrt(d_k):.3g}로 나눠야 분산이 1이 됩니다 "
-                f"(d_k로 나누면 분산이 1/d_k = {1 / d_k:.3g}로 줄어 가중치가 너무 평평해집니다)."
+                f"{particle(f'd_k = {d_k}', '으로/로')} 나눴습니다. {particle(f'√d_k = {math.sqrt(d_k):.3g}', '으로/로')} "
+                f"나눠야 분산이 1이 됩니다 (d_k로 나누면 분산이 {particle(f'1/d_k = {1 / d_k:.3g}', '으로/로')} 줄어 "
+                "가중치가 너무 평평해집니다)."
             )
         if torch.allclose(got, raw * math.sqrt(d_k), atol=1e-9):
             raise Wrong(f"√d_k를 곱했습니다. 나눠야 합니다 ({what}).")
         for name, n in (("T_q", q_shape[-2]), ("T_k", k_shape[-2])):
             if n != d_k and torch.allclose(got, raw / math.sqrt(n), atol=1e-9):
-                raise Wrong(f"√{name} = √{n}로 나눴습니다. d_k는 q와 k의 마지막 축 길이({d_k})입니다.")
+                raise Wrong(
+                    f"{particle(f'√{name} = √{n}', '으로/로')} 나눴습니다. d_k는 q와 k의 마지막 축 길이({d_k})입니다."
+                )
         worst = tuple(int(i) for i in torch.unravel_index((got - want).abs().argmax(), want.shape))
-        raise Wrong(f"{what}: 위치 {worst}의 점수가 {got[worst].item():.4g}인데 {want[worst].item():.4g}이어야 합니다.")
+        raise Wrong(
+            f"{what}: 위치 {worst}의 점수가 {got[worst].item():.4g}인데 "
+            f"{particle(f'{want[worst].item():.4g}', '이/가')} 되어야 합니다."
+        )
     return "q @ kᵀ / √d_k: 배치 차원이 있어도 마지막 두 축만 다룹니다."
 
 
@@ -89,29 +110,56 @@ def _scale_factor(c):
     want = math.sqrt(var)
     if math.isclose(c, want, rel_tol=1e-6):
         return f"Var(q·k) = d_k·σ_q²·σ_k² = {var:g}, 그래서 c = √{var:g} = {want:g}."
-    if not (math.isfinite(c) and c > 0):
-        raise Wrong(f"c = {c}: 나누는 수는 양의 유한한 수여야 합니다.")
+    if math.isclose(c, -want, rel_tol=1e-6):
+        return (
+            f"c = {c:g}도 됩니다: 점수를 c로 나누면 분산은 c²으로 나뉘므로 부호는 상관없습니다. "
+            f"Var(q·k) = d_k·σ_q²·σ_k² = {var:g}, |c| = √{var:g} = {want:g} (보통은 양수 {particle(f'{want:g}', '을/를')} 씁니다)."
+        )
+    if not (math.isfinite(c) and c != 0):
+        raise Wrong(f"c = {c}: 나누는 수는 0이 아닌 유한한 수여야 합니다.")
+    c = abs(c)  # the sign drops out of Var(q·k / c) = Var(q·k) / c²: diagnose |c|
     if math.isclose(c, math.sqrt(_DK_EX2), rel_tol=1e-6):
         raise Wrong(
-            f"c = √d_k = {c:g}는 성분 분산이 1일 때의 답입니다. 여기서는 Var(q_j) = {_VAR_Q:g}라서 "
+            f"{particle(f'c = √d_k = {c:g}', '은/는')} 성분 분산이 1일 때의 답입니다. 여기서는 Var(q_j) = {_VAR_Q:g}라서 "
             f"Var(q·k) = d_k·Var(q_j)·Var(k_j)입니다."
         )
     if math.isclose(c, var, rel_tol=1e-6):
         raise Wrong(
-            f"c = {c:g}는 분산 그 자체입니다. 점수를 c로 나누면 분산은 c²로 나뉘므로 "
+            f"{particle(f'c = {c:g}', '은/는')} 분산 그 자체입니다. 점수를 c로 나누면 분산은 c²으로 나뉘므로 "
             "c는 표준편차(분산의 제곱근)여야 합니다."
         )
     if math.isclose(c, _DK_EX2, rel_tol=1e-6):
         raise Wrong(
-            f"c = d_k = {c:g}로 나누면 분산이 {var:g}/{c * c:g} = {var / c**2:.3g}가 됩니다. 제곱근을 빠뜨렸나요?"
+            f"{particle(f'c = d_k = {c:g}', '으로/로')} 나누면 분산이 "
+            f"{particle(f'{var:g}/{c * c:g} = {var / c**2:.3g}', '이/가')} 됩니다. 제곱근을 빠뜨렸나요?"
         )
     if math.isclose(c, _VAR_Q * math.sqrt(_DK_EX2), rel_tol=1e-6):
-        raise Wrong(f"c = {c:g}: σ_q 대신 분산 σ_q² = {_VAR_Q:g}를 곱했습니다. q의 표준편차는 √{_VAR_Q:g}입니다.")
-    raise Wrong(f"c = {c:g}로 나누면 점수의 분산이 {var:g}/{c * c:.4g} = {var / c**2:.4g}입니다. 1이 되어야 합니다.")
+        raise Wrong(
+            f"c = {c:g}: σ_q 대신 {particle(f'분산 σ_q² = {_VAR_Q:g}', '을/를')} 곱했습니다. "
+            f"q의 표준편차는 √{_VAR_Q:g}입니다."
+        )
+    if math.isclose(c, want, rel_tol=0.03):
+        raise Wrong(
+            f"{particle(f'c = {c:g}', '은/는')} 정답에 가깝지만(분산 {var / c**2:.3f}) 정확하지 않습니다. 표본에서 잰 표준편차는 "
+            "표본마다 조금씩 다릅니다: 표본값이 아니라 식 Var(q·k) = d_k·Var(q_j)·Var(k_j)로 정확한 c를 구하세요."
+        )
+    raise Wrong(
+        f"{particle(f'c = {c:g}', '으로/로')} 나누면 점수의 분산이 "
+        f"{particle(f'{var:g}/{c * c:.4g} = {var / c**2:.4g}', '이/가')} 됩니다. 1이 되어야 합니다."
+    )
+
+
+# Ready-made Jacobians that 04-3 asks the learner to build by the formula instead.
+_AUTOGRAD = {"jacobian", "softmax_jacobian", "jacrev", "jacfwd", "vjp", "jvp", "grad", "backward", "hessian"}
 
 
 @exercise("04-3")
 def _jacobian(fn):
+    _forbid(
+        fn,
+        _AUTOGRAD,
+        "04-3은 자동 미분이나 4절의 softmax_jacobian 없이 식 ∂w_i/∂s_j = w_i(δ_ij − w_j)로 만드는 문제입니다.",
+    )
     for scores in ([1.0, 2.0, 3.0], [0.5, -1.0, 0.0, 2.0], [8.0, 0.0, 0.0, 0.0, 1.0]):
         s = torch.tensor(scores, dtype=torch.float64)
         w = torch.softmax(s, dim=-1)
@@ -140,7 +188,8 @@ def _jacobian(fn):
             raise Wrong("부호가 반대입니다: diag(w) − w wᵀ 순서로 빼세요.")
         i, j = (int(t) for t in torch.unravel_index((got - want).abs().argmax(), want.shape))
         raise Wrong(
-            f"{what}: 성분 ({i}, {j})가 {got[i, j].item():.4g}인데 {want[i, j].item():.4g}이어야 합니다 "
+            f"{what}: {particle(f'성분 ({i}, {j})', '이/가')} {got[i, j].item():.4g}인데 "
+            f"{particle(f'{want[i, j].item():.4g}', '이/가')} 되어야 합니다 "
             f"(∂w_i/∂s_j = w_i(δ_ij − w_j))."
         )
     return "diag(w) − w wᵀ: 가중치가 원-핫에 가까워지면 모든 성분이 0으로 갑니다."

@@ -46,20 +46,23 @@ def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
     v = torch.randn(n_rows, n_keys, d_v, generator=gen).double()                # (n, T, d_v)
     g = torch.randn(n_rows, d_v, generator=gen).double()                        # (n, d_v): ∂L/∂output
     scores = torch.einsum("nd,ntd->nt", q, k) / SCALES[scale](d_k)              # (n, T)
+    scores.retain_grad()                                                         # ∂L/∂s: where saturation acts
     w = torch.softmax(scores, dim=-1)                                            # (n, T)
     out = torch.einsum("nt,ntv->nv", w, v)                                       # (n, d_v)
     (out * g).sum().backward()              # a linear loss: its gradient reaches q only through w
-    w = w.detach()
+    w, top2 = w.detach(), scores.detach().topk(2, dim=-1).values                 # (n, T), (n, 2)
     return {"entropy": torch.special.entr(w).sum(-1), "max_weight": w.max(-1).values,
-            "jacobian": softmax_jacobian(w).flatten(-2).norm(dim=-1), "grad_q": q.grad.norm(dim=-1)}
+            "jacobian": softmax_jacobian(w).flatten(-2).norm(dim=-1), "grad_q": q.grad.norm(dim=-1),
+            "grad_s": scores.grad.norm(dim=-1), "top_gap": top2[:, 0] - top2[:, 1]}
 
 
 def saturation_summary(d_k, scale="sqrt", **kw):
-    """Mean entropy and max weight, share of saturated rows (max > 0.99), median ‖J‖ and ‖∂L/∂q‖."""
+    """Mean entropy and max weight, share of saturated rows (max > 0.99), median ‖J‖, ‖∂L/∂q‖ and ‖∂L/∂s‖."""
     r = saturation_rows(d_k, scale, **kw)
     return {"entropy": r["entropy"].mean().item(), "max_weight": r["max_weight"].mean().item(),
             "saturated": (r["max_weight"] > 0.99).double().mean().item(),
-            "jacobian": r["jacobian"].median().item(), "grad_q": r["grad_q"].median().item()}
+            "jacobian": r["jacobian"].median().item(), "grad_q": r["grad_q"].median().item(),
+            "grad_s": r["grad_s"].median().item()}
 
 
 def dk_panel_data(d_k, n_samples=4000, n_keys=8, n_bins=40):

@@ -84,7 +84,7 @@ plt.show()
 #
 # 가중치를 "국영수 2, 탐구 1"처럼 합이 1이 아닌 수로 적으면, 백분율의 가중합(weighted sum)을 **가중치의 합**(여기서는 10)으로 나눠야 평균이 됩니다.
 #
-# > **원문 바로잡기**: 원문 002는 원점수를 "그대로 더해서 나눠주면 곤란"하다며 "과목별 점수에 해당 가중치를 곱해준 뒤 총 개수로 나눠줘야" 한다고 설명합니다. 두 곳 모두 바로잡아야 합니다. 원점수를 그대로 더해도 만점의 합(500)으로 나누면 그것이 바로 가중 평균입니다(위에서 76.40%). 그리고 "총 개수"를 과목 수(7)로 읽으면 평균이 되지 않습니다. 아래 계산처럼 모든 과목이 만점인 학생이 142.86%가 됩니다. 나눠야 하는 수는 가중치의 합(10)이고, 가중치의 합이 이미 1이라면 나눌 필요가 없습니다.
+# > **원문 바로잡기**: 원문 002는 원점수를 "그대로 더해서 나눠주면 곤란"하다며 "과목별 점수에 해당 가중치를 곱해준 뒤 총 개수로 나눠줘야" 한다고 설명합니다. 첫 문장은 "과목 수로 나누면" 곤란하다는 뜻이라면 맞습니다. 다만 원점수를 그대로 더해도 만점의 합(500)으로 나누면 그것이 바로 가중 평균입니다(위에서 76.40%). 바로잡아야 할 것은 둘째 문장의 분모입니다. "총 개수"를 과목 수(7)로 읽으면 평균이 되지 않습니다. 아래 계산처럼 모든 과목이 만점인 학생이 142.86%가 됩니다. 나눠야 하는 수는 가중치의 합(10)이고, 가중치의 합이 이미 1이라면 나눌 필요가 없습니다.
 
 # %% slideshow={"slide_type": "subslide"}
 w_raw = torch.tensor([2.0, 2, 2, 1, 1, 1, 1])
@@ -154,12 +154,12 @@ assert (naive < 0).any() and (naive > 1).any()
 # 성질 네 가지를 계산으로 확인합니다: ① 모든 가중치가 양수, ② 합이 1, ③ 점수의 순서를 유지, ④ 모든 점수에 같은 수를 더해도 결과가 같음.
 
 # %%
-weights = torch.softmax(scores, dim=-1)   # PyTorch's softmax; we write our own in a moment
-print("소프트맥스 가중치:", weights)
-assert (weights > 0).all()                                 # ①
-assert torch.isclose(weights.sum(), torch.tensor(1.0))     # ②
-assert torch.equal(weights.argsort(), scores.argsort())    # ③
-assert torch.allclose(torch.softmax(scores + 100.0, dim=-1), weights)    # ④
+sm_weights = torch.softmax(scores, dim=-1)   # PyTorch's softmax; we write our own in a moment
+print("소프트맥스 가중치:", sm_weights)
+assert (sm_weights > 0).all()                                 # ①
+assert torch.isclose(sm_weights.sum(), torch.tensor(1.0))     # ②
+assert torch.equal(sm_weights.argsort(), scores.argsort())    # ③
+assert torch.allclose(torch.softmax(scores + 100.0, dim=-1), sm_weights)    # ④
 
 # %% [markdown]
 # ### 점수가 커지면: 한 곳으로 쏠린다
@@ -211,7 +211,7 @@ torch.testing.assert_close(softmax(batch).sum(dim=-1), torch.ones(2, 3))
 print("softmax = torch.softmax: float32 반올림 범위(assert_close) 안에서 같음")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: "softmax(z) = softmax(z − max z)"가 왜 성립하는지 칠판에 한 줄로 보여 주세요: 분자와 분모에 똑같이 $e^{-\max z}$가 곱해질 뿐입니다. 이 한 줄이 모든 딥러닝 라이브러리의 소프트맥스 구현에 들어 있습니다. `-big`(모두 −1000 근처)에서는 반대로 모든 지수가 0으로 사라져 0/0이 되는데, 같은 한 줄이 그 경우도 고칩니다.
+# 발표 노트: "softmax(z) = softmax(z − max z)"가 왜 성립하는지 칠판에 한 줄로 보여 주세요: 분자와 분모에 똑같이 $e^{-\max z}$가 곱해질 뿐입니다. 이 한 줄이 PyTorch를 비롯한 주요 라이브러리의 소프트맥스 구현에 들어 있습니다. `-big`(모두 −1000 근처)에서는 반대로 모든 지수가 0으로 사라져 0/0이 되는데, 같은 한 줄이 그 경우도 고칩니다.
 
 # %% [markdown]
 # ## 4. 슬라이더로 느껴 보기
@@ -323,7 +323,7 @@ np.testing.assert_allclose(explorer.last, softmax(area_scores.double()).numpy())
 # $$\alpha_i = \mathrm{softmax}_i\!\left(\frac{q \cdot k_i}{\sqrt{d_k}}\right), \qquad \text{출력} = \sum_i \alpha_i v_i$$
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 손으로 한 계산(위의 `softmax`)과 PyTorch의 구현(`F.scaled_dot_product_attention`, 가중치는 `torch.softmax`)이 같은 값을 내는지 봅니다.
+# 직접 구현한 계산(위의 `softmax`)과 PyTorch의 구현(`F.scaled_dot_product_attention`, 가중치는 `torch.softmax`)이 같은 값을 내는지 봅니다.
 
 # %%
 seed_everything(1)
@@ -376,7 +376,7 @@ def weighted_average(values, weights):
 check("01-1", weighted_average)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **01-2.** 분류 모델의 손실(05번의 지식 증류도 마찬가지)에는 가중치가 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다. 먼저 **예측**해 보세요: 안정된 `softmax`에 로그를 씌운 `torch.log(softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 아래 셀을 실행해 예측을 확인한 뒤, 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`으로 구현하세요. (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
+# **01-2.** 분류 모델의 손실(05번의 지식 증류도 마찬가지)에는 가중치가 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다. 먼저 **예측**해 보세요: 안정된 `softmax`에 로그를 씌운 `torch.log(softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 아래 셀을 실행해 예측을 확인한 뒤, 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`만으로 구현하세요. 완성된 답인 `torch.log_softmax`와 `torch.logsumexp`는 쓰지 마세요(검사가 알아챕니다). (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
 
 # %%
 print(torch.log(softmax(torch.tensor([-1000.0, 0.0, 1000.0]))))   # predict first, then run

@@ -4,7 +4,7 @@
 # 인코더–디코더가 입력 전체를 벡터 하나에 담으면 긴 입력에서 무너집니다. 디코더가 출력 단계마다 입력을 다시 보게 하는 어텐션(attention)이 이 병목을 어떻게 푸는지, 작은 모델의 코드를 읽고 학습 결과를 측정합니다.
 #
 # **학습 목표**
-# - 고정된 문맥 벡터(context vector) 하나가 병목이라는 것을 입력 길이별·출력 위치별 정확도로 측정해 보인다.
+# - 같은 학습 예산에서 고정된 문맥 벡터(context vector) 하나가 병목이 된다는 것을 입력 길이별·출력 위치별 정확도로 측정해 보인다.
 # - GRU 인코더, 가법(Bahdanau) 어텐션, 내적(Luong) 어텐션, 어텐션을 쓰는 디코더 한 단계를 코드로 읽고 쓸 수 있다.
 # - seq2seq 어텐션에서 쿼리(query)는 디코더 상태, 키(key)와 밸류(value)는 인코더 은닉 상태(hidden state)라는 것을 모양(shape)으로 설명한다.
 # - 학습된 정렬(alignment)을 히트맵으로 읽고, 뒤집기 과제에서 반대 대각선이 나오는 이유를 설명한다.
@@ -14,7 +14,7 @@
 # **예상 시간**: 혼자 공부 60분 / 스터디 발표 30분
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 오늘의 질문은 하나입니다. "입력을 벡터 하나에 담으면 무엇이 안 되는가, 어텐션은 그것을 어떻게 고치는가." 모델 코드는 노트북 안에 있고, 큰 학습은 미리 `scripts/train_seq2seq.py`로 해 두었습니다(한 코어로 약 2분, 부하가 있으면 3–4분). 노트북은 저장된 모델을 불러와 정확도를 다시 잽니다. 발표 중에 학습을 처음부터 돌릴 필요는 없습니다.
+# 발표 노트: 오늘의 질문은 하나입니다. "입력을 벡터 하나에 담으면 무엇이 안 되는가, 어텐션은 그것을 어떻게 고치는가." 모델 코드는 노트북 안에 있고, 오래 걸리는 학습은 미리 `scripts/train_seq2seq.py`로 해 두었습니다(한 코어로 3–4분: 저장된 기록의 `total_seconds`). 노트북은 저장된 모델을 불러와 정확도를 다시 잽니다. 발표 중에 학습을 처음부터 돌릴 필요는 없습니다.
 
 # %% slideshow={"slide_type": "skip"}
 import matplotlib.pyplot as plt
@@ -269,7 +269,7 @@ seed_everything(1)
 dec_state = torch.randn(1, 1, 4, dtype=torch.float64)    # (B=1, T=1, d): one decoder state
 enc_states = torch.randn(1, 6, 4, dtype=torch.float64)   # (B=1, T=6, d): six encoder states
 
-w_right = softmax(dec_state @ enc_states.transpose(1, 2) / 2.0)   # (1, 1, 6): Q = decoder, K = V = encoder, √d = 2
+w_right = softmax(dec_state @ enc_states.transpose(1, 2))   # (1, 1, 6): Q = decoder, K = V = encoder, Luong's q·k
 print("바른 역할: 가중치", tuple(w_right.shape), "=", w_right[0, 0].numpy().round(3))
 try:
     F.scaled_dot_product_attention(enc_states, dec_state, enc_states)   # Q = encoder, K = decoder, V = encoder
@@ -288,7 +288,7 @@ torch.testing.assert_close(w_right.sum(), torch.tensor(1.0, dtype=torch.float64)
 # 모양을 맞추려고 밸류까지 디코더 상태로 바꾸면(Q = 인코더, K = V = 디코더) 계산은 되지만, 쿼리마다 키가 하나뿐이라 소프트맥스가 언제나 1을 내고 **고르는 일 자체가 사라집니다.** 출력은 디코더 상태의 복사본일 뿐 입력에서 아무것도 가져오지 않습니다.
 
 # %%
-w_swapped = softmax(enc_states @ dec_state.transpose(1, 2) / 2.0)   # (1, 6, 1): one key per query
+w_swapped = softmax(enc_states @ dec_state.transpose(1, 2))   # (1, 6, 1): one key per query
 out_swapped = F.scaled_dot_product_attention(enc_states, dec_state, dec_state)   # (1, 6, 4)
 print("Q = 인코더, K = V = 디코더: 가중치", tuple(w_swapped.shape), "→ 모두", w_swapped.unique().tolist())
 assert torch.equal(w_swapped, torch.ones(1, 6, 1, dtype=torch.float64)) and torch.equal(out_swapped, dec_state.expand(1, 6, 4))
@@ -571,7 +571,7 @@ assert live_seq[4] > 0.9 and 0.3 < live_seq[8] < 0.8 and live_seq[12] < 0.15 and
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 짧은 입력은 거의 다 맞히지만, 길이 8에서 시퀀스의 절반 가까이를 틀리고 길이 12부터는 통째로 맞히는 출력이 거의 없습니다.
 #
-# 이 숫자에는 두 효과가 섞여 있습니다. 디코더는 자기가 방금 낸 글자를 다음 단계의 입력으로 받으므로, 한 번 틀리면 그 뒤도 흔들립니다. 문맥 벡터의 한계만 보려면 **매 단계 직전 정답 글자를 넣어 주고**(교사 강요) 출력 위치별로 정확도를 잽니다. 그래도 틀린다면 그 글자는 $c$에서 꺼낼 수 없었다는 뜻입니다.
+# 이 숫자에는 두 효과가 섞여 있습니다. 디코더는 자기가 방금 낸 글자를 다음 단계의 입력으로 받으므로, 한 번 틀리면 그 뒤도 흔들립니다. 문맥 벡터의 한계만 보려면 **매 단계 직전 정답 글자를 넣어 주고**(교사 강요) 출력 위치별로 정확도를 잽니다. 그래도 틀린다면 이 디코더가 **이 학습 예산(1000단계)으로는** 그 글자를 $c$에서 꺼내지 못했다는 뜻입니다. 정보가 $c$에 아예 없다는 증명은 아닙니다.
 
 # %% slideshow={"slide_type": "subslide"}
 plain = results["models"]["none"]
@@ -590,6 +590,11 @@ acc = dict(zip(plain["accuracy"]["length"], plain["accuracy"]["sequence"]))
 print(f"시퀀스 정확도 (저장, 길이마다 200개)  L=5: {acc[5]:.2f}  L=10: {acc[10]:.2f}  L={MAX_LEN}: {acc[MAX_LEN]:.2f}")
 print("직전 정답을 넣었을 때 평균 토큰 정확도:", {n: round(float(a.mean()), 2) for n, a in forced.items()})
 print(f"L={MAX_LEN} 자기 출력을 넣었을 때: 첫 단계 {greedy[0]:.2f}, 마지막 단계 {greedy[-1]:.2f}")
+curve = plain["loss_curve"]
+steps_arr, loss_arr = np.array(curve["step"]), np.array(curve["loss"])
+loss_blocks = [float(loss_arr[(steps_arr > a) & (steps_arr <= a + 200)].mean()) for a in (400, 600, 800)]
+print("어텐션 없는 모델의 손실, 200단계씩 평균 (401–600, 601–800, 801–1000):", [round(b, 2) for b in loss_blocks])
+print(f"글자 20개(A–T 20종)의 정보량: 20 · log2(20) = {20 * np.log2(20):.1f}비트, 문맥 벡터의 수: {2 * config['hidden_dim']}개")
 
 # %% slideshow={"slide_type": "skip"}
 assert acc[5] > 0.9 and acc[10] < 0.3 and acc[MAX_LEN] == 0
@@ -597,12 +602,16 @@ assert forced[5].mean() > 0.95 and 0.4 < forced[MAX_LEN].mean() < 0.6  # "절반
 f20 = forced[MAX_LEN]
 assert f20.argmax() == 0 and f20[-1] > f20[10:18].min() + 0.05  # best at t=0, dips, recovers a little at the end
 assert forced[MAX_LEN].mean() > greedy.mean() + 0.1 and greedy[0] > greedy[-1] + 0.5
+assert forced[10][-1] > forced[10][0] + 0.03 and forced[10].argmax() == 9  # at L=10 the last step is best, not the first
+assert loss_blocks[0] > loss_blocks[1] + 0.05 and loss_blocks[1] > loss_blocks[2] + 0.03  # still falling at the end
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 직전 정답을 넣어 줘도 길이 20에서는 글자의 절반 가까이를 틀립니다. 길이 5에서는 거의 다 맞히던 같은 모델입니다. 128개의 수에 글자 20개를 담아 두고, 출력 단계마다 그중 알맞은 하나를 꺼내는 일을 GRU가 학습으로 해내지 못한 것입니다. 첫 출력(입력의 마지막 글자, 순방향 GRU가 가장 최근에 읽은 것)이 가장 잘 맞고 뒤로 갈수록 떨어지다가, 역방향 GRU가 마지막으로 읽은 입력의 첫 글자 쪽(출력의 끝)에서 조금 회복합니다. 점선(자기 출력을 입력으로 받는 실제 생성)은 틀린 글자가 다음 단계를 흔들어 더 빨리 떨어집니다.
+# 직전 정답을 넣어 줘도 길이 20에서는 글자의 절반 가까이를 틀립니다. 길이 5에서는 거의 다 맞히던 같은 모델입니다. 128개의 수에 글자 20개를 담아 두고, 출력 단계마다 그중 알맞은 하나를 꺼내는 일을 GRU가 **이 학습 예산(1000단계) 안에** 해내지 못한 것입니다. 길이 20에서는 첫 출력(입력의 마지막 글자, 순방향 GRU가 가장 최근에 읽은 것)이 가장 잘 맞고 뒤로 갈수록 떨어지다가, 역방향 GRU가 마지막으로 읽은 입력의 첫 글자 쪽(출력의 끝)에서 조금 회복합니다. 길이 10에서는 오히려 마지막 단계가 가장 잘 맞습니다. 점선(자기 출력을 입력으로 받는 실제 생성)은 틀린 글자가 다음 단계를 흔들어 더 빨리 떨어집니다.
+#
+# 이 측정의 한계도 적어 둡니다. 128개의 수는 A–T 글자 20개(약 86비트)를 담기에 충분하고, [Sutskever 등 2014](../SOURCES.md)는 고정 벡터 하나로도 긴 문장을 번역하는 LSTM을 학습시켰습니다. 위의 손실도 1000단계 끝까지 아직 내려가는 중입니다. 그러니 이 실험이 보여 주는 것은 "정보를 $c$에 담을 수 없다"가 아니라 **"같은 학습 예산에서 어텐션 없는 디코더는 $c$에서 글자를 꺼내지 못하고, 어텐션 모델은 해낸다"** 입니다(6절).
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 오른쪽 그림에서 멈추세요. 실선(직전 정답 입력)이 "정보가 벡터에 없다"는 병목이고, 점선과 실선의 차이는 "한 번 틀리면 계속 틀린다"는 오류 누적입니다. 두 가지를 구분해 두면 뒤에서 어텐션이 고치는 것이 앞의 것이라는 점이 분명해집니다.
+# 발표 노트: 오른쪽 그림에서 멈추세요. 실선(직전 정답 입력)은 "이 학습 예산으로는 디코더가 c에서 글자를 꺼내지 못했다"는 병목이고(정보가 c에 아예 없다는 증명은 아닙니다: 손실이 아직 내려가는 중), 점선과 실선의 차이는 "한 번 틀리면 계속 틀린다"는 오류 누적입니다. 두 가지를 구분해 두면 뒤에서 어텐션이 고치는 것이 앞의 것이라는 점이 분명해집니다.
 
 # %% [markdown]
 # ## 6. 어텐션이 있을 때와 없을 때
@@ -813,7 +822,7 @@ def dot_attention_step(query, keys):
 
 check("02-1", dot_attention_step)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def dot_attention_step(query, keys):
     scores = torch.einsum("btd,bd->bt", keys, query)     # (B, T)
     weights = torch.softmax(scores, dim=-1)              # (B, T): sums to 1 over the input
@@ -831,7 +840,7 @@ def additive_scores(query, keys, W_q, W_k, v):
 
 check("02-2", additive_scores)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def additive_scores(query, keys, W_q, W_k, v):
     hidden = torch.tanh((query @ W_q.T)[:, None, :] + keys @ W_k.T)  # (B, T, d_a)
     return hidden @ v                                                 # (B, T)
@@ -851,7 +860,7 @@ def pad_weight(scores, n_pad):
 
 check("02-3", pad_weight)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def pad_weight(scores, n_pad):
     # A zero key scores (Wq)·0 = 0, so each padding slot gets e^0 = 1 in the softmax numerator.
     return n_pad / (scores.exp().sum() + n_pad)
@@ -891,12 +900,12 @@ measured, predicted, pad_score, _ = runs["additive"]
 assert pad_score > 1 and 0.18 < measured[0] < 0.2 and np.abs(measured - predicted).max() > 0.15  # "약 19%"
 
 # %% [markdown]
-# 내적 모델에서는 예측과 측정이 일치합니다. 진짜 칸의 점수가 크기 때문에 패딩 칸들의 몫은 첫 단계에서 0.02 정도, 그 뒤로는 0에 가깝고 출력 글자도 그대로입니다. 가법 모델에서는 같은 예측이 빗나갑니다. 영벡터 키의 점수가 $v^\top\tanh(W_q s + W_k 0) = v^\top\tanh(W_q s)$로 0이 아니어서(3절 $q = 0$ 실험의 거울상), 패딩 칸들이 첫 단계에서 가중치의 약 19%를 가져갑니다. 밸류가 영벡터라 가중합에 더해지는 것은 없지만, 진짜 칸의 가중치가 모두 그만큼 줄어 첫 단계의 문맥 벡터가 약 0.81배로 작아집니다. 이 예에서 출력 글자가 그대로인 것은 이 모델, 이 입력의 결과일 뿐입니다. 마스크는 빼먹지 않습니다.
+# 내적 모델에서는 예측과 측정이 일치합니다. 진짜 칸의 점수가 크기 때문에 패딩 칸들의 몫은 첫 단계에서 0.02 정도, 그 뒤로는 0에 가깝고 출력 글자도 그대로입니다. 가법 모델에서는 같은 예측이 빗나갑니다. 영벡터 키의 점수가 $v^\top\tanh(W_q s + W_k 0) = v^\top\tanh(W_q s)$로 0이 아니어서(3절 $q = 0$ 실험의 거울상), 패딩 칸들이 첫 단계에서 가중치의 약 19%를 가져갑니다. 밸류가 영벡터라 가중합에 더해지는 것은 없지만, 진짜 칸의 가중치가 모두 그만큼 줄어 첫 단계의 문맥 벡터가 약 0.81배로 작아집니다. 이 예에서 출력 글자가 그대로인 것은 이 모델, 이 입력의 결과일 뿐입니다. 그러니 마스크는 절대 빼먹지 마세요.
 
 # %% [markdown]
 # ## 스터디 토론 질문
 #
-# 1. 어텐션 없는 모델은 첫 출력(입력의 마지막 글자)을 가장 잘 맞혔습니다. 입력을 미리 뒤집어 넣으면([Sutskever 등 2014](../SOURCES.md)가 번역에서 쓴 요령) 무엇이 달라질까요? 실제 번역에서 긴 문장의 어떤 부분이 가장 위험할까요?
+# 1. 길이 20에서 어텐션 없는 모델은 첫 출력(입력의 마지막 글자)을 가장 잘 맞혔습니다(길이 10에서는 마지막 출력이 가장 좋았습니다: 5절 그림의 L=10 곡선). 입력을 미리 뒤집어 넣으면([Sutskever 등 2014](../SOURCES.md)가 번역에서 쓴 요령) 무엇이 달라질까요? 실제 번역에서 긴 문장의 어떤 부분이 가장 위험할까요?
 # 2. 한국어–영어 번역처럼 어순이 다른 경우, 정렬 행렬은 어떤 모양일까요? 한 출력 단어가 입력의 여러 단어를 봐야 하는 경우 가중치는 어떻게 나타날까요?
 # 3. 학습 때 본 적 없는 길이(21 이상)에서 가법 모델은 무너지고 내적 모델은 버텼습니다. 모델은 "입력의 $L-1-t$번째"라는 위치를 무엇으로 알아낼까요? 시드나 학습 단계 수를 바꿔도 같은 결과가 나올지 어떻게 확인하겠습니까? 트랜스포머의 위치 인코딩(positional encoding)과는 어떻게 연결될까요?
 # 4. 가법 점수와 내적 점수는 학습 길이 안에서는 비슷한 결과를 냈습니다. 그렇다면 트랜스포머는 왜 내적 쪽을 골랐을까요? 계산량과 하드웨어(행렬곱)의 관점에서 생각해 보세요.
@@ -909,7 +918,7 @@ assert pad_score > 1 and 0.18 < measured[0] < 0.2 and np.abs(measured - predicte
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 고정 문맥 벡터 하나는 병목이다 | 어텐션 없는 모델: 시퀀스 정확도 L=5에서 0.9 이상, L=16–20에서 0 (길이마다 200개); 직전 정답을 넣어 줘도 L=20 토큰 정확도 0.6 미만 |
+# | 같은 학습 예산(1000단계)에서 고정 문맥 벡터 하나는 병목이다 | 어텐션 없는 모델: 시퀀스 정확도 L=5에서 0.9 이상, L=16–20에서 0 (길이마다 200개); 직전 정답을 넣어 줘도 L=20 토큰 정확도 0.6 미만; 손실은 아직 내려가는 중 |
 # | 어텐션 = 단계마다 새 문맥 벡터 $c_t = \sum_j \alpha_{tj} h_j$ | `Decoder.step`을 학습된 모델로 직접 불러 모델 전체의 가중치와 같음을 assert |
 # | 쿼리 = 디코더 상태, 키 = 밸류 = 인코더 은닉 상태 | 원문 002의 역할(키 = 디코더)은 키 1개·밸류 6개로 모양이 맞지 않아 계산되지 않음 (원문 바로잡기) |
 # | 가법 $v^\top\tanh(W_q q + W_k k)$ vs 내적 $(Wq)^\top k$ | 패딩 칸 가중치 0; `DotAttention` = PyTorch SDPA; $q=0$에서 둘이 다름 (원문 바로잡기) |

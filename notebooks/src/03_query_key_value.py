@@ -109,7 +109,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     return weights @ v, weights                               # (..., T_q, d_v), (..., T_q, T_k)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 배치 2개, 헤드 3개, 토큰 5개짜리 입력에 두 번째 문장은 길이가 3뿐이라고 가정한 패딩 마스크와 인과 마스크(causal mask)를 함께 걸고, PyTorch의 함수와 비교합니다. 두 구현은 계산 순서가 조금씩 달라 반올림 오차만큼 다를 수 있으므로, 차이가 float64 반올림 수준(1e-12)보다 작은지를 확인합니다.
+# 시퀀스 2개(배치 크기 2), 헤드 3개, 토큰 5개짜리 입력에 두 번째 문장은 길이가 3뿐이라고 가정한 패딩 마스크와 인과 마스크(causal mask)를 함께 걸고, PyTorch의 함수와 비교합니다. 두 구현은 계산 순서가 조금씩 달라 반올림 오차만큼 다를 수 있으므로, 차이가 float64 반올림 수준(1e-12)보다 작은지를 확인합니다.
 
 # %%
 seed_everything(1)
@@ -201,7 +201,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (자기 자신)**: 원문은 "당연히 자기 자신에 대한 Attention값이 가장 높다"고 하지만 당연하지 않습니다. 점수는 자기 쿼리와 **다른** 행렬로 만든 키의 내적이라, 자기 자신과의 점수가 가장 크다는 보장이 없습니다. 원문의 행렬에서는 $Q$와 $K$가 임베딩의 **세 번째 성분만** 보고 만들어지므로 점수가 $S_{ij} = 3\,x_{i3}\,x_{j3}/2$이고, 세 번째 성분이 가장 큰 토큰이 모든 쿼리의 1위가 됩니다. 원문은 "am", "a", "student"의 임베딩을 적지 않았으므로 구체적인 숫자는 **이 노트북이 가정한 임베딩에서** 나온 것입니다. 가정한 임베딩에서는 "I" 행의 가장 큰 가중치가 자기 자신(0.149)이 아니라 "am"(0.668)입니다. 원문은 또 $Q_I \cdot Q_{student}$라고 썼는데, 쿼리끼리가 아니라 $Q_I \cdot K_{student}$입니다.
+# > **원문 바로잡기 (자기 자신)**: 원문은 "당연히 자기 자신에 대한 Attention값이 가장 높다"고 하지만 당연하지 않습니다. 점수는 자기 쿼리와 **다른** 행렬로 만든 키의 내적이라, 자기 자신과의 점수가 가장 크다는 보장이 없습니다. 원문의 행렬에서는 $Q$와 $K$가 임베딩의 **세 번째 성분만** 보고 만들어지므로 점수가 $S_{ij} = 3\,x_{i3}\,x_{j3}/2$입니다. 그래서 세 번째 성분이 양수인 쿼리에서는 세 번째 성분이 가장 큰 토큰이 1위가 되고, 음수인 쿼리에서는 반대로 가장 작은 토큰이 1위, 0인 쿼리에서는 모든 키가 같습니다(아래 "a"). 원문은 "am", "a", "student"의 임베딩을 적지 않았으므로 구체적인 숫자는 **이 노트북이 가정한 임베딩에서** 나온 것입니다. 가정한 임베딩에서는 "I" 행의 가장 큰 가중치가 자기 자신(0.149)이 아니라 "am"(0.668)입니다. 원문은 또 $Q_I \cdot Q_{student}$라고 썼는데, 쿼리끼리가 아니라 $Q_I \cdot K_{student}$입니다.
 #
 # 투영 없이 $q = k = x$로 두더라도, 같은 방향으로 더 긴 벡터가 있으면 그쪽 점수가 자기 점수보다 큽니다. 그리고 가정한 "a"는 세 번째 성분이 0이라 쿼리가 영벡터이고, 모든 키를 똑같이 1/4씩 봅니다.
 
@@ -243,62 +243,52 @@ assert abs(Q[0, 0] - 0.19) < 1e-12
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 원문의 숫자와 비교
 #
-# 각 단계에서 원문이 출력한 행렬과 우리 계산의 가장 큰 차이를 봅니다. 원문은 소수 둘째(또는 셋째) 자리까지 적었으므로, 반올림만으로 생기는 차이는 0.005(또는 0.0005) 이하여야 합니다.
+# 원문이 출력한 단계마다, 원문 자신의 앞 단계 숫자(또는 원문의 $X$, $W$)로 다시 계산한 값과의 가장 큰 차이를 한 표로 봅니다. 원문은 소수 둘째(가중치는 셋째) 자리까지 적었으므로, 반올림만으로 생기는 차이는 0.005(0.0005) 이하, 가중치 8개의 행 합은 $1 \pm 8 \times 0.0005 = 1 \pm 0.004$여야 합니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 def max_diff(a, b):
     return (a - b).abs().max().item()
 
 
-for name, ours in (("Q", Q), ("K", K), ("V", V)):
-    print(f"{name}: 원문과의 최대 차이 {max_diff(ours, claims[name]):.2f}")
+seed_row_sums = claims["weights"].sum(-1)                       # (8,)
+seed_exp = torch.exp(claims["scaled_scores"][BAE])              # (8,)
+seed_out_bae = claims["weights_row_bae"] @ claims["V"]          # (4,)
+checks = [  # (step, what is compared, largest difference, rounding allows)
+    ("Q = XW_Q", "원문 X·W_Q", max_diff(Q, claims["Q"]), 0.005),
+    ("K = XW_K", "원문 X·W_K", max_diff(K, claims["K"]), 0.005),
+    ("V = XW_V", "원문 X·W_V", max_diff(V, claims["V"]), 0.005),
+    ("QKᵀ", "원문 Q·원문 Kᵀ", max_diff(claims["Q"] @ claims["K"].T, claims["QK_T"]), 0.005),
+    ("QKᵀ/2", "원문 QKᵀ / 2", max_diff(claims["QK_T"] / 2, claims["scaled_scores"]), 0.0006),
+    ("가중치 행 합", "1", (seed_row_sums - 1).abs().max().item(), 0.004),
+    ("'배' 행 가중치", "원문 점수의 softmax", max_diff(seed_exp / seed_exp.sum(), claims["weights_row_bae"]), 0.0006),
+    ("'배' 출력", "원문 가중치 × 원문 V", max_diff(seed_out_bae, claims["output_row_bae"]), 0.0006),
+]
+print(f"{'단계':<12}{'다시 계산한 것':<20}{'최대 차이':>8}   반올림으로 설명됨?")
+for step, ref, diff, allowed in checks:
+    print(f"{step:<12}{ref:<20}{diff:>8.4f}   {'예' if diff <= allowed else '아니오'}")
+
+# %% slideshow={"slide_type": "subslide"}
+print("행 합이 1 ± 0.004를 벗어나는 행:", [tokens[i] for i in torch.nonzero((seed_row_sums - 1).abs() > 0.004).flatten()])
 print("'어제'의 쿼리: 계산", Q[0].numpy().round(2), " 원문", claims["Q"][0].numpy())
-print(f"원문 QKᵀ vs 원문 자신의 Q·Kᵀ: 최대 차이 {max_diff(claims['Q'] @ claims['K'].T, claims['QK_T']):.3f}")
-print(f"원문 스케일 점수 vs 원문 QKᵀ/2: 최대 차이 {max_diff(claims['QK_T'] / 2, claims['scaled_scores']):.4f}")
-
-# %% slideshow={"slide_type": "skip"}
-assert [round(max_diff(o, claims[n]), 2) for n, o in (("Q", Q), ("K", K), ("V", V))] == [0.11, 0.12, 0.12]
-assert torch.allclose(Q[0], torch.tensor([0.19, 0.15, 0.19, 0.17], dtype=torch.float64))
-assert abs(max_diff(claims["Q"] @ claims["K"].T, claims["QK_T"]) - 0.099) < 5e-4
-assert max_diff(claims["QK_T"] / 2, claims["scaled_scores"]) <= 0.0006
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (행렬 곱)**: 원문의 $Q = XW_Q$, $K = XW_K$, $V = XW_V$는 원문 자신의 $X$와 $W$로 다시 곱하면 나오지 않습니다. "어제"의 쿼리는 $[0.19, 0.15, 0.19, 0.17]$인데 원문은 $[0.17, 0.24, 0.17, 0.22]$라고 적었습니다 (최대 차이: $Q$ 0.11, $K$ 0.12, $V$ 0.12). 원문의 $QK^\top$는 원문이 적은 $Q$와 $K$를 곱한 것과도 최대 0.099 다릅니다. 앞뒤가 맞는 단계는 $\sqrt{d_k} = 2$로 나누는 것(차이 0.0005 이하)뿐입니다.
-#
-# 소프트맥스 단계입니다. 원문의 가중치는 셋째 자리에서 반올림했으므로, 8개 항목의 반올림만으로 생길 수 있는 행 합의 오차는 최대 $8 \times 0.0005 = 0.004$입니다.
-
-# %%
-seed_row_sums = claims["weights"].sum(-1)
-print("원문 가중치의 행 합:", dict(zip(tokens, seed_row_sums.numpy().round(3).tolist())))
-bad_rows = [tokens[i] for i in torch.nonzero((seed_row_sums - 1).abs() > 0.004).flatten()]
-print("반올림으로 설명되지 않는 행:", bad_rows)
-seed_exp = torch.exp(claims["scaled_scores"][BAE])
-print(f"원문 '배' 행의 softmax를 원문 점수로 다시 계산한 차이: {max_diff(seed_exp / seed_exp.sum(), claims['weights_row_bae']):.4f}")
-assert bad_rows == ["치킨을"] and abs(seed_row_sums[5] - 0.992) < 1e-9
-assert max_diff(seed_exp / seed_exp.sum(), claims["weights_row_bae"]) < 0.0006
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (행의 합)**: 원문의 가중치 행렬에서 "치킨을" 행의 합은 0.992로, 반올림으로 설명할 수 있는 범위(±0.004)를 벗어납니다. 원문이 자세히 보여 준 "배" 행의 소프트맥스는 (틀린) 점수에서 출발했다는 점만 빼면 계산이 맞습니다.
-#
-# 마지막 단계인 출력과 결론입니다.
-
-# %%
-seed_out_bae = claims["weights_row_bae"] @ claims["V"]
+print("'배'의 출력: 원문", claims["output_row_bae"].numpy().round(3), " 원문 가중치×원문 V", seed_out_bae.numpy().round(3),
+      " 바른 값", output[BAE].numpy().round(3))
 final = claims["final_output_text"]
-print("원문 가중치 × 원문 V ('배' 행):", seed_out_bae.numpy().round(3))
-print("원문이 적은 '배'의 출력:       ", claims["output_row_bae"].numpy().round(3))
-print("우리가 계산한 '배'의 출력:     ", output[BAE].numpy().round(3))
 print(f"원문 결론의 출력 {final.tolist()}: 길이 {final.numel()} (d_v = {V.shape[1]}),",
       f"V 첫 열의 최댓값 {V[:, 0].max():.2f} (원문 V: {claims['V'][:, 0].max():.2f})")
 
 # %% slideshow={"slide_type": "skip"}
-assert max_diff(seed_out_bae, claims["output_row_bae"]) > 0.03
+diffs = {step: diff for step, _, diff, _ in checks}
+assert [round(diffs[n], 2) for n in ("Q = XW_Q", "K = XW_K", "V = XW_V")] == [0.11, 0.12, 0.12]
+assert torch.allclose(Q[0], torch.tensor([0.19, 0.15, 0.19, 0.17], dtype=torch.float64))
+assert abs(diffs["QKᵀ"] - 0.099) < 5e-4 and diffs["QKᵀ/2"] <= 0.0006 and diffs["'배' 행 가중치"] < 0.0006
+assert [tokens[i] for i in torch.nonzero((seed_row_sums - 1).abs() > 0.004).flatten()] == ["치킨을"]
+assert abs(seed_row_sums[5] - 0.992) < 1e-9 and diffs["'배' 출력"] > 0.03
 assert torch.allclose(seed_out_bae, torch.tensor([0.242, 0.201, 0.194, 0.176], dtype=torch.float64), atol=5e-4)
 assert torch.allclose(output[BAE], torch.tensor([0.202, 0.179, 0.189, 0.209], dtype=torch.float64), atol=5e-4)
 assert final.numel() != V.shape[1] and final[0] > max(V[:, 0].max(), claims["V"][:, 0].max())
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (출력)**: 원문의 "배" 출력 $[0.275, 0.222, 0.206, 0.183]$은 원문 자신의 가중치와 $V$를 곱한 $[0.242, 0.201, 0.194, 0.176]$과도 다릅니다. 바른 값은 $[0.202, 0.179, 0.189, 0.209]$입니다. 결론의 "최종 Output $[0.73, 0.32]$"는 앞의 계산 어디에서도 나오지 않습니다. 출력은 4차원이어야 하고, 가중치가 양수이고 합이 1인 가중합은 각 성분이 $V$의 그 열의 최댓값을 넘을 수 없는데 0.73은 $V$ 첫 열의 최댓값(0.28, 원문의 $V$로도 0.32)보다 큽니다.
+# > **원문 바로잡기 (계산)**: 앞뒤가 맞는 단계는 $\sqrt{d_k} = 2$로 나누기와 "배" 행의 소프트맥스뿐입니다. ① $Q, K, V$는 원문 자신의 $X$와 $W$로 다시 곱하면 나오지 않습니다("어제"의 쿼리는 $[0.19, 0.15, 0.19, 0.17]$, 원문은 $[0.17, 0.24, 0.17, 0.22]$). ② 원문의 $QK^\top$는 원문의 $Q$와 $K$를 곱한 것과도 최대 0.099 다릅니다. ③ "치킨을" 행의 가중치 합은 0.992로 반올림 범위를 벗어납니다. ④ "배"의 출력 $[0.275, 0.222, 0.206, 0.183]$은 원문 자신의 가중치와 $V$를 곱한 $[0.242, 0.201, 0.194, 0.176]$과도 다르고, 바른 값은 $[0.202, 0.179, 0.189, 0.209]$입니다. ⑤ 결론의 "최종 Output $[0.73, 0.32]$"는 어디에서도 나오지 않습니다. 출력은 4차원이어야 하고, 합 1인 양의 가중치로 섞은 값은 $V$의 각 열의 최댓값(첫 열 0.28, 원문의 $V$로도 0.32)을 넘을 수 없습니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 숫자가 실제로 보여 주는 것
@@ -332,7 +322,7 @@ assert 0.03 < scores.min() and scores.max() < 0.17
 # 더 중요한 것은 **모든** 가중치가 균등값 $1/8 = 0.125$에서 0.007 이내라는 점입니다. 이 행렬에서 의미를 읽어 내는 것은 무리입니다.
 #
 # 1. 점수가 작습니다. $X$와 $W$의 성분이 0.5 이하라 점수가 0.03~0.16 범위에 있고, 이렇게 작은 점수 차이는 소프트맥스를 거의 움직이지 못합니다.
-# 2. 모든 성분이 양수입니다. 그러면 쿼리들이 거의 같은 방향을 가리키고(코사인 유사도 0.89 이상), 순위는 쿼리가 아니라 키의 길이가 정합니다. 가장 긴 키는 "배"(‖k‖ = 0.593)이고, **모든 쿼리가 이 키를 1위로** 고릅니다.
+# 2. 모든 성분이 양수입니다. 그러면 쿼리들이 거의 같은 방향을 가리키고(코사인 유사도 0.89 이상), 순위는 쿼리보다 **거의** 키의 길이가 정합니다(길이가 거의 같은 키끼리는 순서가 바뀌기도 합니다). 가장 긴 키는 "배"(‖k‖ = 0.593)이고, **모든 쿼리가 이 키를 1위로** 고릅니다.
 #
 # 그래서 출력의 모든 행이 거의 같습니다(균등한 가중치의 가중합은 $V$의 평균). 원문의 $W$는 손으로 적은 숫자일 뿐 학습된 것이 아니므로, 이 예제는 **계산 순서**를 보여 줄 뿐 "배"의 뜻에 대해서는 아무것도 보여 주지 않습니다.
 
@@ -353,19 +343,20 @@ plt.show()
 # 점수와 가중치입니다. 가중치 그림의 색 범위를 0~1로 두면 전체가 한 가지 연한 색입니다.
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.0))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 2.8))
 sns.heatmap(scores.numpy(), annot=True, fmt=".2f", annot_kws={"size": 7}, cmap="Oranges", cbar=False,
             xticklabels=tokens, yticklabels=tokens, ax=ax1)
 sns.heatmap(weights.numpy(), annot=True, fmt=".3f", annot_kws={"size": 7}, cmap="Blues", vmin=0, vmax=1,
             xticklabels=tokens, yticklabels=tokens, ax=ax2)
 ax1.set(title="점수 QKᵀ/2", xlabel="키", ylabel="쿼리")
 ax2.set(title="가중치 (색 범위 0~1)", xlabel="키")
-plt.setp([a.get_yticklabels() for a in fig.axes], rotation=0)      # seaborn turns crowded labels
+for a in (ax1, ax2):                                 # seaborn turns crowded labels: Hangul upright in both panels
+    a.tick_params(axis="both", rotation=0, labelsize=8)
 fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 원문 바로잡기가 많아서 지루해질 수 있습니다. 청중에게는 세 가지만 남기세요. (1) 행렬 곱부터 틀렸다, (2) 맞게 계산해도 가중치는 거의 1/8로 균등하다, (3) 그래서 "배 = 사람의 배"라는 결론은 이 숫자에서 나올 수 없다. 모든 쿼리가 "배"를 1위로 고르는 이유(양수 성분, 긴 키)는 좋은 토론거리입니다.
+# 발표 노트: 비교 표는 한 장으로 보여 주고 넘어가세요. 청중에게는 세 가지만 남기세요. (1) 행렬 곱부터 틀렸다, (2) 맞게 계산해도 가중치는 거의 1/8로 균등하다, (3) 그래서 "배 = 사람의 배"라는 결론은 이 숫자에서 나올 수 없다. 모든 쿼리가 "배"를 1위로 고르는 이유(양수 성분, 긴 키)는 좋은 토론거리입니다.
 
 # %% [markdown]
 # ## 5. 쿼리를 골라 보기
@@ -496,22 +487,29 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# "먹었다"는 가중치의 거의 전부를 "치킨을"에 주고, 그 결과 "먹었다"의 출력에 "목적어" 특징이 실립니다. 동사가 자기 목적어의 정보를 가져온 것입니다. 반대 방향은 아닙니다. "치킨을"의 쿼리는 영벡터라 모든 키를 1/8씩 볼 뿐입니다. 이 **비대칭**은 쿼리와 키를 서로 다른 행렬로 만들었기 때문에 가능합니다. 행렬 하나 $W$를 쿼리와 키에 함께 쓰면 **점수** $XW(XW)^\top$가 언제나 대칭이라, "먹었다"가 "치킨을"에 높은 점수를 주면 "치킨을"도 "먹었다"에 똑같이 높은 점수를 줍니다. **가중치**는 행마다 따로 소프트맥스를 거치므로 대칭이 아닐 수 있습니다. 점수가 $\begin{bmatrix}0&3&0\\3&0&3\\0&3&0\end{bmatrix}$이면 첫 행이 둘째 열에 주는 가중치는 0.909, 둘째 행이 첫 열에 주는 가중치는 0.488입니다. 그래도 "한쪽만 본다"는 관계는 만들 수 없습니다. 아래처럼 이 예에 행렬 하나를 쓰면 "치킨을"도 "먹었다"를 "먹었다"가 "치킨을"을 보는 만큼 봅니다.
+# "먹었다"는 가중치의 거의 전부를 "치킨을"에 주고, 그 결과 "먹었다"의 출력에 "목적어" 특징이 실립니다. 동사가 자기 목적어의 정보를 가져온 것입니다. 반대 방향은 아닙니다. "치킨을"의 쿼리는 영벡터라 "먹었다"에 주는 **점수가 0**이고, 모든 키를 1/8씩 볼 뿐입니다. 이 **비대칭**은 쿼리와 키를 서로 다른 행렬로 만들었기 때문에 점수 자체에 들어 있습니다.
+#
+# 행렬 하나 $W$를 쿼리와 키에 함께 쓰면 **점수** $S = XW(XW)^\top/\sqrt{d_k}$가 언제나 대칭입니다. "먹었다"가 "치킨을"에 주는 점수와 "치킨을"이 "먹었다"에 주는 점수가 같습니다. 그래도 **가중치**는 행마다 따로 소프트맥스를 거치므로 한쪽만 보는 모양이 나올 수는 있습니다. 다만 길이 하나뿐입니다. $S$는 그람 행렬이라 $S_{ij}^2 \le S_{ii} S_{jj}$이므로, $i$가 자기 자신보다 $j$에 더 큰 점수를 주면($S_{ij} > S_{ii}$) $j$는 반드시 $i$보다 자기 자신에게 더 큰 점수를 줍니다($S_{jj} > S_{ij}$). 상대 행에 더 센 경쟁자(대개 자기 자신)가 있어야 합니다. 아래는 행렬 하나가 동사를 $[1, 0]$, 목적어를 $[3, 0]$으로 보내는 예입니다.
 
-# %%
-shared = Xc @ (W_Qc + W_Kc)                        # one matrix for both roles
-S_shared = shared @ shared.T / math.sqrt(2)
-print(f"행렬 하나: 먹었다→치킨을 {S_shared[EAT, CHICKEN]:.2f}, 치킨을→먹었다 {S_shared[CHICKEN, EAT]:.2f} (항상 대칭)")
-assert torch.equal(S_shared, S_shared.T)
-w_shared = torch.softmax(S_shared, dim=-1)                     # (8, 8) row-wise weights
-print(f"가중치: 먹었다→치킨을 {w_shared[EAT, CHICKEN]:.3f}, 치킨을→먹었다 {w_shared[CHICKEN, EAT]:.3f}")
-w_toy = torch.softmax(torch.tensor([[0.0, 3, 0], [3, 0, 3], [0, 3, 0]]), dim=-1)  # symmetric scores
-print(f"대칭 점수의 가중치: 첫 행→둘째 열 {w_toy[0, 1]:.3f}, 둘째 행→첫 열 {w_toy[1, 0]:.3f}")
-assert abs(w_toy[0, 1] - 0.909) < 5e-4 and abs(w_toy[1, 0] - 0.488) < 5e-4
-assert abs(w_shared[EAT, CHICKEN] - w_shared[CHICKEN, EAT]) < 1e-12 and w_shared[CHICKEN, EAT] > 0.3
+# %% slideshow={"slide_type": "subslide"}
+W_shared = torch.zeros(5, 2, dtype=torch.float64)
+W_shared[4, 0], W_shared[2, 0] = 1.0, 3.0          # transitive verbs -> [1, 0], the object -> [3, 0]
+shared = Xc @ W_shared                             # (8, 2): the same vectors are queries and keys
+S_shared = shared @ shared.T / math.sqrt(2)        # (8, 8)
+w_shared = torch.softmax(S_shared, dim=-1)         # (8, 8) row-wise weights
+print(f"행렬 하나, 점수: 먹었다→치킨을 {S_shared[EAT, CHICKEN]:.2f}, 치킨을→먹었다 {S_shared[CHICKEN, EAT]:.2f} (항상 대칭)")
+print(f"가중치: 먹었다→치킨을 {w_shared[EAT, CHICKEN]:.3f}, 치킨을→먹었다 {w_shared[CHICKEN, EAT]:.3f}, "
+      f"치킨을→치킨을 {w_shared[CHICKEN, CHICKEN]:.3f} (자기 점수 {S_shared[CHICKEN, CHICKEN]:.2f})")
+diag = S_shared.diagonal()
+assert torch.equal(S_shared, S_shared.T) and (S_shared**2 <= diag[:, None] * diag[None, :] + 1e-12).all()
+assert abs(w_shared[EAT, CHICKEN] - 0.479) < 5e-4 and abs(w_shared[CHICKEN, EAT] - 0.014) < 5e-4
+assert abs(w_shared[CHICKEN, CHICKEN] - 0.964) < 5e-4 and S_shared[CHICKEN, CHICKEN] > S_shared[CHICKEN, EAT]
 assert ch_w[EAT, CHICKEN] > 0.98 and ch_w[CHICKEN, EAT] == 1 / 8 and ch_w[HUNGRY, 2] > 0.98
 assert ch_scores[EAT, CHICKEN] > 6 and ch_scores[CHICKEN, EAT] == 0
 assert ch_out[EAT, 2] > 0.98                        # the verb's output now carries "object"
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 점수는 양쪽 모두 2.12인데, 가중치는 0.479와 0.014로 한쪽만 봅니다. "치킨을"이 "먹었다"를 거의 보지 않는 것은 자기 자신에게 더 큰 점수(6.36)를 주기 때문이고, 그래서 "치킨을"의 가중치는 0.964가 자기 자신에게 갑니다. 행렬 하나로는 "한쪽만 본다"를 **경쟁자를 세워서만** 만들 수 있습니다. $W^Q$와 $W^K$를 따로 두면 점수 자체가 방향을 가집니다. "치킨을"은 "먹었다"에 점수 0을 주고, 그러려고 다른 무엇을 세게 볼 필요가 없습니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 실제 모델의 투영은 이렇게 깔끔하지 않고, 한 헤드가 여러 관계를 섞어 배웁니다. 그래도 "쿼리 공간의 한 축 = 하나의 질문, 키 공간의 같은 축 = 그 질문의 답"이라는 그림은 학습된 헤드를 해석할 때 출발점이 됩니다(11번). 세기 c를 줄이면 가중치가 1/8 쪽으로 돌아간다는 것은 연습문제 03-3에서 계산합니다.
@@ -640,17 +638,17 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (트랜스포머의 구성)**: 원문 002는 트랜스포머의 "Encoder와 Decoder에는 각각의 Self Attention과 Attention 모듈이 포함"된다고 씁니다. 인코더 층에는 **셀프 어텐션만** 있습니다. 디코더 층에는 미래를 가린(인과 마스크) 셀프 어텐션과, 인코더 출력을 키·밸류로 쓰는 크로스 어텐션이 둘 다 있습니다. 원문 001의 "(Encoder 단에서 스스로 Attention score를 생성하기 때문에 Self-attention)"도 같은 오해를 부릅니다. 셀프 어텐션은 디코더에도 있고, "셀프"는 쿼리와 키·밸류가 같은 시퀀스에서 나온다는 뜻입니다.
+# > **원문 바로잡기 (트랜스포머의 구성)**: 원문 002는 트랜스포머의 "Encoder와 Decoder에는 각각의 Self Attention과 Attention 모듈이 포함"된다고 씁니다. 이 문장은 두 가지로 읽힙니다. "각각"을 "인코더에는 셀프 어텐션, 디코더에는 (인코더를 보는) 어텐션"으로 읽으면 맞지만, 인코더와 디코더에 두 모듈이 다 있다는 뜻으로 읽기 쉽습니다. 정확히 적으면, 인코더 층에는 **셀프 어텐션만** 있습니다. 디코더 층에는 미래를 가린(인과 마스크) 셀프 어텐션과, 인코더 출력을 키·밸류로 쓰는 크로스 어텐션이 둘 다 있습니다. 원문 001의 "(Encoder 단에서 스스로 Attention score를 생성하기 때문에 Self-attention)"도 같은 오해를 부릅니다. 셀프 어텐션은 디코더에도 있고, "셀프"는 쿼리와 키·밸류가 같은 시퀀스에서 나온다는 뜻입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 표의 "가중치의 모양" 열을 가리키며 "행은 묻는 쪽, 열은 답하는 쪽"이라고 정리하세요. 트랜스포머 디코더에는 두 종류가 다 들어 있습니다. 이미지 캡셔닝이나 텍스트-이미지 모델도 같은 구조(텍스트가 쿼리, 이미지 패치가 키·밸류)라고 덧붙이면 좋습니다.
+# 발표 노트: 표의 "가중치의 모양" 열을 가리키며 "행은 묻는 쪽, 열은 답하는 쪽"이라고 정리하세요. 트랜스포머 디코더에는 두 종류가 다 들어 있습니다. 크로스 어텐션은 텍스트와 이미지 사이에도 쓰인다고 덧붙이되, 역할은 과제마다 다릅니다. 캡셔닝·VLM(예: Flamingo)은 텍스트가 쿼리, 이미지가 키·밸류이고, 텍스트로 이미지를 만드는 모델(Stable Diffusion의 U-Net)은 반대로 이미지 잠재 표현이 쿼리, 텍스트 토큰이 키·밸류입니다. "만들고 있는 쪽이 묻는다"로 기억하면 됩니다.
 
 # %% [markdown]
 # ## 연습문제
 #
 # 각 문제는 `check("03-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **03-1.** 입력 `X` $(T, d_{\text{model}})$와 세 행렬을 받아 `(output, weights)`를 돌려주는 셀프 어텐션을 완성하세요. 2절의 `scaled_dot_product_attention`은 쓰지 말고 직접 쓰세요.
+# **03-1.** 입력 `X` $(T, d_{\text{model}})$와 세 행렬을 받아 `(output, weights)`를 돌려주는 셀프 어텐션을 완성하세요. 2절의 `scaled_dot_product_attention`(과 `attention_scores`, PyTorch의 같은 함수)은 쓰지 말고 직접 쓰세요(검사가 알아챕니다). `softmax`는 써도 됩니다.
 
 # %%
 def self_attention(X, W_Q, W_K, W_V):
@@ -658,7 +656,7 @@ def self_attention(X, W_Q, W_K, W_V):
 
 check("03-1", self_attention)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def self_attention(X, W_Q, W_K, W_V):
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V                              # (T, d_k), (T, d_k), (T, d_v)
     weights = torch.softmax(Q @ K.T / math.sqrt(Q.shape[-1]), dim=-1)   # (T, T), rows sum to 1
@@ -675,7 +673,7 @@ def cross_attention(dec, enc, W_Q, W_K, W_V):
 
 check("03-2", cross_attention)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def cross_attention(dec, enc, W_Q, W_K, W_V):
     Q = dec @ W_Q                                  # (T_q, d_k): the decoder asks
     K, V = enc @ W_K, enc @ W_V                    # (T_k, d_k), (T_k, d_v): the encoder answers
@@ -692,7 +690,7 @@ c = ...
 
 check("03-3", c)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 # Row "먹었다": score c²/√2 for "치킨을", 0 for the other 7 keys.
 # e^s / (e^s + 7) = 0.9  ⇒  s = ln(0.9 · 7 / 0.1) = ln 63  ⇒  c = sqrt(√2 · ln 63)
 c = math.sqrt(math.sqrt(2) * math.log(63))
@@ -705,23 +703,23 @@ check("03-3", c)
 # %% [markdown]
 # ## 스터디 토론 질문
 #
-# 1. $W^Q = W^K$로 묶으면 학습할 행렬이 하나 줄어듭니다. 점수 행렬은 어떤 성질을 갖게 되고(1절, 6절), 그것이 "먹었다 → 치킨을" 같은 관계를 배우는 데 왜 불리할까요?
+# 1. $W^Q = W^K$로 묶으면 학습할 행렬이 하나 줄어듭니다. 점수 행렬은 어떤 성질을 갖게 될까요(1절, 6절)? 6절의 행렬 하나짜리 예에서 "치킨을"이 "먹었다"를 거의 보지 않게 된 것은 무엇 덕분이었고, 그 방식은 "먹었다 → 치킨을" 같은 관계를 배우는 데 왜 불리할까요? ($S_{ij}^2 \le S_{ii} S_{jj}$)
 # 2. 배 예제에서 모든 쿼리가 "배"를 1위로 골랐습니다. $X$와 $W$의 성분이 모두 양수라서 생긴 일이라면, 학습된 모델에서는 어떻게 다를까요? 학습된 모델이 특정 토큰(예: 문장 첫 토큰)에 가중치를 몰아주는 현상과 비교해 보세요.
 # 3. 원문의 결론("배 = 사람의 배")처럼, 학습되지 않은 손 계산 예제에서 의미를 읽고 싶어지는 이유는 무엇일까요? 어떤 실험을 해야 그런 결론을 말할 수 있을까요?
 # 4. 원문 002의 코드는 배치 없는 입력에서는 맞게 동작했습니다. 어텐션 코드를 테스트할 때 어떤 입력 모양을 골라야 이런 버그가 드러날까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번과 3번을 먼저 하세요. 1번은 1절과 6절의 대칭 계산으로 바로 답이 나오고, 3번은 "숫자를 검증하는 습관"이라는 오늘의 부주제를 정리합니다. 2번은 04·05번(점수의 크기, 온도)과 이어지고, 4번의 답은 "B, T, E를 모두 다른 수로, 그리고 한 배치 항목만 바꿔 다른 항목의 출력이 그대로인지 본다"입니다.
+# 발표 노트: 1번과 3번을 먼저 하세요. 1번의 답은 6절에 있습니다: 점수는 대칭이고 $S_{ij}^2 \le S_{ii}S_{jj}$라서, 행렬 하나로 한쪽만 보게 하려면 상대 토큰이 자기 자신을 더 세게 봐야 합니다(그 토큰의 가중치가 자기 자신에게 묶임). 3번은 "숫자를 검증하는 습관"이라는 오늘의 부주제를 정리합니다. 2번은 04·05번(점수의 크기, 온도)과 이어지고, 4번의 답은 "B, T, E를 모두 다른 수로, 그리고 한 배치 항목만 바꿔 다른 항목의 출력이 그대로인지 본다"입니다.
 
 # %% [markdown]
 # ## 요약
 #
 # | 확인한 것 | 근거 (이 노트북의 계산) |
 # |---|---|
-# | 쿼리·키를 따로 투영해야 점수가 비대칭이 될 수 있다 | $q=k=x$나 행렬 하나는 항상 대칭; 설계한 예제에서 먹었다→치킨을 0.99, 반대는 1/8 |
+# | 쿼리·키를 따로 투영해야 점수가 비대칭이 될 수 있다 | $q=k=x$나 행렬 하나면 점수가 항상 대칭(가중치의 비대칭은 더 센 경쟁자가 있을 때만: 0.479 vs 0.014, 치킨을→자신 0.964); 따로 두면 먹었다→치킨을 0.99, 반대는 점수 0·가중치 1/8 |
 # | 배치·마스크 어텐션 10줄이 PyTorch와 같다 | `F.scaled_dot_product_attention`과 차이 < 1e-12 (float64) |
 # | "I am a student": 곱셈과 1.5는 맞고, $d_k = 4$ | 3은 내적 값; 1.5는 가중치가 아니라 점수; 가정한 임베딩에서 1위는 자기 자신이 아니라 am 0.668 |
-# | 배 예제: 원문의 $Q, K, V$, 행 합, 출력, 결론이 틀렸다 | 최대 차이 0.11~0.12, "치킨을" 행 합 0.992, [0.73, 0.32]는 가중합으로 불가능 |
+# | 배 예제: 원문의 $Q, K, V$, 행 합, 출력, 결론이 틀렸다 | 비교 표 한 장: 최대 차이 0.11~0.12, "치킨을" 행 합 0.992, [0.73, 0.32]는 가중합으로 불가능 |
 # | 바르게 계산한 배 예제의 가중치는 거의 균등하다 | 모든 가중치가 1/8 ± 0.007, 1위는 "배" 자신, "고파서"는 7위 |
 # | 원문 002의 코드는 배치에서 틀린다 | `transpose(0, 1)` 오류 또는 배치 섞임, `dim=1` 행 합 ≠ 1, 나누지 않으면 최대 가중치 약 0.9 |
 # | 크로스 어텐션: 쿼리는 디코더, 키·밸류는 인코더 | 가중치 $(T_q, T_k) = (3, 4)$; 키와 밸류는 같은 위치에 하나씩 |

@@ -52,7 +52,7 @@ for d_k in (16, 1024):
 # %% [markdown]
 # $d_k = 1024$의 점수는 수십 단위로 흩어져 있고, 소프트맥스는 가장 큰 점수 하나에 가중치를 거의 전부 줍니다. 왜 흩어지는지(2–3절), 그게 왜 학습에 나쁜지(4절)를 차례로 봅니다.
 #
-# 이것이 스케일을 도입한 논문의 동기이기도 합니다. [Vaswani 등 2017](../SOURCES.md)은 3.2.1절에서, $d_k$가 작을 때는 내적 어텐션과 가법 어텐션(02번)의 성능이 비슷하지만 $d_k$가 크면 스케일 없는 내적 어텐션이 가법 어텐션에 뒤진다고 쓰고, 그 원인을 "내적이 커져 소프트맥스가 기울기가 아주 작은 영역으로 밀려나기 때문이라고 **추정한다**(we suspect)"고 밝힙니다. 각주 4가 바로 2절의 계산, 곧 성분이 평균 0·분산 1이면 $q\cdot k$의 분산이 $d_k$라는 것입니다. 스케일 없는 내적 어텐션이 큰 $d_k$에서 가법 어텐션에 뒤진다는 것은 [Britz 등 2017](../SOURCES.md)이 번역 실험으로 다시 측정했습니다. 02번 노트북이 예고한 "큰 $d_k$에서는 왜 나눠야 하는가"의 답이 이 노트북입니다.
+# 이것이 스케일을 도입한 논문의 동기이기도 합니다. [Vaswani 등 2017](../SOURCES.md)은 3.2.1절에서, $d_k$가 작을 때는 내적 어텐션과 가법 어텐션(02번)의 성능이 비슷하지만 $d_k$가 크면 스케일 없는 내적 어텐션이 가법 어텐션에 뒤진다고 쓰고, 그 원인을 "내적이 커져 소프트맥스가 기울기가 아주 작은 영역으로 밀려나기 때문이라고 **추정한다**(we suspect)"고 밝힙니다. 각주 4가 바로 2절의 계산, 곧 성분이 평균 0·분산 1이면 $q\cdot k$의 분산이 $d_k$라는 것입니다. Vaswani 등은 이 관찰의 근거로 [Britz 등 2017](../SOURCES.md)의 번역 실험을 인용합니다. 그 실험에서는 가법 어텐션이 곱셈형(내적)보다 조금씩 꾸준히 나았고, 어텐션 차원의 영향은 작았습니다. 02번 노트북이 예고한 "큰 $d_k$에서는 왜 나눠야 하는가"의 답이 이 노트북입니다.
 
 # %% [markdown]
 # ## 2. 수학: $\mathrm{Var}(q\cdot k) = d_k$
@@ -150,16 +150,11 @@ assert abs(var_pm / 64 - 1) < 0.06
 # > **원문 000 다듬기**: [원문 000](../SOURCES.md)은 "$d_k$가 커질 경우, dot product의 **값이 커지게 되어**" 소프트맥스가 한 토큰에 쏠린다고 쓰고, 원문 004도 "값이 너무 커지는 것을 방지"한다고 정리합니다([원문 004](../SOURCES.md)). 틀린 말은 아니지만 더 정확히 말할 수 있습니다. 위 표에서 내적의 **평균은 모든 $d_k$에서 0 근처**입니다. 커지는 것은 값의 **퍼짐**, 곧 표준편차 $\sqrt{d_k}$입니다. 점수들이 0을 중심으로 양쪽으로 멀리 흩어지면 가장 큰 점수와 나머지의 **차이**가 커지고, 소프트맥스는 그 차이만 보기 때문에 포화됩니다(4절). "$|q\cdot k|$가 전형적으로 $\sqrt{d_k}$만큼 커진다"고 읽으면 원문의 말과 이 노트북의 측정이 같은 이야기입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### [원문 001](../SOURCES.md)의 "I am a student" 예: $d_k$는 몇인가
+# ### 쿼리와 키의 길이: $d_q = d_k$
 #
-# 원문 001은 $Q_I = [1,1,1,1]$과 $K_I = [1,0,1,1]$의 내적 3을 구한 뒤 "Key의 차원은 3이므로" $3/\sqrt{4} = 1.5$라고 씁니다.
+# ([원문 001](../SOURCES.md)의 "Key의 차원은 3"은 03번에서 바로잡았습니다: $K_I = [1,0,1,1]$이므로 $d_k = 4$이고, 3은 내적 값입니다.) 쿼리와 키의 길이가 다르면 어떻게 될까요?
 
 # %%
-q_i = torch.tensor([1.0, 1, 1, 1])
-k_i = torch.tensor([1.0, 0, 1, 1])
-d_k_i = k_i.numel()
-print(f"q·k = {q_i @ k_i:.0f},  d_k = {d_k_i},  q·k/√d_k = {q_i @ k_i / math.sqrt(d_k_i):.2f}")
-assert d_k_i == 4 and (q_i @ k_i).item() == 3.0
 try:
     scaled_dot_product_attention(torch.randn(2, 3), torch.randn(5, 4), torch.randn(5, 7))
     raise AssertionError("a dot product of lengths 3 and 4 should not compute")
@@ -170,8 +165,6 @@ print("d_k=4, d_v=7: 출력 모양", tuple(out.shape))
 assert out.shape == (2, 7)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 "Key의 차원" 문제는 03번 노트북의 원문 바로잡기에서 이미 다뤘습니다. 키 $K_I = [1,0,1,1]$의 차원은 성분 수 **4**이고(3은 내적 값), 원문이 실제로 나눈 $\sqrt{4}$와 결과 1.5는 맞습니다. 위 셀은 그 값을 다시 확인할 뿐입니다.
-#
 # > **원문 바로잡기**: 원문 000은 $d_q$와 $d_k$가 "거의 같은게 관례"라고 씁니다. 점수가 **내적**이라면 쿼리와 키의 길이는 관례가 아니라 **반드시 같아야** 합니다. 길이가 다르면 내적이 정의되지 않습니다(위 셀의 `RuntimeError`). 다른 점수 함수라면 사정이 다릅니다. 02번의 가법 어텐션은 $q$와 $k$를 각자 다른 행렬로 투영한 뒤 더하므로 $d_q \ne d_k$여도 됩니다. 내적 어텐션에서도 길이가 달라도 되는 것은 밸류(value)의 차원 $d_v$입니다.
 
 # %% [markdown]
@@ -231,20 +224,23 @@ def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
     v = torch.randn(n_rows, n_keys, d_v, generator=gen).double()                # (n, T, d_v)
     g = torch.randn(n_rows, d_v, generator=gen).double()                        # (n, d_v): ∂L/∂output
     scores = torch.einsum("nd,ntd->nt", q, k) / SCALES[scale](d_k)              # (n, T)
+    scores.retain_grad()                                                         # ∂L/∂s: where saturation acts
     w = torch.softmax(scores, dim=-1)                                            # (n, T)
     out = torch.einsum("nt,ntv->nv", w, v)                                       # (n, d_v)
     (out * g).sum().backward()              # a linear loss: its gradient reaches q only through w
-    w = w.detach()
+    w, top2 = w.detach(), scores.detach().topk(2, dim=-1).values                 # (n, T), (n, 2)
     return {"entropy": torch.special.entr(w).sum(-1), "max_weight": w.max(-1).values,
-            "jacobian": softmax_jacobian(w).flatten(-2).norm(dim=-1), "grad_q": q.grad.norm(dim=-1)}
+            "jacobian": softmax_jacobian(w).flatten(-2).norm(dim=-1), "grad_q": q.grad.norm(dim=-1),
+            "grad_s": scores.grad.norm(dim=-1), "top_gap": top2[:, 0] - top2[:, 1]}
 
-
+# %% tags=["save"] slideshow={"slide_type": "subslide"}
 def saturation_summary(d_k, scale="sqrt", **kw):
-    """Mean entropy and max weight, share of saturated rows (max > 0.99), median ‖J‖ and ‖∂L/∂q‖."""
+    """Mean entropy and max weight, share of saturated rows (max > 0.99), median ‖J‖, ‖∂L/∂q‖ and ‖∂L/∂s‖."""
     r = saturation_rows(d_k, scale, **kw)
     return {"entropy": r["entropy"].mean().item(), "max_weight": r["max_weight"].mean().item(),
             "saturated": (r["max_weight"] > 0.99).double().mean().item(),
-            "jacobian": r["jacobian"].median().item(), "grad_q": r["grad_q"].median().item()}
+            "jacobian": r["jacobian"].median().item(), "grad_q": r["grad_q"].median().item(),
+            "grad_s": r["grad_s"].median().item()}
 
 # %% slideshow={"slide_type": "skip"}
 raw = {d: saturation_summary(d, "none") for d in DKS}
@@ -306,7 +302,7 @@ print(f"나누지 않음, d_k 4 → 1024: ‖J‖ 중앙값 {raw[4]['jacobian']:
       f"포화 비율 {raw[4]['saturated']:.2f} → {raw[1024]['saturated']:.2f}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 나누지 않을 때 $\|\partial L/\partial q\|$의 중앙값이 $d_k = 16$ 근처까지는 오히려 **커지는** 것에 주목하세요. $\partial (q\cdot k)/\partial q = k$이고 $\|k\| \approx \sqrt{d_k}$이므로, 포화되기 전에는 큰 점수가 기울기도 키웁니다. 그러다 소프트맥스가 포화되면 $J \to 0$이 모든 것을 덮어 버립니다. 나누지 않은 모델은 $d_k$에 따라 기울기가 너무 크거나 너무 작아 학습률 하나로 맞추기 어렵습니다. $\sqrt{d_k}$로 나누면 기울기의 중앙값이 $d_k$와 상관없이 1 근처에 머뭅니다. $d_k$가 256 이상이면 나누지 않은 쪽의 중앙값이 더 작고, 1024에서는 100배 넘게 작습니다.
+# 나누지 않을 때 $\|\partial L/\partial q\|$의 중앙값이 $d_k = 16$ 근처까지는 오히려 **커지는** 것에 주목하세요. $\partial (q\cdot k)/\partial q = k$이고 $\|k\| \approx \sqrt{d_k}$이므로, 포화되기 전에는 큰 점수가 기울기도 키웁니다. 그러다 소프트맥스가 포화되면 $J \to 0$이 모든 것을 덮어 버립니다. 이 $\|k\|$ 인수를 빼고 포화가 작용하는 곳, 곧 소프트맥스의 입력에서 잰 $\|\partial L/\partial s\|$는 나누지 않으면 $d_k$와 함께 줄기만 합니다(아래 출력). 나누지 않은 모델은 $d_k$에 따라 기울기가 너무 크거나 너무 작아 학습률 하나로 맞추기 어렵습니다. $\sqrt{d_k}$로 나누면 기울기의 중앙값이 $d_k$와 상관없이 1 근처에 머뭅니다. $d_k$가 256 이상이면 나누지 않은 쪽의 중앙값이 더 작고, 1024에서는 100배 넘게 작습니다.
 
 # %%
 big = [d for d in DKS if d >= 256]
@@ -315,22 +311,27 @@ assert all(raw[d]["grad_q"] < scaled[d]["grad_q"] for d in big)
 assert raw[1024]["grad_q"] < scaled[1024]["grad_q"] / 100
 assert 0.9 < min(col(scaled, "grad_q")) and max(col(scaled, "grad_q")) < 1.15
 print(f"√d_k로 나눔: ‖∂L/∂q‖ 중앙값 {min(col(scaled, 'grad_q')):.1f} ~ {max(col(scaled, 'grad_q')):.1f}")
+print("‖∂L/∂s‖ 중앙값 (소프트맥스 입력), 나누지 않음:", {d: float(f"{raw[d]['grad_s']:.2g}") for d in DKS})
+print(f"‖∂L/∂s‖ 중앙값, √d_k로 나눔: {min(col(scaled, 'grad_s')):.1f} ~ {max(col(scaled, 'grad_s')):.1f}")
+assert all(b < a for a, b in pairs(col(raw, "grad_s"))) and spread(col(scaled, "grad_s")) < 1.1
 jac_curves = (col(raw, "jacobian"), col(scaled, "jacobian"))          # drawn again in the d_k explorer (6절)
 
 # %% [markdown]
 # ## 5. 트랜스포머의 $d_k = 64$에서는 무엇이 문제인가
 #
-# 트랜스포머 원 논문의 헤드 크기가 $d_k = 64$입니다. 위 표(키 16개)에서 이 행을 보면 나누지 않은 쪽의 $\|\partial L/\partial q\|$ **중앙값은 오히려 더 큽니다**. 키 16개에서는 "전형적인 행의 기울기가 사라진다"가 64에서 사실이 아닙니다. 문제는 **분포**에 있습니다. 512개 행 각각의 기울기 크기를 로그 축 히스토그램으로 그려 봅니다.
+# 트랜스포머 원 논문의 헤드 크기가 $d_k = 64$입니다. 위 표(키 16개)에서 이 행을 보면 나누지 않은 쪽의 $\|\partial L/\partial q\|$ **중앙값은 오히려 더 큽니다**. 그러나 그것은 연쇄 법칙의 인수 $\partial(q\cdot k)/\partial q = k$, 곧 $\|k\| \approx \sqrt{d_k} = 8$ 때문입니다. 이 8배는 학습률을 바꾼 것과 다르지 않고, Adam처럼 기울기 크기를 정규화하는 옵티마이저에서는 사라집니다. 포화가 작용하는 소프트맥스의 입력에서 재면($\|\partial L/\partial s\|$, 4절 표의 $\|J\|$ 열도 같은 방향) 나누지 않은 쪽이 **중앙값에서 이미 약 1/5**입니다. 그리고 문제는 **분포**에 있습니다. 512개 행 각각의 두 기울기를 로그 축 히스토그램으로 그려 봅니다.
 
 # %% slideshow={"slide_type": "subslide"}
 rows64 = {name: saturation_rows(64, scale) for name, scale in (("나누지 않음", "none"), ("√d_k로 나눔", "sqrt"))}
-fig, ax = plt.subplots(figsize=(8.0, 3.4))
-for (name, r), color in zip(rows64.items(), ("tab:gray", "tab:blue")):
-    sns.histplot(x=r["grad_q"].clamp_min(1e-8).numpy(), bins=40, log_scale=True, color=color, alpha=0.6,
-                 element="step", label=name, ax=ax)
-ax.axvline(0.1, color="tab:red", linestyle=":", linewidth=1)
-ax.set(xlabel="‖∂L/∂q‖ (로그 축, 행마다 하나)", ylabel="행의 수", title="d_k = 64: 쿼리 512개의 기울기 크기")
-ax.legend(loc="upper left")
+fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.2), sharey=True)
+for ax, key, label in zip(axes, ("grad_q", "grad_s"), ("‖∂L/∂q‖ (쿼리)", "‖∂L/∂s‖ (소프트맥스 입력)")):
+    for (name, r), color in zip(rows64.items(), ("tab:gray", "tab:blue")):
+        sns.histplot(x=r[key].clamp_min(1e-8).numpy(), bins=40, log_scale=True, color=color, alpha=0.6,
+                     element="step", label=name, ax=ax)
+    ax.axvline(0.1, color="tab:red", linestyle=":", linewidth=1)
+    ax.set(xlabel=f"{label}, 로그 축", ylabel="행의 수", title=f"d_k = 64: {label}")
+axes[0].legend(loc="upper left", fontsize=8)
+fig.tight_layout()
 plt.show()
 
 # %% slideshow={"slide_type": "subslide"}
@@ -341,6 +342,9 @@ for name, r in rows64.items():
           f"{(g < 0.1).double().mean():.0%},  5%~95% 범위 {lo:.0e} ~ {hi:.0f}")
 g_raw, sat_raw = rows64["나누지 않음"]["grad_q"], rows64["나누지 않음"]["max_weight"] > 0.99
 g_sc = rows64["√d_k로 나눔"]["grad_q"]
+s_raw, s_sc = rows64["나누지 않음"]["grad_s"].median(), rows64["√d_k로 나눔"]["grad_s"].median()
+print(f"‖∂L/∂s‖ 중앙값: 나누지 않음 {s_raw:.2f}, 나눔 {s_sc:.2f} (나누지 않은 쪽이 약 1/{s_sc / s_raw:.0f})")
+assert 4 < s_sc / s_raw < 6 and g_raw.median() / s_raw > 7    # ∂L/∂q carries the extra ‖k‖ ≈ 8
 print(f"나누지 않음, 포화된 행만: 기울기 중앙값 {g_raw[sat_raw].median():.2f} (나눈 쪽 중앙값의 약 1/50)")
 assert g_raw.median() > g_sc.median() and 0.25 < sat_raw.double().mean() < 0.35 and g_sc.min() > 0.1
 assert 0.15 < (g_raw < 0.1).double().mean() < 0.3 and g_raw[sat_raw].median() < g_sc.median() / 20
@@ -351,35 +355,39 @@ assert 0.08 < tiny_raw < 0.15 and tiny_raw < sat_raw.double().mean() / 2
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 읽는 법:
 # - **나누면** 기울기가 한 덩어리로 모여 있습니다. 중앙값이 약 1이고, 5%~95% 범위가 4배 안쪽이며, 0.1보다 작은 행이 없습니다.
-# - **나누지 않으면** 분포가 두 갈래로 찢어집니다. 포화되지 않은 행은 나눈 쪽보다 **큰** 기울기를 받고(그래서 중앙값이 1.8), 포화된 약 29%의 행은 중앙값 0.02 정도의 작은 기울기를 받습니다. 5%~95% 범위가 네 자릿수 넘게 벌어집니다.
+# - **나누지 않으면** 분포가 아주 작은 값 쪽으로 긴 꼬리를 늘어뜨립니다. 포화되지 않은 행의 $\|\partial L/\partial q\|$는 $\|k\| \approx 8$ 인수 덕에 나눈 쪽보다 **큰** 값을 받고(그래서 중앙값이 1.8), 포화된 약 29%의 행은 중앙값 0.02 정도의 작은 기울기를 받습니다. 5%~95% 범위가 네 자릿수 넘게 벌어집니다. 오른쪽 $\|\partial L/\partial s\|$에서는 그 인수가 없어 회색 분포의 중앙값(0.22)이 파란 분포(1.04)보다 왼쪽에 있습니다.
 #
-# 그러니 키 16개, $d_k = 64$에서 맞는 말은 "기울기가 사라진다"가 아니라 **"행의 약 30%가 포화되어 기울기가 크게 줄고(0.1 미만이 23%, 0.01 미만이 12%), 나머지 행의 기울기는 자릿수가 몇 단계나 다를 만큼 흩어진다"** 입니다. 학습률 하나로 이 모든 행을 맞출 수 없습니다. $d_k$가 커질수록 포화된 행이 늘어나(1024에서 70% 이상) 결국 중앙값까지 무너집니다.
+# 그러니 키 16개, $d_k = 64$에서 맞는 말은 "기울기가 사라진다"가 아니라 **"소프트맥스를 지나는 기울기가 중앙값에서 이미 약 1/5이고, 행의 약 30%가 포화되어 기울기가 크게 줄며(쿼리 기울기 0.1 미만이 23%, 0.01 미만이 12%), 나머지 행의 기울기는 자릿수가 몇 단계나 다를 만큼 흩어진다"** 입니다. 학습률 하나로 이 모든 행을 맞출 수 없습니다. $d_k$가 커질수록 포화된 행이 늘어나(1024에서 70% 이상) 결국 중앙값까지 무너집니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 키의 개수에 따라 달라진다
 #
-# "중앙값은 오히려 크다"는 키 16개에서 잰 결과입니다. $d_k = 64$에 그대로 두고 키의 개수만 4개에서 64개까지 바꿔 봅니다. 키가 많을수록 점수가 더 넓은 범위에서 뽑혀 포화는 줄지만, 포화되지 않은 행의 기울기는 더 커집니다.
+# "중앙값은 오히려 크다"는 키 16개에서 잰 결과입니다. $d_k = 64$에 그대로 두고 키의 개수만 4개에서 64개까지 바꿔 봅니다. 키가 많을수록 맨 위에 점수가 몰려 1등과 2등 점수의 차이가 줄어드니 포화는 줄지만, 포화되지 않은 행의 기울기는 더 커집니다.
 
 # %%
 n_keys_table = {}
-print("키 개수 | ‖∂L/∂q‖ 중앙값: 나누지 않음 / √d_k로 나눔 | 포화 비율(나누지 않음)")
+print("키 개수 | ‖∂L/∂q‖ 중앙값: 나누지 않음 / √d_k로 나눔 | 포화 비율(나누지 않음) | 1–2등 점수 차 중앙값")
 for n_keys in (4, 8, 16, 32, 64):
     r_raw, r_sc = saturation_rows(64, "none", n_keys=n_keys), saturation_rows(64, "sqrt", n_keys=n_keys)
     med_raw, med_sc = r_raw["grad_q"].median().item(), r_sc["grad_q"].median().item()
     sat = (r_raw["max_weight"] > 0.99).double().mean().item()
-    n_keys_table[n_keys] = (med_raw, med_sc, sat)
-    print(f"{n_keys:>7} | {med_raw:>5.2f} / {med_sc:.2f}{'':<24} | {sat:.0%}")
+    n_keys_table[n_keys] = (med_raw, med_sc, sat, r_raw["top_gap"].median().item())
+    print(f"{n_keys:>7} | {med_raw:>5.2f} / {med_sc:.2f}{'':<24} | {sat:>4.0%}{'':<18} | {n_keys_table[n_keys][3]:.1f}")
+
+# %% slideshow={"slide_type": "skip"}
 assert n_keys_table[4][0] < n_keys_table[4][1] / 3 and n_keys_table[4][2] > 0.45    # 4 keys: the median collapses
 assert n_keys_table[8][0] < n_keys_table[8][1] and n_keys_table[32][0] > 2 * n_keys_table[32][1]
 assert all(n_keys_table[a][2] > n_keys_table[b][2] for a, b in pairs(sorted(n_keys_table)))
+assert all(n_keys_table[a][3] > n_keys_table[b][3] for a, b in pairs(sorted(n_keys_table)))   # the top-2 gap shrinks
+assert 0.6 < n_keys_table[64][1] < 0.7 and n_keys_table[8][1] > 1.1                          # scaled: 0.66 … 1.18
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 키가 4개뿐이면 $d_k = 64$에서도 행의 절반 넘게 포화되어 나누지 않은 쪽의 중앙값이 나눈 쪽의 4분의 1 아래로 떨어집니다. 8개면 둘이 비슷하고, 16개 이상이면 나누지 않은 쪽의 중앙값이 더 큽니다. 어느 경우든 나누지 않으면 기울기가 키의 개수와 $d_k$ 양쪽에 따라 크게 달라지고, 나누면 1 근처에 머뭅니다. 토론 질문 4는 이 표를 키가 훨씬 많은 쪽으로 이어 갑니다.
+# 키가 4개뿐이면 $d_k = 64$에서도 행의 절반 넘게 포화되어 나누지 않은 쪽의 중앙값이 나눈 쪽의 4분의 1 아래로 떨어집니다. 8개면 둘이 비슷하고, 16개 이상이면 나누지 않은 쪽의 중앙값이 더 큽니다. 어느 경우든 나누지 않으면 기울기가 키의 개수와 $d_k$ 양쪽에 따라 크게 달라집니다. 나누면 $d_k$와는 상관없어지지만 키의 개수에 따라서는 조금 움직입니다(키 8개 1.18, 64개 0.66). 토론 질문 4는 이 표를 키가 훨씬 많은 쪽으로 이어 갑니다.
 #
-# > **원문 바로잡기**: [원문 004](../SOURCES.md)는 $d_k$가 크면 소프트맥스가 한 곳에 몰려 "gradient가 거의 0이 되어 학습이 멈춥니다"라고 쓰고, 그 예로 $d_k = 64$를 듭니다. 64에서는 키의 개수에 따라 답이 다릅니다. 키가 16개 이상이면 전형적인 행의 기울기는 오히려 크고, 약 30%의 행(키 16개)이 포화되어 기울기가 크게 줄 뿐입니다. 키가 4개처럼 적으면 중앙값도 작아지지만 "0이 되어 학습이 멈추는" 정도는 아닙니다. 키 16개에서 중앙값까지 사라지는 것은 $d_k$가 수백 이상일 때입니다.
+# > **원문 바로잡기**: [원문 004](../SOURCES.md)는 $d_k$가 크면 소프트맥스가 한 곳에 몰려 "gradient가 거의 0이 되어 학습이 멈춥니다"라고 쓰고, 그 예로 $d_k = 64$를 듭니다. "학습이 멈춘다"는 과장이지만, 소프트맥스를 지나는 기울기 $\|\partial L/\partial s\|$는 이미 중앙값에서 약 1/5이고 약 30%의 행(키 16개)이 포화되어 기울기가 크게 줄어듭니다. 키가 16개 이상이면 쿼리에 대한 기울기의 중앙값은 오히려 크지만, 그것은 $\|k\| \approx \sqrt{d_k}$ 인수 덕입니다. 키가 4개처럼 적으면 중앙값도 작아지지만 "0이 되어 학습이 멈추는" 정도는 아닙니다. 키 16개에서 쿼리 기울기의 중앙값까지 사라지는 것은 $d_k$가 수백 이상일 때입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 히스토그램의 회색 분포가 두 갈래로 갈라진 것을 먼저 보여 주고, "중앙값만 보면 나누지 않은 쪽이 더 좋아 보인다"는 함정을 짚으세요. 그 함정도 키 16개에서의 이야기이고, 키 4개면 뒤집힌다는 것을 표로 보여 주세요. 트랜스포머가 √d_k로 나누는 이유는 64에서 학습이 불가능해서가 아니라, 행마다 비슷한 크기의 기울기(나누면 5%~95% 범위가 0.5~2)를 받게 해 학습률 하나로 안정적으로 학습하게 하기 위해서입니다. Vaswani 등도 원인을 "추정한다"고 썼을 뿐입니다.
+# 발표 노트: 히스토그램의 회색 분포가 아주 작은 값 쪽으로 긴 꼬리를 늘어뜨린 것을 먼저 보여 주고, "쿼리 기울기의 중앙값만 보면 나누지 않은 쪽이 더 좋아 보인다"는 함정을 짚으세요. 그 차이는 ‖k‖ = √d_k = 8 인수일 뿐이고, 오른쪽 패널(소프트맥스 입력)에서는 나누지 않은 쪽이 중앙값부터 약 1/5입니다. 그 함정도 키 16개에서의 이야기이고, 키 4개면 뒤집힌다는 것을 표로 보여 주세요. 트랜스포머가 √d_k로 나누는 이유는 64에서 학습이 불가능해서가 아니라, 행마다 비슷한 크기의 기울기(나누면 5%~95% 범위가 0.5~2)를 받게 해 학습률 하나로 안정적으로 학습하게 하기 위해서입니다. Vaswani 등도 원인을 "추정한다"고 썼을 뿐입니다.
 
 # %% [markdown]
 # ### 원문 004의 $[32, 1, 2]$ 예
@@ -555,7 +563,7 @@ def scaled_scores(q, k):
 
 check("04-1", scaled_scores)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def scaled_scores(q, k):
     return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
 
@@ -569,7 +577,7 @@ c = ...
 
 check("04-2", c)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 c = math.sqrt(64 * 4 * 1)   # Var(q·k) = d_k · Var(q_j) · Var(k_j)
 
 seed_everything(42)
@@ -579,7 +587,7 @@ print(f"표본 분산(q·k / c) = {((q_ex * k_ex).sum(-1) / c).var():.2f}")
 check("04-2", c)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **04-3.** 가중치 벡터 `w` = softmax(s) (길이 T)를 받아 소프트맥스의 야코비안 $J_{ij} = \partial w_i/\partial s_j$ (T×T)를 돌려주는 `my_jacobian`을 완성하세요. `torch.autograd`와 4절의 `softmax_jacobian`은 쓰지 말고 식으로 만드세요.
+# **04-3.** 가중치 벡터 `w` = softmax(s) (길이 T)를 받아 소프트맥스의 야코비안 $J_{ij} = \partial w_i/\partial s_j$ (T×T)를 돌려주는 `my_jacobian`을 완성하세요. `torch.autograd`(`jacobian`, `backward` 등)와 4절의 `softmax_jacobian`은 쓰지 말고 식으로 만드세요(검사가 알아챕니다).
 
 # %%
 def my_jacobian(w):
@@ -587,7 +595,7 @@ def my_jacobian(w):
 
 check("04-3", my_jacobian)
 
-# %% jupyter={"source_hidden": true}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def my_jacobian(w):
     return torch.diag(w) - torch.outer(w, w)
 
@@ -613,9 +621,9 @@ check("04-3", my_jacobian)
 # | $\sqrt{d_k}$로 나누면 분산 1 | 모든 $d_k$에서 1 ± 0.06 |
 # | 커지는 것은 평균이 아니라 퍼짐 | 평균은 0 근처, 표준편차 $\sqrt{d_k}$ (원문 000 다듬기) |
 # | 나누지 않으면 포화 → 기울기 소실 | $d_k$ 4 → 1024: 엔트로피 계속 감소, 포화 비율 > 70%, $\|J\|$ 중앙값 1000분의 1 미만 |
-# | $d_k = 64$의 문제는 분포 | 키 16개: 중앙값은 오히려 큼, 29%의 행이 포화(기울기 < 0.1인 행 23%, < 0.01인 행 12%); 키 4개면 중앙값도 나눈 쪽의 4분의 1 미만 |
+# | $d_k = 64$의 문제는 분포 | 키 16개: $\|\partial L/\partial s\|$ 중앙값은 이미 약 1/5, $\|\partial L/\partial q\|$ 중앙값이 큰 것은 $\|k\| \approx 8$ 인수; 29%의 행이 포화(기울기 < 0.1인 행 23%, < 0.01인 행 12%); 키 4개면 쿼리 기울기 중앙값도 나눈 쪽의 4분의 1 미만 |
 # | 나누면 $d_k$와 무관 | 엔트로피·최대 가중치·$\|J\|$·$\|\partial L/\partial q\|$의 최대/최소 비 < 1.05–1.3 |
 # | $1/\sqrt{d_k}$ = 고정 온도 $\tau=\sqrt{d_k}$ | `softmax(s/τ)`, τ = √d_k = 03번 어텐션의 가중치 = PyTorch SDPA; $\tau=d_k$는 너무 평평 |
-# | 원문 바로잡기 | "Key의 차원은 3" → 4 (03번에서 다룬 것을 다시 확인); $[0.95, 0.02, 0.03]$ → $[0.958, 0.020, 0.023]$ (부드럽지 않음) |
+# | 원문 바로잡기 | 원문 000: $d_q$와 $d_k$는 "거의 같은 게 관례"가 아니라 내적이면 반드시 같음; 원문 004: $d_k = 64$에서 "학습이 멈춘다"는 과장(소프트맥스를 지나는 기울기는 중앙값 약 1/5, 행의 약 30% 포화); $[0.95, 0.02, 0.03]$ → $[0.958, 0.020, 0.023]$ (부드럽지 않음) |
 #
 # 다음 노트북(05)에서는 온도 $\tau$를 직접 움직이며 $\tau \to 0$과 $\tau \to \infty$의 극한을 봅니다.
