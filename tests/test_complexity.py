@@ -284,7 +284,8 @@ def test_08_1():
     assert "하나만 셌습니다: 소프트맥스" in _msg(check("08-1", lambda n, d, h, b: 4 * b * h * (n * n + n * d)))
     assert "출력 O" in _msg(check("08-1", lambda n, d, h, b: 8 * b * h * n * n))
     assert "입력 Q, K, V" in _msg(check("08-1", lambda n, d, h, b: 4 * b * h * (2 * n * n + 3 * n * d)))
-    assert "헤드 2와 배치 1" in _msg(check("08-1", lambda n, d, h, b: 4 * (2 * n * n + n * d)))
+    assert "헤드 수(2)와 배치(1)" in _msg(check("08-1", lambda n, d, h, b: 4 * (2 * n * n + n * d)))
+    assert "q/√d" in _msg(check("08-1", lambda n, d, h, b: 4 * b * h * (2 * n * n + 2 * n * d)))
     assert "8바이트" in _msg(check("08-1", lambda n, d, h, b: 2 * right(n, d, h, b)))
     assert "MiB" in _msg(check("08-1", lambda n, d, h, b: right(n, d, h, b) / 2**20))
     assert "동시에 살아" in _msg(check("08-1", lambda n, d, h, b: 12345))
@@ -331,6 +332,31 @@ def _causal_lean(q, k, v):
     return (fq.unsqueeze(-1) * s).sum(-2) / (fq * torch.cumsum(fk, dim=-2)).sum(-1, keepdim=True)
 
 
+def _causal_chunked(q, k, v, chunk=64):  # the solution cell's form: one (d, d_v) state from chunk to chunk
+    fq_all, fk_all = F.elu(q) + 1, F.elu(k) + 1
+    s = fk_all.new_zeros(*fk_all.shape[:-2], fk_all.shape[-1], v.shape[-1])
+    z = fk_all.new_zeros(*fk_all.shape[:-2], fk_all.shape[-1])
+    out = []
+    for i in range(0, q.shape[-2], chunk):
+        fq, fk, vc = fq_all[..., i : i + chunk, :], fk_all[..., i : i + chunk, :], v[..., i : i + chunk, :]
+        w = (fq @ fk.transpose(-2, -1)).tril()
+        out.append((fq @ s + w @ vc) / (fq @ z.unsqueeze(-1) + w.sum(dim=-1, keepdim=True)))
+        s, z = s + fk.transpose(-2, -1) @ vc, z + fk.sum(dim=-2)
+    return torch.cat(out, dim=-2)
+
+
+def test_08_3_every_state_costs_more_than_the_matrix_when_d_squared_exceeds_n():
+    n, d = 2048, 64
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, n, d, generator=gen) for _ in range(3))
+    with torch.no_grad():
+        every = peak_memory_bytes(_causal_lean, q, k, v)
+        carried = peak_memory_bytes(_causal_chunked, q, k, v)
+        torch.testing.assert_close(_causal_chunked(q, k, v), _causal_lean(q, k, v), rtol=1e-4, atol=1e-5)
+    assert every > n * d * d * 4 > n * n * 4  # cumsum keeps all N states (N·d·d_v): more than one N×N matrix
+    assert carried < n * n * 4 // 4
+
+
 def test_08_3():
     def recurrent(q, k, v):  # one d×d_v state updated token by token, as numpy: also accepted
         fq, fk = (F.elu(q) + 1).numpy(), (F.elu(k) + 1).numpy()
@@ -355,8 +381,11 @@ def test_08_3():
         fq, fk = F.elu(q) + 1, F.elu(k) + 1
         return (fq.unsqueeze(-1) * torch.cumsum(fk.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)).sum(-2)
 
-    assert check("08-3", _causal_lean).passed
+    lean = check("08-3", _causal_lean)  # every S_i at once: accepted, told about its N·d·d_v memory
+    assert lean.passed and "모든 S_i" in lean.message and "32 MiB 대 16 MiB" in lean.message, lean.message
     assert check("08-3", recurrent).passed
+    carried = check("08-3", _causal_chunked)
+    assert carried.passed and "상태 S, z 하나만" in carried.message and "모든 S_i(N·d·d_v =" not in carried.message
     assert "N×N 행렬" in _msg(check("08-3", quadratic))
     assert "인과가 아닌" in _msg(check("08-3", linear_attention))
     assert "소프트맥스 어텐션" in _msg(
@@ -368,6 +397,31 @@ def test_08_3():
     assert "다릅니다" in _msg(check("08-3", lambda q, k, v: _causal_lean(q, k, v) * 1.01))
     assert "모양" in _msg(check("08-3", lambda q, k, v: v[..., :3, :]))
     assert "텐서" in _msg(check("08-3", lambda q, k, v: "answer"))
+
+
+def test_08_2_rejects_merges_whose_rescale_factor_can_exceed_one():
+    def to_a(a, b):  # always rescale to block A's max: c_B = e^(m_B − m_A) can exceed 1
+        cb = torch.exp(b[0] - a[0])
+        return a[0], a[1] + b[1] * cb, a[2] + b[2] * cb
+
+    def to_min(a, b):  # rescale to the smaller max: one factor exceeds 1
+        m = torch.minimum(a[0], b[0])
+        ca, cb = torch.exp(a[0] - m), torch.exp(b[0] - m)
+        return m, a[1] * ca + b[1] * cb, a[2] * ca + b[2] * cb
+
+    for fn in (to_a, to_min):
+        message = _msg(check("08-2", fn))
+        assert "NaN/inf" in message and "≤ 1" in message and "블록 B 점수 +500" in message, message
+
+
+def test_08_2_case_labels_carry_one_sign():
+    def breaks_on_negative_b(a, b):
+        if (a[0].mean() - b[0].mean()) > 3.5:  # only the case "A +3, B -2"
+            return a
+        return _right_merge(a, b)
+
+    message = _msg(check("08-2", breaks_on_negative_b))
+    assert "블록 B 점수 -2" in message and "+-" not in message, message
 
 
 def test_08_2_accepts_a_log_sum_exp_normalised_state():

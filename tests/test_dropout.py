@@ -179,6 +179,7 @@ def test_check_06_1():
         "합을 1로 다시 맞춤": lambda w, keep, p: (w * keep) / (w * keep).sum(-1, keepdim=True),
         "모양": lambda w, keep, p: (w * keep / (1 - p)).flatten(),
         "오류": lambda w, keep, p: w @ keep,
+        "keep 마스크를 쓰지 않았습니다": lambda w, keep, p: w / (1 - p),
     }
     for phrase, fn in cases.items():
         r = check("06-1", fn)
@@ -213,6 +214,15 @@ def test_check_06_2():
     r = check("06-2", estimate)
     assert not r.passed and "정확한 값" in r.message and "표본" in r.message, r.message
     assert not check("06-2", ...).passed
+
+
+def test_check_06_2_names_a_rounded_answer_and_attaches_particles_by_sound():
+    for rounded in (0.1, 0.09):
+        r = check("06-2", rounded)
+        assert not r.passed and "반올림" in r.message and "표본" not in r.message, r.message
+    assert "0.1은" in check("06-2", 0.1).message and "0.09는" in check("06-2", 0.09).message
+    r = check("06-2", 0.5)
+    assert "0.5는" in r.message and "0.5은" not in r.message, r.message
 
 
 def test_check_06_3():

@@ -170,6 +170,44 @@ def test_check_07_1_diagnoses_each_mistake(kind, phrase):
     assert not r.passed and phrase in r.message, r.message
 
 
+def _assemble_with(in_transposed=False, out_transposed=False, scale_c=False, in_bias=True):
+    def fn(m, x):
+        b, t, c = x.shape
+        h = m.num_heads
+        d = c // h
+        ws, bs = m.in_proj_weight.chunk(3), m.in_proj_bias.chunk(3)
+        q, k, v = ((x @ (w if in_transposed else w.T)) + (bb if in_bias else 0) for w, bb in zip(ws, bs))
+        q, k, v = (y.view(b, t, h, d).transpose(1, 2) for y in (q, k, v))
+        heads = torch.softmax(q @ k.transpose(-2, -1) / (c if scale_c else d) ** 0.5, -1) @ v
+        merged = heads.transpose(1, 2).reshape(b, t, c)
+        w_o = m.out_proj.weight
+        return merged @ (w_o if out_transposed else w_o.T) + m.out_proj.bias
+
+    return fn
+
+
+def test_check_07_1_names_a_weight_used_without_its_transpose():
+    assert check("07-1", _assemble_with()).passed
+    r = check("07-1", _assemble_with(in_transposed=True))
+    assert not r.passed and "x @ W.T + b" in r.message and "Q·K·V" in r.message, r.message
+    r = check("07-1", _assemble_with(out_transposed=True))
+    assert not r.passed and "m.out_proj.weight를 전치하지" in r.message, r.message
+
+
+def test_check_07_1_names_two_mistakes_at_once():
+    r = check("07-1", _assemble_with(scale_c=True, in_bias=False))
+    assert not r.passed and "두 가지가 겹쳤습니다" in r.message, r.message
+    assert "√C" in r.message and "in_proj_bias" in r.message, r.message
+
+
+def test_check_07_1_names_an_output_weight_pair_and_rewords_the_fallback():
+    good = _assemble()
+    r = check("07-1", lambda m, x: (good(m, x), None))
+    assert not r.passed and "(출력, 가중치)" in r.message, r.message
+    r = check("07-1", lambda m, x: x)
+    assert "하나나 둘만으로는 설명되지 않습니다" in r.message and "는 아닙니다" not in r.message, r.message
+
+
 def test_check_07_1_other_answers():
     assert check("07-1", _assemble()).passed
     assert "순서가 틀렸습니다" in check("07-1", _assemble(order=(1, 0, 2))).message
@@ -178,6 +216,15 @@ def test_check_07_1_other_answers():
     assert "다릅니다" in check("07-1", lambda m, x: x).message
     assert "오류" in check("07-1", lambda m, x: x @ x).message
     assert not check("07-1", lambda m, x: (_ for _ in ()).throw(NotImplementedError)).passed
+
+
+def test_check_07_1_runtime_guard_catches_a_call_the_source_does_not_show():
+    def sneaky(mha, x):  # calls the module under another name: no forbidden name is called in the source
+        run = mha
+        return run(x, x, x)[0]
+
+    r = check("07-1", sneaky)
+    assert not r.passed and "모듈 자체를 호출했습니다" in r.message, r.message
 
 
 @pytest.mark.parametrize(
@@ -207,6 +254,7 @@ def test_check_07_1_other_answers():
 def test_check_07_1_refuses_calling_the_module(forbidden):
     r = check("07-1", forbidden)
     assert not r.passed and "모듈 자체를 호출했습니다" in r.message, r.message
+    assert "불렀습니다" in r.message, r.message  # seen in the source by forbid_calls, before anything runs
     assert F.multi_head_attention_forward.__name__ == "multi_head_attention_forward"  # restored after the check
     assert check("07-1", _assemble()).passed  # no hook left behind
 
@@ -225,6 +273,9 @@ def _gqa(c, h, g, bias):
         (lambda c, h, g, bias: c * c + 3 * c * g * (c // h) + ((c + 3 * g * (c // h)) if bias else 0), "W^O"),
         (lambda c, h, g, bias: 4 * c * g * (c // h) + (4 * g * (c // h) if bias else 0), "W^Q"),
         (lambda c, h, g, bias: 7, "정답은"),
+        (lambda c, h, g, bias: _gqa(c, h, g, bias) - (c if bias else 0), "W^O의 편향"),
+        (lambda c, h, g, bias: 2 * c * c + 2 * c * g * 128 + ((2 * c + 2 * g * 128) if bias else 0), "128로 고정"),
+        (lambda c, h, g, bias: 2 * c * c + 2 * c * g * 8 + ((2 * c + 2 * g * 8) if bias else 0), "정답은"),
         (lambda c, h, g, bias: [1, 2], "숫자 하나"),
     ],
 )
@@ -234,6 +285,11 @@ def test_check_07_2_wrong_answers(fn, phrase):
 
 
 def test_check_07_2_accepts_the_formula_and_agrees_with_modules():
-    assert check("07-2", _gqa).passed
+    r = check("07-2", _gqa)
+    assert r.passed, r.message
+    # the success message no longer claims that h does not matter: it shows h changing the count at fixed g
+    assert "9,216" in r.message and "10,240" in r.message and "12,288" in r.message, r.message
+    assert "줄어드는 것은 키·밸류 쪽(g)뿐" not in r.message
+    assert [_gqa(64, h, 2, False) for h in (16, 8, 4)] == [9216, 10240, 12288]
     # g = h is plain multi-head attention: the torch module's count
     assert _gqa(64, 8, 8, True) == sum(p.numel() for p in nn.MultiheadAttention(64, 8).parameters())

@@ -168,6 +168,21 @@ def test_05_1_accepts_prediction_and_measurement():
     assert check("05-1", [torch.tensor(PREDICTED), _measured_tau() * 1.0005]).passed
 
 
+def test_05_1_accepts_a_measurement_read_off_a_1000_per_decade_log_grid():
+    grid = np.logspace(-4, 4, 8001)  # 4절's resolution: 1000 points per decade, 0.23% apart
+    tops = torch.softmax(Z[None, :] / torch.from_numpy(grid)[:, None], dim=-1).amax(-1).numpy()
+    on_grid = float(grid[np.argmax(tops <= 1 / 3 + 0.01)])  # the first grid point that meets the criterion
+    assert on_grid != pytest.approx(_measured_tau(), rel=1e-3)  # outside the old 0.1% tolerance
+    result = check("05-1", (PREDICTED, on_grid))
+    assert result.passed, result.message
+
+
+def test_05_1_a_rounded_prediction_is_told_it_is_rounded():
+    result = check("05-1", (28, _measured_tau()))
+    assert not result and "반올림" in result.message and "측정값" not in result.message, result.message
+    assert "28는" not in result.message
+
+
 @pytest.mark.parametrize(
     "answer, words",
     [
@@ -223,6 +238,28 @@ def test_05_2_asks_for_the_masking_by_hand(fn, words):
     assert not result and words in result.message, result.message
 
 
+def test_05_2_sees_a_ready_made_entropy_under_another_name():
+    from torch.special import entr as ent  # the same function, renamed on import
+    from torch.special import xlogy as xl
+
+    for fn in (lambda w: ent(w).sum(), lambda w: -xl(w, w).sum()):
+        result = check("05-2", fn)
+        assert not result and "이름만 바꾼" in result.message, result.message
+
+
+def test_05_2_sees_scipy_entropy_renamed_on_import():
+    stats = pytest.importorskip("scipy.stats")
+    ent = stats.entropy
+
+    result = check("05-2", lambda w: torch.tensor(ent(w.numpy())))
+    assert not result and "ent (= entropy)" in result.message, result.message
+
+
+def test_05_2_nan_hint_does_not_suggest_a_forbidden_function():
+    result = check("05-2", lambda w: -(w * w.log()).sum())
+    assert not result and "NaN" in result.message and "xlogy" not in result.message, result.message
+
+
 @pytest.mark.parametrize(
     "fn, words",
     [
@@ -249,6 +286,29 @@ def test_05_3_accepts_tau_for_half():
     assert check("05-3", torch.tensor(tau)).passed
     for same in (torch.tensor([tau]), np.array([tau]), np.array(tau), np.float64(tau), np.float32(tau), [tau], (tau,)):
         assert check("05-3", same).passed, type(same)
+
+
+def _tau_half(scores):
+    lo, hi = math.log(1e-4), 0.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if softmax_t(scores, math.exp(mid)).max() > 0.5 else (lo, mid)
+    return math.exp(lo)
+
+
+def test_05_3_names_a_tau_found_on_unscaled_or_twice_scaled_scores():
+    _, bae = _bae()
+    unscaled = _tau_half(2 * bae[2])  # Q·Kᵀ without the /√d_k that bae already has: τ twice too big
+    result = check("05-3", unscaled)
+    assert not result and "√d_k로 나누지 않은" in result.message and "2배" in result.message, result.message
+    result = check("05-3", _tau_half(bae[2] / 2))
+    assert not result and "한 번 더 나눈" in result.message, result.message
+
+
+def test_05_3_particles_follow_the_number():
+    result = check("05-3", 1.0)
+    assert "로 0.5보다" in result.message or "으로 0.5보다" in result.message
+    assert not any(bad in result.message for bad in ("3로 ", "6로 ", "0로 "))
 
 
 def test_05_3_accepts_an_int_and_names_an_array_of_several():

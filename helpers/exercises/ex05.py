@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
@@ -9,7 +10,7 @@ import numpy as np
 import torch
 
 from ..data import load_json
-from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls
+from . import Wrong, answer_tensor, call_learner, called_names, exercise, forbid_calls, particle
 
 SEED_SCORES = (2.0, 1.0, 0.5)  # seed 004's example
 NEAR_UNIFORM = 0.01  # "almost uniform": the top weight at most 1/n + 0.01
@@ -17,16 +18,18 @@ NEAR_UNIFORM = 0.01  # "almost uniform": the top weight at most 1/n + 0.01
 
 def _number(x, name: str) -> float:
     if x is None or x is Ellipsis:
-        raise Wrong(f"{name}가 비어 있습니다. `...` 자리를 채운 뒤 다시 실행하세요.")
+        raise Wrong(f"{particle(name, '이/가')} 비어 있습니다. `...` 자리를 채운 뒤 다시 실행하세요.")
     if isinstance(x, (list, tuple)) and len(x) == 1:  # a size-1 container: its one number
         x = x[0]
     if isinstance(x, (torch.Tensor, np.ndarray, np.generic)):  # tensor, array, 0-d array, numpy scalar
         size = x.numel() if isinstance(x, torch.Tensor) else x.size
         if size != 1:
-            raise Wrong(f"{name}는 숫자 하나여야 합니다; 모양 {tuple(x.shape)}의 배열(원소 {size}개)을 받았습니다.")
+            raise Wrong(
+                f"{particle(name, '은/는')} 숫자 하나여야 합니다; 모양 {tuple(x.shape)}의 배열(원소 {size}개)을 받았습니다."
+            )
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise Wrong(f"{name}는 숫자 하나여야 합니다; 받은 것은 {type(x).__name__}입니다.")
+        raise Wrong(f"{particle(name, '은/는')} 숫자 하나여야 합니다; 받은 것은 {type(x).__name__}입니다.")
     if not (x > 0 and math.isfinite(x)):
         raise Wrong(f"{name} = {x}: 온도는 0보다 큰 유한한 수여야 합니다.")
     return float(x)
@@ -52,6 +55,10 @@ def _close(a: float, b: float, rel: float = 1e-3) -> bool:
     return abs(a - b) <= rel * abs(b)
 
 
+PREDICT_REL = 1e-3  # the prediction is a formula: 0.1%
+MEASURE_REL = 3e-3  # the measurement: 0.3%, a log grid of 1000 points per decade (4절) is 0.23% apart
+
+
 @exercise("05-1")
 def _predict_then_measure(answer):
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
@@ -63,15 +70,20 @@ def _predict_then_measure(answer):
     want_pred = ((z.max() - z.mean()) / (n * NEAR_UNIFORM)).item()  # 27.78
     want_meas = _tau_where_top_is(z, target)  # 27.96
     # The prediction: (z_max − z̄) / (n τ) = 0.01, solved for τ.
-    if not _close(predicted, want_pred):
+    if not _close(predicted, want_pred, PREDICT_REL):
+        if predicted == round(want_pred):
+            raise Wrong(
+                f"tau_predicted = {predicted:g}: 정수로 반올림한 값으로 보입니다. 식에서 나온 값을 반올림하지 말고 "
+                "그대로 넣으세요 (예측은 상대 오차 0.1% 안이어야 합니다)."
+            )
         if _close(predicted, want_meas, 2e-3):
             raise Wrong(
-                f"tau_predicted = {predicted:.4g}는 측정값입니다. 예측은 소프트맥스 없이 1차 근사식만으로 "
+                f"tau_predicted(= {predicted:.4g})는 측정값입니다. 예측은 소프트맥스 없이 1차 근사식만으로 "
                 "구하세요: 최대 가중치가 1/n보다 큰 정도 (z_max − z̄)/(n·τ)가 0.01이 되는 τ."
             )
         if _close(predicted, 2.0):
             raise Wrong(
-                "tau_predicted = 2는 원문이 '거의 균등'이라 부른 온도입니다. 1절에서 본 대로 그때 최대 가중치는 "
+                "tau_predicted = 2: 원문이 '거의 균등'이라 부른 온도입니다. 1절에서 본 대로 그때 최대 가중치는 "
                 "0.48입니다. 1차 근사에서 최대 가중치 − 1/n = (z_max − z̄)/(n·τ)로 두고 0.01과 같게 푸세요."
             )
         mistakes = {
@@ -86,30 +98,31 @@ def _predict_then_measure(answer):
             if _close(predicted, value, 5e-3):
                 raise Wrong(f"tau_predicted = {predicted:.4g}: {message}")
         raise Wrong(
-            f"tau_predicted = {predicted:.4g}는 1차 근사의 답이 아닙니다. w_max − 1/n ≈ (z_max − z̄)/(n·τ)를 "
+            f"tau_predicted(= {predicted:.4g})는 1차 근사의 답이 아닙니다. w_max − 1/n ≈ (z_max − z̄)/(n·τ)를 "
             f"0.01과 같게 놓고 τ에 대해 푸세요 (z̄ = {z.mean().item():.4g}, n = {n})."
         )
     # The measurement: the smallest τ with top weight <= 1/3 + 0.01.
-    if not _close(measured, want_meas):
+    if not _close(measured, want_meas, MEASURE_REL):
         top = _top_weight(z, measured)
         if _close(measured, predicted, 1e-6):
             raise Wrong(
                 f"tau_measured가 예측값과 같습니다. 실제로 재 보면 τ = {predicted:.4g}에서 최대 가중치는 "
-                f"{top:.6f}로 1/3 + 0.01 = {target:.6f}보다 조금 큽니다. softmax_t로 τ를 바꿔 가며 재세요."
+                f"{particle(f'{top:.6f}', '으로/로')} 1/3 + 0.01 = {target:.6f}보다 조금 큽니다. softmax_t로 τ를 바꿔 가며 재세요."
             )
         if abs(1 / n - torch.softmax(z / measured, dim=-1).min().item() - NEAR_UNIFORM) < 1e-4:
             raise Wrong(
-                f"tau_measured = {measured:.4g}에서는 최소 가중치가 1/3 − 0.01입니다. 기준은 최대 가중치가 "
+                f"τ = {measured:.4g}에서는 최소 가중치가 1/3 − 0.01입니다. 기준은 최대 가중치가 "
                 f"1/3 + 0.01 이하가 되는 것입니다 (그 τ에서 최대 가중치 {top:.4f})."
             )
         if top > target:
             raise Wrong(
-                f"τ = {measured:.4g}에서 최대 가중치가 {top:.5f}로 1/3 + 0.01 = {target:.5f}보다 큽니다: "
+                f"τ = {measured:.4g}에서 최대 가중치가 {particle(f'{top:.5f}', '으로/로')} 1/3 + 0.01 = {target:.5f}보다 큽니다: "
                 "아직 덜 균등합니다. τ를 키우세요."
             )
         raise Wrong(
-            f"τ = {measured:.4g}에서 최대 가중치 {top:.5f}는 기준을 만족하지만 가장 작은 τ가 아닙니다: "
-            f"더 작은 τ에서도 1/3 + 0.01 = {target:.5f} 이하입니다. 경계를 더 정확히 찾으세요 (상대 오차 0.1% 안)."
+            f"τ = {measured:.4g}에서 최대 가중치({top:.5f})는 기준을 만족하지만 가장 작은 τ가 아닙니다: "
+            f"더 작은 τ에서도 1/3 + 0.01 = {target:.5f} 이하입니다. 경계를 더 정확히 찾으세요 (상대 오차 0.3% 안: "
+            "로그 격자라면 10배마다 1000점, 또는 이웃한 두 점 사이를 보간)."
         )
     gap = (measured - predicted) / measured
     return (
@@ -119,14 +132,35 @@ def _predict_then_measure(answer):
     )
 
 
+_READY_MADE = {"xlogy", "entr", "entropy"}
+_WHY = (
+    "이 문제는 위의 `entropy`가 기대는 `torch.special.xlogy` 없이 "
+    "`torch.log`와 `torch.where`(또는 불리언 마스크)로 0 · log 0 = 0을 직접 처리하는 연습입니다."
+)
+
+
+def _renamed_ready_made(fn) -> set[str]:
+    """Names the learner calls that are a ready-made entropy under another name
+    (``from scipy.stats import entropy as ent``, ``xl = torch.special.xlogy``)."""
+    try:
+        visible = inspect.getclosurevars(fn)
+    except TypeError:
+        return set()
+    found = set()
+    for name in called_names(fn) or set():
+        obj = visible.nonlocals.get(name, visible.globals.get(name))
+        real = getattr(obj, "__name__", "")
+        if name not in _READY_MADE and (real in _READY_MADE or real.removeprefix("special_") in _READY_MADE):
+            found.add(f"{name} (= {real.removeprefix('special_')})")
+    return found
+
+
 @exercise("05-2")
 def _check_entropy(fn):
-    forbid_calls(
-        fn,
-        {"xlogy", "entr", "entropy"},
-        "이 문제는 위의 `entropy`가 기대는 `torch.special.xlogy` 없이 "
-        "`torch.log`와 `torch.where`(또는 불리언 마스크)로 0 · log 0 = 0을 직접 처리하는 연습입니다.",
-    )
+    forbid_calls(fn, _READY_MADE, _WHY)
+    renamed = _renamed_ready_made(fn)
+    if renamed:
+        raise Wrong(f"{', '.join(sorted(renamed))}을(를) 불렀습니다: 이름만 바꾼 완성된 엔트로피 함수입니다. {_WHY}")
     cases = [
         [0.25, 0.25, 0.25, 0.25],
         [0.7, 0.2, 0.1],
@@ -145,8 +179,8 @@ def _check_entropy(fn):
         got = got.reshape(())
         if torch.isnan(got):
             raise Wrong(
-                f"{what}이 NaN입니다: 0 · log 0 = 0 · (−inf) = NaN이 됩니다. "
-                "w = 0인 항은 0으로 두세요 (torch.special.xlogy(w, w) 또는 torch.where)."
+                f"{what}의 결과가 NaN입니다: 0 · log 0 = 0 · (−inf) = NaN이 됩니다. "
+                "w = 0인 항은 0으로 두세요 (torch.where(w > 0, w, 1)의 로그는 w = 0에서 log 1 = 0)."
             )
         if torch.isclose(got, -want, atol=1e-9) and want > 0:
             raise Wrong(f"{what} = {got.item():.4f}: 부호가 반대입니다. 엔트로피는 −Σ w log w로, 0 이상입니다.")
@@ -172,16 +206,30 @@ def _bae_row() -> torch.Tensor:
 @exercise("05-3")
 def _check_tau_half(tau):
     tau = _number(tau, "τ")
-    top = _top_weight(_bae_row(), tau)
+    row = _bae_row()
+    top = _top_weight(row, tau)
+    near_half = 0.49 <= top <= 0.51
+    if not near_half and abs(_top_weight(2 * row, tau) - 0.5) <= 0.01:  # found on Q·Kᵀ, which is √d_k = 2 times bae
+        raise Wrong(
+            f"τ = {tau:.4g}: √d_k로 나누지 않은 점수 QKᵀ에서 찾은 τ로 보입니다(그 점수로는 최대 가중치가 0.5). "
+            "`bae`는 이미 QKᵀ/√d_k = QKᵀ/2이므로 찾은 τ가 정확히 2배 큽니다. `bae[2]`로 다시 재세요."
+        )
+    if not near_half and abs(_top_weight(row / 2, tau) - 0.5) <= 0.01:  # divided by √d_k twice
+        raise Wrong(
+            f"τ = {tau:.4g}: 점수를 √d_k = 2로 한 번 더 나눈 값에서 찾은 τ로 보입니다(정답의 절반). "
+            "`bae`는 이미 √d_k로 나눈 점수이니 그대로 쓰세요."
+        )
     if top > 0.51:
         raise Wrong(
-            f"τ = {tau:.4g}에서 '배' 행의 최대 가중치가 {top:.3f}로 0.5보다 큽니다: 너무 날카롭습니다. τ를 키우세요."
+            f"τ = {tau:.4g}에서 '배' 행의 최대 가중치가 {particle(f'{top:.3f}', '으로/로')} 0.5보다 큽니다: "
+            "너무 날카롭습니다. τ를 키우세요."
         )
     if top < 0.49:
         raise Wrong(
-            f"τ = {tau:.4g}에서 '배' 행의 최대 가중치가 {top:.3f}로 0.5보다 작습니다: 아직 너무 평평합니다. τ를 줄이세요."
+            f"τ = {tau:.4g}에서 '배' 행의 최대 가중치가 {particle(f'{top:.3f}', '으로/로')} 0.5보다 작습니다: "
+            "아직 너무 평평합니다. τ를 줄이세요."
         )
     return (
         f"τ = {tau:.4g}에서 최대 가중치 {top:.3f}. √d_k = 2로 나눈 점수를 τ로 한 번 더 나누니, "
-        f"실제로는 QKᵀ를 {2 * tau:.4g}로 나누는 셈입니다."
+        f"실제로는 QKᵀ를 {particle(f'{2 * tau:.4g}', '으로/로')} 나누는 셈입니다."
     )

@@ -7,7 +7,7 @@ import math
 import torch
 import torch.nn as nn
 
-from helpers.exercises import Wrong, answer_tensor, call_learner, exercise
+from helpers.exercises import Wrong, answer_tensor, call_learner, exercise, particle
 
 _W = torch.tensor([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3]], dtype=torch.float64)
 
@@ -21,7 +21,9 @@ def _apply_keep_mask(fn):
         )
         want = _W * keep / (1 - p)
         if got.shape != want.shape:
-            raise Wrong(f"결과의 모양이 {tuple(got.shape)}입니다. 가중치와 같은 모양 {tuple(want.shape)}이어야 합니다.")
+            raise Wrong(
+                f"결과의 모양이 {tuple(got.shape)}입니다. 가중치의 모양 {particle(tuple(want.shape), '과/와')} 같아야 합니다."
+            )
         if torch.allclose(got, want, atol=1e-9):
             continue
         if torch.allclose(got, _W * keep, atol=1e-9):
@@ -34,7 +36,14 @@ def _apply_keep_mask(fn):
         if torch.allclose(got, _W * ~keep / (1 - p), atol=1e-9) or torch.allclose(got, _W * ~keep / p, atol=1e-9):
             raise Wrong("keep이 True인 자리를 0으로 만들었습니다. True는 '남긴다'는 뜻입니다.")
         if torch.allclose(got, _W * keep / p, atol=1e-9):
-            raise Wrong(f"p로 나눴습니다. 남는 확률은 1−p이므로 1−p = {1 - p:g}로 나눠야 합니다.")
+            raise Wrong(
+                f"p로 나눴습니다. 남는 확률은 1−p이므로 1−p = {particle(f'{1 - p:g}', '으로/로')} 나눠야 합니다."
+            )
+        if torch.allclose(got, _W / (1 - p), atol=1e-9) or torch.allclose(got, _W, atol=1e-9):
+            raise Wrong(
+                "keep 마스크를 쓰지 않았습니다: 모든 가중치가 남았습니다. keep이 False인 자리는 0이 되도록 "
+                "weights에 keep을 곱하세요 (불리언은 곱하면 1과 0이 됩니다)."
+            )
         kept = _W * keep
         if torch.allclose(got, kept / kept.sum(dim=-1, keepdim=True), atol=1e-9):
             raise Wrong(
@@ -73,16 +82,22 @@ def _row_sum_variance(answer):
         raise Wrong(
             "p만 곱했습니다. 살아남은 값이 w/(1−p)로 커지므로 한 항목의 분산은 w²·p/(1−p)입니다 (p/(1−p) = 0.25)."
         )
+    for digits in (1, 2):
+        if got == round(got, digits) and abs(got - want) <= 0.5 * 10**-digits + 1e-12:
+            raise Wrong(
+                f"받은 값 {particle(f'{got:g}', '은/는')} 소수 {digits}자리로 반올림한 값으로 보입니다. "
+                "반올림하지 말고 식에서 나온 값을 그대로 답하세요 (상대 오차 0.1% 안)."
+            )
     if math.isclose(got, want, rel_tol=0.2):
         raise Wrong(
-            f"받은 값 {got:.4g}은 정답과 {abs(got - want) / want:.1%} 다릅니다: 표본으로 잰 추정값으로 보입니다. "
+            f"받은 값 {particle(f'{got:.4g}', '은/는')} 정답과 {abs(got - want) / want:.1%} 다릅니다: 표본으로 잰 추정값으로 보입니다. "
             "이 문제는 식으로 구한 **정확한 값**을 원합니다. 항목마다 분산 w²·p/(1−p)를 구해 더하세요. "
             "표본 분산은 그 값을 확인하는 데 쓰세요."
         )
     if math.isclose(got, 0.0, abs_tol=1e-9):
         raise Wrong("분산이 0이라면 행의 합이 늘 1이라는 뜻인데, 드롭아웃 뒤에는 행의 합이 뽑을 때마다 달라집니다.")
     raise Wrong(
-        f"받은 값 {got:.4g}은 정답과 다릅니다. 항목마다 분산 w²·p/(1−p)를 구해 더하세요 "
+        f"받은 값 {particle(f'{got:.4g}', '은/는')} 정답과 다릅니다. 항목마다 분산 w²·p/(1−p)를 구해 더하세요 "
         "(드롭아웃은 항목마다 독립입니다)."
     )
 
@@ -102,7 +117,9 @@ def _predict(fn):
         )
     second = answer_tensor(call_learner(fn, module, x, what="predict(module, x)"), "predict")
     if first.shape != want.shape:
-        raise Wrong(f"결과의 모양이 {tuple(first.shape)}입니다. 모듈의 출력 모양 {tuple(want.shape)}이어야 합니다.")
+        raise Wrong(
+            f"결과의 모양이 {tuple(first.shape)}입니다. 모듈의 출력 모양 {particle(tuple(want.shape), '과/와')} 같아야 합니다."
+        )
     if not torch.allclose(first, second):
         raise Wrong("같은 입력으로 두 번 불렀더니 결과가 다릅니다: 드롭아웃이 켜져 있습니다. module.eval()을 쓰세요.")
     if torch.allclose(first, 0.5 * want) or torch.allclose(first, 2 * want):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers.exercises import Wrong, answer_tensor, call_learner, exercise
+from helpers.exercises import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
 
 # T, h and d all differ, so that every layout mistake changes the values (not only the shape).
 _CASES = ((2, 5, 12, 3), (1, 7, 12, 2))  # (B, T, C, h)
@@ -16,34 +17,48 @@ _CASES = ((2, 5, 12, 3), (1, 7, 12, 2))  # (B, T, C, h)
 _MISTAKES = {
     "scale_by_c": "점수를 √C(= √d_model)로 나눴습니다. 헤드 하나의 내적은 d = C/h개 항의 합이므로 √d로 나눠야 합니다.",
     "split_without_transpose": "Q·K·V를 view/reshape로 곧바로 (B, h, T, d)로 만들었습니다. 그러면 한 '헤드'의 행이 "
-    "여러 토큰의 특성 조각이 됩니다. (B, T, h, d)로 나눈 뒤 transpose(1, 2) 하세요.",
+    "여러 토큰의 특징 조각이 됩니다. (B, T, h, d)로 나눈 뒤 transpose(1, 2) 하세요.",
     "merge_without_transpose": "헤드 출력 (B, h, T, d)를 곧바로 reshape(B, T, C) 했습니다. 한 토큰의 출력에 다른 토큰의 "
     "헤드 출력이 들어갑니다. 먼저 transpose(1, 2)로 (B, T, h, d)를 만든 뒤 합치세요.",
     "head_order": "헤드를 거꾸로 이어 붙였습니다. out_proj의 열 블록은 헤드 0, 1, 2, … 순서를 가정합니다.",
     "no_in_bias": "in_proj_bias를 빠뜨렸습니다. Q·K·V 투영에도 편향이 있습니다: F.linear(x, m.in_proj_weight, m.in_proj_bias).",
     "no_out_bias": "출력 투영의 편향(m.out_proj.bias)을 빠뜨렸습니다. m.out_proj(...)를 그대로 호출하세요.",
+    "in_weight_transposed": "Q·K·V 투영에서 가중치를 전치하지 않고 x @ W로 곱했습니다. nn.Linear와 in_proj_weight는 "
+    "Wᵀ(출력 × 입력)를 저장하므로 x @ W.T + b, 곧 F.linear(x, W, b)로 곱해야 합니다 (C×C라 모양 오류가 나지 않습니다).",
+    "out_weight_transposed": "출력 투영에서 m.out_proj.weight를 전치하지 않고 곱했습니다. nn.Linear는 Wᵀ(출력 × 입력)를 "
+    "저장하므로 merged @ W.T + b, 곧 m.out_proj(merged)를 쓰세요.",
 }
 
 
-def _variant(m: nn.MultiheadAttention, x: torch.Tensor, mistake: str | None = None, order=(0, 1, 2)):
-    """nn.MultiheadAttention's self-attention written out, with one mistake injected."""
+def _variant(m: nn.MultiheadAttention, x: torch.Tensor, mistake=None, order=(0, 1, 2)):
+    """nn.MultiheadAttention's self-attention written out, with one mistake (a name) or several (a tuple) injected."""
+    mistakes = set() if mistake is None else {mistake} if isinstance(mistake, str) else set(mistake)
     b, t, c = x.shape
     h = m.num_heads
     d = c // h
-    bias = None if mistake == "no_in_bias" else m.in_proj_bias
-    parts = F.linear(x, m.in_proj_weight, bias).chunk(3, dim=-1)
+    bias = None if "no_in_bias" in mistakes else m.in_proj_bias
+    if "in_weight_transposed" in mistakes:  # x @ W per block instead of x @ W.T
+        parts = [x @ w for w in m.in_proj_weight.chunk(3)]
+        if bias is not None:
+            parts = [y + b_ for y, b_ in zip(parts, bias.chunk(3))]
+    else:
+        parts = F.linear(x, m.in_proj_weight, bias).chunk(3, dim=-1)
     q, k, v = (parts[i] for i in order)
-    if mistake == "split_without_transpose":
+    if "split_without_transpose" in mistakes:
         q, k, v = (y.reshape(b, h, t, d) for y in (q, k, v))
     else:
         q, k, v = (y.view(b, t, h, d).transpose(1, 2) for y in (q, k, v))
-    scale = c if mistake == "scale_by_c" else d
+    scale = c if "scale_by_c" in mistakes else d
     heads = torch.softmax(q @ k.transpose(-2, -1) / scale**0.5, dim=-1) @ v  # (B, h, T, d)
-    if mistake == "head_order":
+    if "head_order" in mistakes:
         heads = heads.flip(1)
-    merged = heads.reshape(b, t, c) if mistake == "merge_without_transpose" else heads.transpose(1, 2).reshape(b, t, c)
-    out_bias = None if mistake == "no_out_bias" else m.out_proj.bias
-    return F.linear(merged, m.out_proj.weight, out_bias)
+    if "merge_without_transpose" in mistakes:
+        merged = heads.reshape(b, t, c)
+    else:
+        merged = heads.transpose(1, 2).reshape(b, t, c)
+    out_bias = None if "no_out_bias" in mistakes else m.out_proj.bias
+    out_weight = m.out_proj.weight.T if "out_weight_transposed" in mistakes else m.out_proj.weight
+    return F.linear(merged, out_weight, out_bias)
 
 
 def _module(c: int, h: int, seed: int) -> nn.MultiheadAttention:
@@ -67,8 +82,19 @@ _FORBIDDEN_CALL = (
 )
 
 
+def _forbid_the_module_by_name(fn) -> None:
+    """The shortcut the exercise text forbids, seen in the source: calling the module (the first parameter,
+    or its forward) or F.multi_head_attention_forward."""
+    try:
+        first = next(iter(inspect.signature(fn).parameters))
+    except (StopIteration, TypeError, ValueError):
+        first = None
+    forbid_calls(fn, {"multi_head_attention_forward", "forward"} | ({first} if first else set()), _FORBIDDEN_CALL)
+
+
 def _call_without_the_module(fn, m: nn.MultiheadAttention, x: torch.Tensor, what: str):
-    """Run the learner's function, recording any call of m itself or of F.multi_head_attention_forward."""
+    """Run the learner's function, recording any call of m itself or of F.multi_head_attention_forward
+    (a second line of defence behind forbid_calls: a call forbid_calls cannot read from the source)."""
     called = []
     hook = m.register_forward_pre_hook(lambda *_: called.append("m"))
     original = F.multi_head_attention_forward
@@ -90,24 +116,32 @@ def _call_without_the_module(fn, m: nn.MultiheadAttention, x: torch.Tensor, what
 
 @exercise("07-1")
 def _assemble(fn):
+    _forbid_the_module_by_name(fn)
     for i, (b, t, c, h) in enumerate(_CASES):
         m = _module(c, h, seed=i)
         x = torch.randn(b, t, c, dtype=torch.float64, generator=torch.Generator().manual_seed(10 + i))
         with torch.no_grad():
             want = m(x, x, x, need_weights=False)[0]
-            got = answer_tensor(
-                _call_without_the_module(fn, m, x.clone(), what=f"assemble_mha(m, x), x {tuple(x.shape)}, h={h}"),
-                "assemble_mha",
-            )
+            result = _call_without_the_module(fn, m, x.clone(), what=f"assemble_mha(m, x), x {tuple(x.shape)}, h={h}")
+            if isinstance(result, (tuple, list)) and len(result) == 2 and torch.is_tensor(result[0]):
+                raise Wrong(
+                    "nn.MultiheadAttention처럼 (출력, 가중치) 두 개를 돌려줬습니다. 이 함수는 출력 텐서 "
+                    "(B, T, C) 하나만 돌려주면 됩니다 (m(x, x, x)[0]에 해당하는 것)."
+                )
+            got = answer_tensor(result, "assemble_mha")
             if got.shape != want.shape:
                 raise Wrong(
-                    f"결과의 모양이 {tuple(got.shape)}입니다. 입력과 같은 (B, T, C) = {tuple(want.shape)}이어야 합니다."
+                    f"결과의 모양이 {tuple(got.shape)}입니다. 입력과 같은 (B, T, C) = {tuple(want.shape)} 모양이어야 합니다."
                 )
             if _close(got, want):
                 continue
             for mistake, message in _MISTAKES.items():
                 if _close(got, _variant(m, x, mistake)):
                     raise Wrong(f"(h = {h}) {message}")
+            for pair in itertools.combinations(_MISTAKES, 2):
+                if _close(got, _variant(m, x, pair)):
+                    first, second = (_MISTAKES[p] for p in pair)
+                    raise Wrong(f"(h = {h}) 흔한 실수 두 가지가 겹쳤습니다. (1) {first} (2) {second}")
             for order in itertools.permutations(range(3)):
                 if order != (0, 1, 2) and _close(got, _variant(m, x, order=order)):
                     names = "".join("QKV"[j] for j in order)
@@ -122,8 +156,9 @@ def _assemble(fn):
                 )
             worst = (got - want).abs().max().item()
             raise Wrong(
-                f"결과가 m(x, x, x)[0]과 다릅니다 (최대 차이 {worst:.3g}). 흔한 실수(√C, 전치 누락, 헤드 순서, "
-                "Q·K·V 순서, 편향)는 아닙니다. 소프트맥스의 축(dim=-1: 키 방향)과 out_proj를 확인하세요."
+                f"결과가 m(x, x, x)[0]과 다릅니다 (최대 차이 {worst:.3g}). 흔한 실수(√C, 나누기·합치기의 전치 누락, "
+                "헤드 순서, Q·K·V 순서, 편향, 가중치 전치 누락) 하나나 둘만으로는 설명되지 않습니다. 단계마다 "
+                "모양과 값을 찍어 보세요: 소프트맥스의 축(dim=-1: 키 방향)도 확인하세요."
             )
     return (
         "in_proj_weight를 Q·K·V로 자르고, (B, T, h, d) → (B, h, T, d)로 나누고, √d로 나누고, "
@@ -138,12 +173,21 @@ def _gqa_params(c: int, h: int, g: int, bias: bool) -> int:
 
 @exercise("07-2")
 def _gqa_param_count(fn):
-    cases = [(64, 8, 8, True), (64, 8, 2, True), (64, 8, 1, False), (48, 6, 3, True), (4096, 32, 8, False)]
+    # (64, 16, 2) and (64, 4, 2): h changes at fixed g, and with d = C/h the count changes too
+    cases = [
+        (64, 8, 8, True),
+        (64, 8, 2, True),
+        (64, 16, 2, False),
+        (64, 4, 2, False),
+        (64, 8, 1, False),
+        (48, 6, 3, True),
+        (4096, 32, 8, False),
+    ]
     for c, h, g, bias in cases:
         call = f"gqa_param_count(d_model={c}, num_heads={h}, kv_heads={g}, bias={bias})"
         got = answer_tensor(call_learner(fn, c, h, g, bias, what=call), "gqa_param_count")
         if got.numel() != 1:
-            raise Wrong(f"{call}는 숫자 하나를 돌려줘야 하는데 모양 {tuple(got.shape)}의 값을 돌려줬습니다.")
+            raise Wrong(f"{call}: 숫자 하나를 돌려줘야 하는데 모양 {tuple(got.shape)}의 값을 돌려줬습니다.")
         got = got.item()
         want = _gqa_params(c, h, g, bias)
         if got == want:
@@ -163,9 +207,25 @@ def _gqa_param_count(fn):
             4 * c * g * d
             + (4 * g * d if bias else 0): "W^Q도 C×(g·d)로 셌습니다. 쿼리 헤드는 h개 그대로라 W^Q는 C×C입니다",
         }
+        if bias:  # Qwen-style: biases on the Q, K, V projections only
+            hints.setdefault(
+                _gqa_params(c, h, g, True) - c,
+                "출력 투영 W^O의 편향을 빠뜨렸습니다. bias=True이면 네 투영 모두 편향이 있습니다",
+            )
+        for fixed in (64, 128):  # a head size copied from 7절 (d = 128) or from the paper (d = 64)
+            hints.setdefault(
+                2 * c * c + 2 * c * g * fixed + ((2 * c + 2 * g * fixed) if bias else 0),
+                f"헤드 크기를 {particle(fixed, '으로/로')} 고정했습니다. 이 문제에서 헤드 크기는 d = C/h라서 h가 바뀌면 d도 바뀝니다",
+            )
         hint = hints.get(int(got)) if float(got).is_integer() else None
         raise Wrong(f"{call} = {got:g}, 정답은 {want}입니다." + (f" {hint}." if hint else ""))
+    by_h = {h: _gqa_params(64, h, 2, False) for h in (16, 8, 4)}
     return (
-        "2C² + 2C·g·d (+ 편향): 쿼리 헤드 수 h는 C를 나누는 방법일 뿐이고, 줄어드는 것은 키·밸류 쪽(g)뿐입니다. "
-        "g = h면 MHA의 4C² + 4C, g = 1이면 MQA입니다."
+        "2C² + 2C·g·d (+ 편향): 파라미터를 정하는 것은 키·밸류의 총 폭 g·d입니다. C를 고정하고 h를 바꾸면 "
+        "d = C/h가 바뀌어 수가 바뀌고 (C = 64, g = 2, 편향 없이 h = "
+        + ", ".join(str(h) for h in by_h)
+        + "에서 각각 "
+        + ", ".join(f"{n:,}" for n in by_h.values())
+        + "개; 키·밸류 쪽 폭은 C의 g/h배), 실제 모델처럼 d를 고정하면 g만 중요합니다. "
+        "g = h면 MHA의 4C² + 4C (이때는 h와 무관), g = 1이면 MQA입니다."
     )

@@ -17,9 +17,9 @@ def _number(x, what: str) -> float:
     try:
         value = float(x)
     except (TypeError, ValueError):
-        raise Wrong(f"{what}은(는) 숫자 하나여야 합니다; 받은 것은 {type(x).__name__}입니다.") from None
+        raise Wrong(f"{what}: 숫자 하나여야 합니다; 받은 것은 {type(x).__name__}입니다.") from None
     if not math.isfinite(value):
-        raise Wrong(f"{what}이(가) {value}입니다. 유한한 숫자여야 합니다.")
+        raise Wrong(f"{what} = {value}: 유한한 숫자여야 합니다.")
     return value
 
 
@@ -40,7 +40,15 @@ def _naive_peak(fn):
             (2 * square, "출력 O = P @ V (N×d)를 빠뜨렸습니다: O가 만들어지는 순간 S와 P가 아직 살아 있습니다"),
             (square, "점수 행렬 하나만 셌습니다: 가중치 P와 출력 O도 같은 순간에 살아 있습니다"),
             (2 * square + 3 * out, "입력 Q, K, V는 호출 전에 이미 있던 메모리라 세지 않습니다 (호출 동안 늘어난 양)"),
-            ((2 * square + out) // (b * h), f"헤드 {h}와 배치 {b}를 곱하지 않았습니다: 헤드·배치마다 행렬이 있습니다"),
+            (
+                (2 * square + out) // (b * h),
+                f"헤드 수({h})와 배치({b})를 곱하지 않았습니다: 헤드·배치마다 행렬이 있습니다",
+            ),
+            (
+                2 * square + 2 * out,
+                "임시 텐서 q/√d (N×d)까지 셌습니다: 그 텐서는 점수 행렬곱이 끝나면 해제되어, S와 P가 함께 있는 순간에는 "
+                "없습니다",
+            ),
             (2 * (2 * square + out), "float32는 값 하나가 4바이트입니다 (8바이트로 셌습니다)"),
             ((2 * square + out) / 2**20, "바이트로 답하세요 (MiB로 나눴습니다)"),
             ((2 * square + out) / GIB, "바이트로 답하세요 (GiB로 나눴습니다)"),
@@ -67,7 +75,8 @@ def _block_state(scores: torch.Tensor, values: torch.Tensor):
 @exercise("08-2")
 def _merge_states(fn):
     gen = torch.Generator().manual_seed(8)
-    for shift_a, shift_b in ((0.0, 0.0), (3.0, -2.0), (-5.0, 4.0), (900.0, 1000.0)):
+    # the last two: large scores, then a gap of 1000 between the blocks' maxima (float64 overflows at e^709)
+    for shift_a, shift_b in ((0.0, 0.0), (3.0, -2.0), (-5.0, 4.0), (900.0, 1000.0), (-500.0, 500.0)):
         scores = torch.randn(4, 10, generator=gen, dtype=torch.float64)
         scores[:, :6] += shift_a
         scores[:, 6:] += shift_b
@@ -80,7 +89,7 @@ def _merge_states(fn):
         m_want = torch.maximum(a[0], b[0])
         ca, cb = torch.exp(a[0] - m_want), torch.exp(b[0] - m_want)
         l_want, acc_want = a[1] * ca + b[1] * cb, a[2] * ca + b[2] * cb
-        case = f"(블록 A 점수 +{shift_a:g}, 블록 B 점수 +{shift_b:g})"
+        case = f"(블록 A 점수 {shift_a:+g}, 블록 B 점수 {shift_b:+g})"
         if m.shape != m_want.shape or l.shape != l_want.shape or acc.shape != acc_want.shape:
             raise Wrong(
                 f"모양이 다릅니다: m {tuple(m.shape)}, l {tuple(l.shape)}, acc {tuple(acc.shape)}; "
@@ -88,8 +97,9 @@ def _merge_states(fn):
             )
         if not (torch.isfinite(m).all() and torch.isfinite(l).all() and torch.isfinite(acc).all()):
             raise Wrong(
-                f"{case}에서 NaN/inf가 나옵니다: exp(m_A)처럼 최댓값을 빼지 않은 지수는 넘칩니다. "
-                "exp(m_A − m), exp(m_B − m)처럼 차이만 지수에 넣으세요."
+                f"{case}에서 NaN/inf가 나옵니다: exp(m_A)처럼 최댓값을 빼지 않은 지수나, 한 블록의 최댓값에 맞춘 "
+                "exp(m_B − m_A)처럼 1보다 커질 수 있는 보정 계수는 넘칩니다. 보정 계수는 항상 ≤ 1이어야 합니다: "
+                "m = max(m_A, m_B)로 두고 exp(m_A − m), exp(m_B − m)를 곱하세요."
             )
         # Any state with the two invariants is right: acc / l is the attention and l·e^m = Σ e^s over both
         # blocks (m = max with l = Σ e^(s−m), or m = log-sum-exp with l = 1, ...).
@@ -117,7 +127,10 @@ def _merge_states(fn):
                 "(m = max(m_A, m_B)라면 l = l_A·exp(m_A − m) + l_B·exp(m_B − m))."
             )
         raise Wrong(f"{case}: acc / l이 softmax(점수) @ V와 다릅니다: acc에 l과 같은 보정 계수를 곱했는지 확인하세요.")
-    return "두 블록의 상태를 합친 결과의 acc / l이 전체 softmax 어텐션과 일치합니다 (점수가 1000이어도)."
+    return (
+        "두 블록의 상태를 합친 결과의 acc / l이 전체 softmax 어텐션과 일치합니다 "
+        "(점수가 1000이어도, 두 블록의 최댓값 차이가 1000이어도)."
+    )
 
 
 def _causal_linear_reference(q, k, v):
@@ -165,14 +178,23 @@ def _causal_linear(fn):
     n, d = 2048, 16
     big = [torch.randn(1, n, d, generator=gen) for _ in range(3)]
     peak = peak_memory_bytes(fn, *big)
-    matrix = n * n * 4
+    matrix, every_state = n * n * 4, n * d * d * 4  # float32: one N×N matrix; all N states S_i (d×d_v each)
     if peak >= matrix // 2:
         raise Wrong(
             f"N = {n}에서 최대 메모리가 {peak / 2**20:.1f} MiB입니다: N×N 행렬({matrix / 2**20:.0f} MiB)을 "
-            "만들었습니다. 누적 합(torch.cumsum)으로 S_i와 z_i를 만들면 N×d×d_v면 됩니다."
+            "만들었습니다. S_i와 z_i는 누적 합이니 N×N 가중치 없이 만들 수 있습니다."
         )
-    return (
-        f"값이 같고, N = {n}에서 최대 메모리 {peak / 2**20:.2f} MiB (N×N 행렬이었다면 "
-        f"{matrix / 2**20:.0f} MiB)로 N×N 행렬 없이 인과 선형 어텐션을 계산했습니다. "
-        "S_i를 하나씩 고쳐 가면 토큰 하나에 d×d_v 상태 하나: 선형 어텐션이 RNN처럼 생성하는 이유입니다."
+    done = (
+        f"값이 같고, N = {n}, d = d_v = {d}에서 최대 메모리 {peak / 2**20:.2f} MiB (N×N 행렬이었다면 "
+        f"{matrix / 2**20:.0f} MiB): N×N 행렬 없이 인과 선형 어텐션을 계산했습니다. "
+    )
+    if peak >= every_state:
+        return done + (
+            f"다만 모든 S_i(N·d·d_v = {every_state / 2**20:.0f} MiB)를 한꺼번에 저장했습니다. 이 크기는 d·d_v가 N보다 "
+            "크면 N×N보다 커집니다(d = d_v = 64, N = 2048이면 32 MiB 대 16 MiB). 상태 S, z 하나만 들고 토큰이나 "
+            "청크 단위로 고쳐 가면 d×d_v면 됩니다(풀이 셀): 선형 어텐션이 RNN처럼 생성하는 이유입니다."
+        )
+    return done + (
+        "상태 S, z 하나만 들고 고쳐 가므로 모든 S_i(N·d·d_v)를 저장하지 않습니다: 선형 어텐션이 RNN처럼 "
+        "토큰 하나에 d×d_v 상태 하나로 생성하는 이유입니다."
     )

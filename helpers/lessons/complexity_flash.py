@@ -163,14 +163,16 @@ def loglog_slope(ns, ys):
     return float(np.polyfit(np.log(np.asarray(ns, float)), np.log(np.asarray(ys, float)), 1)[0])
 
 
-def draw_scaling(records, quantity, ax, methods, fit_min_n=4096):
-    """Log-log plot of 'seconds' or 'peak_bytes' against N per method; returns the fitted exponents."""
+def draw_scaling(records, quantity, ax, methods, fit_min_n=4096, fit_max_n=None):
+    """Log-log plot of 'seconds' or 'peak_bytes' against N per method; returns the exponents fitted on
+    fit_min_n <= N <= fit_max_n (every N from fit_min_n when fit_max_n is None)."""
     slopes = {}
     for method in methods:
         rows = sorted((r for r in records if r["method"] == method and r.get(quantity)), key=lambda r: r["n"])
         ns = np.array([r["n"] for r in rows], dtype=float)
         ys = np.array([r[quantity] for r in rows], dtype=float) * (1e3 if quantity == "seconds" else 1 / 2**20)
-        slopes[method] = loglog_slope(ns[ns >= fit_min_n], ys[ns >= fit_min_n])
+        fit = (ns >= fit_min_n) & (ns <= (fit_max_n or np.inf))
+        slopes[method] = loglog_slope(ns[fit], ys[fit])
         ax.loglog(ns, ys, "o-", color=METHOD_COLORS[method], base=2,
                   label=f"{METHOD_LABELS[method]}: 지수 {slopes[method]:.2f}")
     ax.set_xlabel("시퀀스 길이 N")

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 07. 멀티 헤드 어텐션
 #
-# 특성 차원을 $h$ 조각으로 나눠 어텐션을 $h$번 따로 계산하면, 파라미터 수와 행렬 곱 연산량은 그대로인데 쿼리마다 서로 다른 곳을 동시에 볼 수 있습니다.
+# 특징 차원을 $h$ 조각으로 나눠 어텐션을 $h$번 따로 계산하면, 파라미터 수와 행렬 곱 연산량은 그대로인데 쿼리마다 서로 다른 곳을 동시에 볼 수 있습니다.
 #
 # **학습 목표**
 # - $(B, T, C) \to (B, h, T, d) \to (B, T, C)$ 모양 바꾸기를 단계별로 따라가고, `MultiHeadAttention(nn.Module)`을 직접 써서 같은 가중치를 넣은 `torch.nn.MultiheadAttention`과 같음을 확인한다.
@@ -17,7 +17,7 @@
 # 출처 목록: [원문 000–004와 인용한 논문](../SOURCES.md)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 시작 질문은 "어텐션 한 번으로 '앉았다'가 주어와 장소를 동시에 가져올 수 있을까?"입니다. 1절의 숫자 예가 답(한 번의 가중 평균은 섞어 버린다)을 보여 주고, 8절의 학습된 모델이 헤드 두 개가 실제로 일을 나누는 모습을 보여 줍니다. 시간이 부족하면 3절의 모듈, 4절의 실수 표, 7절의 KV 캐시만 짚으세요.
+# 발표 노트: 시작 질문은 "어텐션 한 번으로 '앉았다'가 주어와 장소를 동시에 가져올 수 있을까?"입니다. 1절의 숫자 예가 답(한 번의 가중 평균은 섞어 버린다)을 보여 주고, 8절의 학습된 모델이 헤드 두 개가 실제로 일을 나누는 모습을 보여 줍니다. 시간이 부족하면 3절의 모듈, 5절의 실수 표, 7절의 KV 캐시만 짚으세요.
 
 # %% slideshow={"slide_type": "skip"}
 import math
@@ -50,7 +50,7 @@ print("헤드 2개:", torch.cat([a, b]), torch.cat([b, a]))
 assert torch.equal(0.5 * a + 0.5 * b, 0.5 * b + 0.5 * a) and not torch.equal(torch.cat([a, b]), torch.cat([b, a]))
 
 # %% [markdown]
-# 멀티 헤드 어텐션(multi-head attention)은 이 생각을 그대로 구현합니다([Vaswani 등 2017](../SOURCES.md), 3.2.2절; 헤드 8개, $d = 64$). 단, 헤드를 늘려도 계산량이 늘지 않도록 **특성 차원을 나눠서** 씁니다. 특성 $C$개를 헤드 $h$개가 $d = C/h$개씩 나눠 가집니다.
+# 멀티 헤드 어텐션(multi-head attention)은 이 생각을 그대로 구현합니다([Vaswani 등 2017](../SOURCES.md), 3.2.2절; 헤드 8개, $d = 64$). 단, 헤드를 늘려도 계산량이 늘지 않도록 **특징 차원을 나눠서** 씁니다. 특징 $C$개를 헤드 $h$개가 $d = C/h$개씩 나눠 가집니다.
 
 # %% [markdown]
 # ## 2. 수식
@@ -63,12 +63,12 @@ assert torch.equal(0.5 * a + 0.5 * b, 0.5 * b + 0.5 * a) and not torch.equal(tor
 # - 점수(score)를 나누는 수는 헤드 하나의 키 차원 $\sqrt{d}$입니다. $\sqrt{C}$가 아닙니다. 내적이 $d$개 항의 합이기 때문입니다(04번).
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 칠판에 $C \times C$ 행렬을 그리고 세로줄로 $h$칸을 나눠 "칸 하나가 $W_i^Q$"라고 보여 주세요. 이 그림 하나로 "파라미터 수는 $h$와 무관하다"(5절)와 "열을 $d$개씩 자르면 된다"(3절)가 함께 설명됩니다.
+# 발표 노트: 칠판에 $C \times C$ 행렬을 그리고 세로줄로 $h$칸을 나눠 "칸 하나가 $W_i^Q$"라고 보여 주세요. 이 그림 하나로 "MHA의 파라미터 수는 $h$와 무관하다"(6절)와 "열을 $d$개씩 자르면 된다"(3절)가 함께 설명됩니다.
 
 # %% [markdown]
 # ## 3. 모양 바꾸기: $(B, T, C) \to (B, h, T, d) \to (B, T, C)$
 #
-# $B=2$, $T=3$, $C=8$, $h=2$($d=4$)로 따라갑니다. 값이 어디로 가는지 보이도록 `x[b, t, c] = 100·t + c`로 채웁니다. 백의 자리가 토큰 번호, 나머지가 특성 번호입니다.
+# $B=2$, $T=3$, $C=8$, $h=2$($d=4$)로 따라갑니다. 값이 어디로 가는지 보이도록 `x[b, t, c] = 100·t + c`로 채웁니다. 백의 자리가 토큰 번호, 나머지가 특징 번호입니다.
 
 # %%
 B, T, C, H = 2, 3, 8, 2
@@ -77,8 +77,8 @@ x = (100 * torch.arange(T).view(1, T, 1) + torch.arange(C).view(1, 1, C)).expand
 step1 = x.view(B, T, H, D)     # (B, T, h, d): cut each token's features into h pieces
 step2 = step1.transpose(1, 2)  # (B, h, T, d): heads before time, so each head sees all tokens
 print("x:", tuple(x.shape), "→ view:", tuple(step1.shape), "→ transpose:", tuple(step2.shape))
-print("헤드 0 (토큰 0·1·2의 특성 0–3):\n", step2[0, 0].int())
-print("헤드 1 (토큰 0·1·2의 특성 4–7):\n", step2[0, 1].int())
+print("헤드 0 (토큰 0·1·2의 특징 0–3):\n", step2[0, 0].int())
+print("헤드 1 (토큰 0·1·2의 특징 4–7):\n", step2[0, 1].int())
 assert torch.equal(step2[:, 1, 2], x[:, 2, D:2 * D])
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -162,6 +162,8 @@ for name, kv in (("셀프", x), ("크로스", memory)):
 # ## 4. `torch.nn.MultiheadAttention`과 같은가
 #
 # PyTorch의 모듈은 $W^Q, W^K, W^V$를 세로로 쌓은 $3C \times C$ 행렬 `in_proj_weight` 하나에 담습니다. 세 조각으로 잘라 복사하는 함수를 쓰고, 출력과 **헤드별** 가중치(`average_attn_weights=False`)를 비교합니다.
+#
+# 주의: `nn.Linear`의 `weight`와 `in_proj_weight`는 수식의 $W$가 아니라 $W^\top$(출력 × 입력)을 저장합니다: `F.linear(x, W, b) = x @ W.T + b`. 수식의 $XW^Q$를 `x @ W`로 옮기면 $C \times C$ 조각이라 모양 오류 없이 틀린 값이 나옵니다(아래 셀의 마지막 줄).
 
 # %% tags=["save"]
 def copy_from_torch(ours, torch_mha):
@@ -190,6 +192,10 @@ for name, kv in (("셀프", x), ("크로스", memory)):
     torch.testing.assert_close(o_out, t_out)
     torch.testing.assert_close(o_w, t_w)
     print(f"{name} 어텐션: 출력과 헤드별 가중치가 float32 허용 오차 안에서 같음, 가중치 {tuple(o_w.shape)}")
+w_q, b_q = torch_mha.in_proj_weight[:16], torch_mha.in_proj_bias[:16]   # (C_out, C_in): Wᵀ of the formula
+torch.testing.assert_close(F.linear(x, w_q, b_q), x @ w_q.T + b_q)
+assert not torch.allclose(x @ w_q + b_q, x @ w_q.T + b_q, atol=1e-3)       # same shape, other values
+print("F.linear(x, W, b) = x @ W.T + b; x @ W (전치 빠뜨림)는 모양만 같고 값이 다름")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 마스크의 뜻은 함수마다 다르다
@@ -260,7 +266,7 @@ assert min(rel.values()) > 0.1                                    # none is a ro
 # 네 실수 모두 출력 크기의 10% 이상 차이가 납니다. 반올림 오차가 아니라 다른 함수를 계산한 것입니다.
 #
 # - **√C로 나누기**: 점수가 $\sqrt{h}$배 작아져 가중치가 평평해집니다. $h = 1$이면 $C = d$라서 드러나지 않습니다.
-# - **전치 없이 나누기**: 한 헤드의 "토큰" 행이 실제로는 엉뚱한 토큰의 특성 조각입니다(아래 출처 표).
+# - **전치 없이 나누기**: 한 헤드의 "토큰" 행이 실제로는 엉뚱한 토큰의 특징 조각입니다(아래 출처 표).
 # - **전치 없이 합치기**: 한 토큰의 출력에 다른 토큰의 헤드 출력이 들어갑니다.
 # - **헤드 순서 뒤집기**: 순서 자체는 임의지만 $W^O$의 열 블록이 그 순서를 따라야 합니다.
 
@@ -535,8 +541,25 @@ mixed = [seed for seed, r in ((r["seed"], r) for r in runs["runs"] if r["num_hea
          if all(0.75 < max(p) < 0.85 for p in r["profile"])]
 assert mixed == [1, 3, 4]
 
+# %% slideshow={"slide_type": "subslide"}
+seed1_model, _ = train_offset_model(num_heads=2, steps=400, seed=1)   # the stored run of seed 1, step for step
+_, maps_s1, prof_s1 = head_profile(seed1_model, x_test, y_test)
+scored = torch.arange(FIRST_SCORED, SEQ_LEN)                            # query rows t = 2..7
+prev_w, first_w = maps_s1[:, scored, scored - 1], maps_s1[:, scored, 0]  # (h, 6): per row, averaged over the batch
+for i in range(2):
+    cells = ["이전" if p > f else "첫" for p, f in zip(prev_w[i].tolist(), first_w[i].tolist())]
+    print(f"시드 1, 헤드 {i}: 행 t = 2..7의 역할 {cells}, 평균 (이전, 첫) = {[round(v, 2) for v in prof_s1[i].tolist()]}")
+stored1 = next(r for r in runs["runs"] if r["num_heads"] == 2 and r["seed"] == 1)
+assert torch.allclose(prof_s1, torch.tensor(stored1["profile"], dtype=prof_s1.dtype), atol=0.01)
+assert (torch.maximum(prev_w, first_w) > 0.98).all()                     # every row: one role, almost all weight
+role0, role1 = prev_w[0] > first_w[0], prev_w[1] > first_w[1]
+assert (role0 != role1).all() and int((~role0).sum()) == 1               # the heads swap roles in exactly one row
+print("행마다 한 역할에 가중치 0.98 이상; 두 헤드는 행 하나에서만 역할을 맞바꿈 → 평균 5/6 ≈ 0.83")
+
 # %% [markdown]
-# 다섯 시드 모두 두 헤드가 두 역할을 나눠 맡지만, 어느 번호의 헤드가 어느 역할을 맡는지는 시드 2와 3에서 뒤바뀝니다. 시드 1, 3, 4에서는 두 헤드 모두 자기 역할에 0.77~0.83만 쓰고 나머지를 다른 역할에 나눕니다. 헤드 번호 자체에는 뜻이 없습니다. 초기값의 우연이 누가 무엇을 맡을지 정합니다.
+# 다섯 시드 모두 두 헤드가 두 역할을 나눠 맡지만, 어느 번호의 헤드가 어느 역할을 맡는지는 시드 2와 3에서 뒤바뀝니다. 헤드 번호 자체에는 뜻이 없습니다. 초기값의 우연이 누가 무엇을 맡을지 정합니다.
+#
+# 시드 1, 3, 4의 0.77~0.83은 행 평균입니다. 채점하는 행은 $t = 2, \dots, 7$의 여섯 개이고, 시드 1과 3의 0.83은 거의 정확히 $5/6$입니다. 한 행 안에서 가중치를 나눈 것이 아니라 **여섯 행 중 한 행에서 두 헤드가 역할을 맞바꾼** 것이 아닐까요? 시드 1을 저장된 실행과 똑같이 400단계 다시 학습해(몇 초) 행마다 봅니다.
 
 # %% [markdown]
 # ### 여기서 직접 학습하기
@@ -581,7 +604,30 @@ print(f"헤드 1개 모델: 정확도 {acc1:.2f}, 이전 토큰 {prev1:.2f}, 첫
 assert acc1 == 1.0 and max(prev1, first1) < 0.7 and prev1 + first1 > 0.9
 
 # %% [markdown]
-# 헤드 하나로도 정확도 100%입니다. 그 헤드는 가중치를 두 위치에 **같지 않게** 나눕니다. 두 밸류가 다른 비율로 섞이면 1절의 "반반 섞기"와 달리 순서 정보가 완전히 사라지지 않고, 뒤의 MLP가 섞인 벡터에서 두 토큰을 풀어냅니다. 이 과제에서 헤드 여러 개는 "가능하게" 만드는 것이 아니라 **깔끔하게 나눠** 맡게 합니다. 시드 5개씩의 저장된 결과로 확인합니다.
+# 헤드 하나로도 정확도 100%입니다. 평균만 보면 두 위치에 고정된 비율로 나누는 것 같지만, 예제마다 보면 다릅니다. 아래 셀은 (1) 예제마다 이전 토큰에 주는 가중치의 범위, (2) 첫 토큰 $x_0$의 값에 따라 첫 토큰에 주는 평균 가중치, (3) 가중치를 모든 예제에서 **정확히 0.5/0.5로 고정**했을 때의 정확도를 잽니다.
+
+# %% slideshow={"slide_type": "subslide"}
+with torch.no_grad():
+    _, w1 = model1(x_test)                                           # (B, 1, T, T): every example's weights
+    prev_ex, first_ex = w1[:, 0, scored, scored - 1], w1[:, 0, scored, 0]   # (B, 6)
+    first_by_x0 = [first_ex[x_test[:, 0] == tok].mean().item() for tok in range(VOCAB)]
+    h_in = model1.tok(x_test) + model1.pos.weight[:SEQ_LEN]           # (B, T, C)
+    half = w1.clone()
+    half[..., scored, :] = 0.0
+    half[..., scored, scored - 1], half[..., scored, 0] = 0.5, 0.5    # exactly 0.5/0.5 on the two positions
+    mixed_v = merge_heads(half @ split_heads(model1.attn.v_proj(h_in), 1))   # (B, T, C)
+    logits_half = model1.mlp(model1.attn.out_proj(mixed_v))
+acc_half = (logits_half[:, FIRST_SCORED:].argmax(-1) == y_test[:, FIRST_SCORED:]).double().mean().item()
+print(f"예제마다 이전 토큰 가중치: {prev_ex.min():.2f} ~ {prev_ex.max():.2f}")
+print("x_0 값별 첫 토큰 평균 가중치:", [round(f, 2) for f in first_by_x0])
+print(f"0.5/0.5로 고정하면 정확도 {acc_half:.2f} (원래 {acc1:.2f})")
+assert prev_ex.min() < 0.05 and prev_ex.max() > 0.9 and max(first_by_x0) - min(first_by_x0) > 0.5
+assert 0.4 < acc_half < 0.55
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 한 헤드는 **토큰의 내용에 따라** 비율을 바꿉니다: 이전 토큰 몫이 예제에 따라 거의 0부터 0.9 넘게까지 움직이고, 첫 토큰 몫도 $x_0$에 따라 크게 다릅니다. 두 토큰을 맞바꾸면 비율도 바뀌므로 섞인 벡터가 달라지고, 뒤의 MLP가 그 차이에서 순서를 읽습니다.
+#
+# 비율을 0.5/0.5로 고정하면 정확도가 절반으로 떨어집니다. 밸류는 $W_V(\text{tok} + \text{pos})$이고, 반반 섞은 벡터의 위치 부분 $\tfrac12 W_V(\text{pos}_{t-1} + \text{pos}_0)$은 어느 토큰이 어디 있든 같으므로 남는 것은 토큰 부분 $\tfrac12 W_V(\text{tok}(x_{t-1}) + \text{tok}(x_0))$뿐입니다. 이것은 두 토큰에 대칭이라 $x_{t-1} - x_0$과 $x_0 - x_{t-1}$을 구별할 수 없습니다(1절의 계산). 위치 임베딩이 있어도 반반 섞으면 순서를 잃습니다. 이 과제에서 헤드 여러 개는 "가능하게" 만드는 것이 아니라 **깔끔하게 나눠** 맡게 합니다. 시드 5개씩의 저장된 결과로 확인합니다.
 
 # %% slideshow={"slide_type": "subslide"}
 summary = {h: [r for r in runs["runs"] if r["num_heads"] == h] for h in (1, 2, 4)}
@@ -593,7 +639,7 @@ assert all(abs(sum(p[j] for p in r["profile"]) - 1) < 0.02 for r in summary[2] f
 assert all(max(r["profile"][0]) < 0.7 for r in summary[1])
 
 # %% [markdown]
-# 헤드 2개 모델은 시드 5개 모두에서 두 헤드의 가중치를 합치면 "이전 토큰" 쪽이 1, "첫 토큰" 쪽이 1입니다: 두 헤드가 두 위치를 나눠 맡습니다(시드에 따라 행 한두 개에서 두 헤드가 역할을 맞바꾸기도 합니다). 헤드 1개는 어느 쪽에도 0.7 이상을 주지 않습니다. 99% 도달 단계는 시드 5개로는 경향만 보여 줍니다.
+# 헤드 2개 모델은 시드 5개 모두에서 두 헤드의 가중치를 합치면 "이전 토큰" 쪽이 1, "첫 토큰" 쪽이 1입니다: 두 헤드가 두 위치를 나눠 맡습니다(시드에 따라 행 한두 개에서 두 헤드가 역할을 맞바꾸기도 합니다). 헤드 1개는 평균으로 어느 쪽에도 0.7 이상을 주지 않습니다(예제마다는 위에서 본 대로 크게 다름). 99% 도달 단계는 시드 5개로는 경향만 보여 줍니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "헤드 하나로도 100%"라는 결과를 숨기지 말고 먼저 물어보세요: "헤드 하나는 이 과제를 풀 수 있을까?" 대부분 "못 푼다"고 답합니다. 멀티 헤드의 이점은 표현 가능성보다 분업의 깔끔함과 학습의 쉬움이라는 점, 그리고 실제 트랜스포머의 헤드는 이렇게 깔끔히 나뉘지 않는 경우가 많다는 점을 함께 말하세요.
@@ -623,7 +669,7 @@ def assemble_mha(m, x):
 check("07-1", assemble_mha)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **07-2. GQA의 파라미터 수.** 먼저 예상하세요: 쿼리 헤드 $h$개, 키·밸류 헤드 $g$개인 어텐션 층에서 $h$를 바꾸면 파라미터 수가 바뀔까요, $g$를 바꾸면 바뀔까요? 그다음 `d_model`, `num_heads`, `kv_heads`, `bias`를 받아 층 하나(투영 $W^Q, W^K, W^V, W^O$)의 파라미터 수를 식으로 돌려주는 `gqa_param_count`를 완성하세요. 헤드 크기는 $d = C/h$입니다.
+# **07-2. GQA의 파라미터 수.** 먼저 예상하세요: 쿼리 헤드 $h$개, 키·밸류 헤드 $g$개인 어텐션 층에서 $h$를 바꾸면 파라미터 수가 바뀔까요, $g$를 바꾸면 바뀔까요? 그다음 `d_model`, `num_heads`, `kv_heads`, `bias`를 받아 층 하나(투영 $W^Q, W^K, W^V, W^O$)의 파라미터 수를 식으로 돌려주는 `gqa_param_count`를 완성하세요. 헤드 크기는 $d = C/h$이고, `bias=True`이면 네 투영 **모두** 편향이 있습니다.
 
 # %%
 def gqa_param_count(d_model, num_heads, kv_heads, bias):
@@ -644,12 +690,12 @@ check("07-2", gqa_param_count)
 # ## 스터디 토론 질문
 #
 # 1. 파라미터 수와 행렬 곱 연산량이 같다면, 헤드 1개($d = 768$) 대신 헤드 12개($d = 64$)를 쓸 때 **잃는 것**은 무엇일까요? 헤드 크기 $d$가 너무 작아지면(예: $d = 1$) 점수 $q \cdot k$는 어떤 함수가 될까요?
-# 2. 헤드 1개 모델은 가중치를 두 위치에 같지 않게 나눠 과제를 풀었습니다. 정확히 0.5/0.5로 나눴다면 풀 수 있었을까요? 1절의 계산과 위치 임베딩을 함께 생각해 보세요.
+# 2. 헤드 1개 모델은 예제마다 다른 비율로 두 위치를 섞어 과제를 풀었고, 0.5/0.5로 고정하면 정확도가 0.50으로 떨어졌습니다. 밸류에는 위치 임베딩도 들어 있는데 왜 순서를 잃을까요? 1절의 계산과 연결해 보세요.
 # 3. 헤드를 이어 붙이는 순서는 임의인데(5절), 학습이 끝난 모델에서 "헤드 3은 문법 헤드"라고 부르는 것은 어떤 의미가 있을까요? 시드만 바꿔 다시 학습하면 그 헤드는 같은 번호에 있을까요?
 # 4. MQA는 KV 캐시를 32배 줄였습니다. 잃는 것은 무엇일까요? GQA가 그 중간에 서는 이유를 생각해 보세요.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번은 "저차원 헤드의 표현력" 문제로, 헤드 크기를 너무 줄이면 점수가 표현할 수 있는 관계가 단순해진다는 점을 이끌어 내세요. 3번은 8절의 시드별 역할 표(시드 2와 3에서 헤드 번호가 뒤바뀜)를 다시 보여 주면 좋습니다. 4번은 08번의 메모리 이야기로 이어집니다.
+# 발표 노트: 1번은 "저차원 헤드의 표현력" 문제로, 헤드 크기를 너무 줄이면 점수가 표현할 수 있는 관계가 단순해진다는 점을 이끌어 내세요. 2번의 답: 반반 섞으면 위치 부분 $\tfrac12 W_V(\text{pos}_{t-1} + \text{pos}_0)$은 모든 예제에서 같은 상수이고, 토큰 부분 $\tfrac12 W_V(\text{tok}(x_{t-1}) + \text{tok}(x_0))$은 두 토큰에 대칭입니다. 위치 임베딩은 "어느 자리의 토큰인지"를 섞인 합에서 떼어 낼 수 없으므로, 헤드 하나는 비율을 토큰마다 다르게 두어야 순서를 남길 수 있습니다(8절의 0.5/0.5 실험). 3번은 8절의 시드별 역할 표(시드 2와 3에서 헤드 번호가 뒤바뀜, 시드 1에서는 한 행에서만 맞바꿈)를 다시 보여 주면 좋습니다. 4번은 08번의 메모리 이야기로 이어집니다.
 
 # %% [markdown]
 # ## 요약
@@ -662,6 +708,6 @@ check("07-2", gqa_param_count)
 # | 흔한 실수 네 가지는 모양은 맞고 값은 틀림 | 출력 크기의 10% 이상 차이 |
 # | 파라미터 $4C^2 + 4C$, 행렬 곱 FLOP은 $h$와 무관; 소프트맥스 행과 가중치 메모리는 $h$배 | `numel` = PyTorch = 식; `FlopCounterMode` = 식; 56.3 MiB 대 4.7 MiB |
 # | KV 캐시 = 인과 마스크 계산; GQA = 키·밸류를 반복한 MHA; 캐시는 키·밸류 헤드 수에 비례 | 2 GiB → 0.5 GiB(GQA) → 64 MiB(MQA) |
-# | 학습된 헤드 2개는 "이전 토큰"과 "첫 토큰"으로 일을 나눔, 헤드 1개는 섞어서 품 | 저장된 모델과 직접 학습한 모델, 시드 5개 |
+# | 학습된 헤드 2개는 "이전 토큰"과 "첫 토큰"으로 일을 행마다 나눔, 헤드 1개는 토큰에 따라 다른 비율로 섞어서 품 (0.5/0.5로 고정하면 정확도 0.50) | 저장된 모델과 직접 학습한 모델, 시드 5개, 행별 역할 표 |
 #
 # 다음 노트북(08)에서는 이 $h \cdot N^2$ 가중치 행렬을 아예 만들지 않는 방법, 블록 단위 온라인 소프트맥스(FlashAttention)를 봅니다.
