@@ -215,6 +215,60 @@ def test_ex2_passes_and_explains_mistakes():
         assert not res and needle in res.message, (needle, res.message)
 
 
+def _exp_then_mask(s, m):
+    """exp of every score first, × mask after: a large hidden score gives exp = inf and inf × 0 = NaN."""
+    top = s.masked_fill(~m, float("-inf")).amax(-1, keepdim=True)
+    top = torch.where(torch.isinf(top), torch.zeros_like(top), top)
+    e = torch.exp(s - top) * m
+    return e / e.sum(-1, keepdim=True).clamp_min(1e-300)
+
+
+def test_ex2_rejects_exp_then_mask_with_a_large_hidden_score():
+    s, m = torch.tensor([[0.0, 1000.0, 1.0]], dtype=torch.float64), torch.tensor([[True, False, True]])
+    assert torch.isnan(_exp_then_mask(s, m)).all()  # the 0 × inf bug the notebook teaches
+    res = check("09-2", _exp_then_mask)
+    assert not res and "inf × 0 = NaN" in res.message and "먼저 -inf로" in res.message, res.message
+
+
+def _via_nn_softmax(s, m):
+    return torch.nn.Softmax(dim=-1)(s.masked_fill(~m, float("-inf"))).nan_to_num(0.0)
+
+
+def _via_functional_softmax(s, m):
+    return F.softmax(s.masked_fill(~m, float("-inf")), dim=-1).nan_to_num(0.0)
+
+
+def _via_log_softmax(s, m):
+    return torch.log_softmax(s.masked_fill(~m, float("-inf")), dim=-1).exp().nan_to_num(0.0)
+
+
+def _via_safe_softmax(s, m):
+    from helpers.lessons.masks import safe_softmax
+
+    return safe_softmax(s.masked_fill(~m, float("-inf")))
+
+
+def _via_softmax_t(s, m):
+    from helpers.lessons.temperature import softmax_t
+
+    return softmax_t(s.masked_fill(~m, float("-inf")), 1.0).nan_to_num(0.0)
+
+
+@pytest.mark.parametrize(
+    "fn, name",
+    [
+        (_via_nn_softmax, "Softmax"),
+        (_via_functional_softmax, "softmax"),
+        (_via_log_softmax, "log_softmax"),
+        (_via_safe_softmax, "safe_softmax"),
+        (_via_softmax_t, "softmax_t"),
+    ],
+)
+def test_ex2_rejects_every_forbidden_softmax(fn, name):
+    res = check("09-2", fn)
+    assert not res and f"{name}을(를) 불렀습니다" in res.message, res.message
+
+
 def test_ex3_passes_and_explains_mistakes():
     assert check("09-3", lambda m: ~m)
     assert check("09-3", lambda m: additive_mask(m))
@@ -226,6 +280,7 @@ def test_ex3_passes_and_explains_mistakes():
         "자리가 뒤바뀌": lambda m: additive_mask(~m),
         "모양": lambda m: (~m)[0],
         "다릅니다": lambda m: ~m.roll(1, -1),  # every row keeps one key, but the wrong one
+        "같은 dtype": lambda m: torch.zeros(m.shape, dtype=torch.float64).masked_fill(~m, float("-inf")),
     }
     for needle, fn in cases.items():
         res = check("09-3", fn)

@@ -285,6 +285,15 @@ def decode_wrong_exponent(row):
     return math.atan2(row[-2].item(), row[-1].item()) / 10000 ** (-(d - 2) / 2 / d)
 
 
+def decode_wrong_exponent_rounded(row):
+    """The slowest pair with ω = 10000^(−(d/2 − 1)/d), rounded: 0 at p = 3, so "k times p" cannot see it."""
+    return round(decode_wrong_exponent(row))
+
+
+def decode_double(row):
+    return 2 * decode_ok(row)
+
+
 @pytest.mark.parametrize(
     "fn, fragment",
     [
@@ -293,7 +302,9 @@ def decode_wrong_exponent(row):
         (decode_middle_pair, "쌍 3의 각도"),
         (decode_middle_pair, "한 바퀴 이상"),
         (decode_second_slowest_pair, "반 바퀴(파장의 절반, 3,142 위치)"),
-        (decode_wrong_exponent, "배입니다"),
+        (decode_wrong_exponent, "맞게 골랐지만 ω를 10000^(−31/64)로"),
+        (decode_wrong_exponent_rounded, "맞게 골랐지만 ω를 10000^(−31/64)로"),
+        (decode_double, "배입니다"),
         (lambda row: torch.zeros(2), "숫자 하나"),
         (lambda row: 17, "기대값"),
     ],
@@ -312,6 +323,14 @@ def rope_ok(x, positions):
     return reference_rope(x, positions)
 
 
+def _rope_no_head_axis(x, positions):
+    """The common slip: angles (B, T, d/2) without the head axis, which cannot broadcast against (B, h, T, d/2)."""
+    d = x.shape[-1]
+    angle = positions.to(torch.float64)[:, :, None] * 10000 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x1 * angle.cos() - x2 * angle.sin(), x1 * angle.sin() + x2 * angle.cos()), -1).flatten(-2)
+
+
 @pytest.mark.parametrize(
     "fn, fragment",
     [
@@ -322,6 +341,7 @@ def rope_ok(x, positions):
         (lambda x, p: reference_rope(x, p) * 1.1, "길이가 변했"),
         (lambda x, p: x[0], "모양"),
         (lambda x, p: apply_rope(x, p), "오류"),
+        (_rope_no_head_axis, "헤드 축을 맞추세요"),
     ],
 )
 def test_exercise_10_2_wrong_answers(fn, fragment):

@@ -126,6 +126,30 @@ def test_exercise_11_1_other_answers(fn, fragment):
     assert not result and fragment in result.message
 
 
+def _via_sublayers(H, b):
+    """The layer's own sublayers do the work (any parameter name): the checker sees the calls at run time."""
+    X = b.attention(H[None])[0]
+    return b.output(b.intermediate(X), X)[0]
+
+
+@pytest.mark.parametrize(
+    "fn, fragment",
+    [
+        (lambda H, block: block(H[None])[0][0], "block을(를) 불렀습니다"),
+        (_via_sublayers, "block.attention(...)을(를) 불렀습니다"),
+    ],
+)
+def test_exercise_11_1_rejects_calling_the_layer(fn, fragment):
+    result = check("11-1", fn)
+    assert not result and fragment in result.message and "다시 계산하는 연습" in result.message, result.message
+
+
+def test_exercise_11_1_pre_ln_and_softmax_axis_are_named():
+    for switches, fragment in ((dict(norm="pre"), "사후 정규화(post-LN)"), (dict(softmax_dim=-2), "dim=-1")):
+        result = check("11-1", lambda H, block, s=switches: reference_layer(H, block, **s))
+        assert not result and fragment in result.message, result.message
+
+
 def test_exercise_11_1_a_shared_linear_without_transpose_crashes_at_the_ffn():
     """Dropping .T in one linear() used everywhere raises at the (1536, 384) FFN matrix: the hint says so."""
 

@@ -337,6 +337,7 @@ def test_13_1_checker():
         "배치 축": lambda x, w1, w2: torch.softmax(F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T, 0),
         "(0, 1) 밖": lambda x, w1, w2: torch.tanh(F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T),
         "기대값": lambda x, w1, w2: _se_right(x, w1, w2) * 0.9,
+        "z @ w1.T": lambda x, w1, w2: torch.sigmoid(F.relu(x.mean(dim=(2, 3)) @ w1) @ w2),  # .T forgotten: crashes
     }
     for phrase, fn in cases.items():
         result = check("13-1", fn)
@@ -354,7 +355,12 @@ def test_13_2_checker():
         c, h, w = img.shape
         return img.reshape(c, h // p, p, w // p, p).permute(3, 1, 0, 2, 4).reshape(-1, c * p * p)
 
+    def inner_col_row(img, p):
+        c, h, w = img.shape
+        return img.reshape(c, h // p, p, w // p, p).permute(1, 3, 0, 4, 2).reshape(-1, c * p * p)
+
     cases = {
+        "행과 열이 바뀌었습니다": inner_col_row,
         "(행, 열, 채널)": p1p2c,
         "열 우선": col_major,
         "그대로 reshape": lambda img, p: img.reshape(-1, img.shape[0] * p * p),

@@ -7,12 +7,12 @@ import torch
 from helpers.attention import causal_mask, softmax
 from helpers.lessons.masks import attention_mask, fully_masked_rows
 
-from . import Wrong, call_learner, exercise, forbid_calls
+from . import Wrong, call_learner, exercise, forbid_calls, particle
 
 
 def _as_answer_mask(got, what: str, want_shape) -> torch.Tensor:
     if not isinstance(got, torch.Tensor):
-        raise Wrong(f"{what}는 torch.Tensor를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
+        raise Wrong(f"{particle(what, '은/는')} torch.Tensor를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
     if tuple(got.shape) != tuple(want_shape):
         raise Wrong(
             f"{what}의 모양이 {tuple(got.shape)}입니다. (B, T, T) = {tuple(want_shape)}이어야 합니다 "
@@ -80,6 +80,8 @@ def _ex2_cases():
     return [
         (scores, mask),
         (torch.tensor([[1000.0, 999.0, -5.0]], dtype=torch.float64), torch.tensor([[True, True, False]])),
+        # a large *hidden* score: exp first and × mask after gives inf × 0 = NaN
+        (torch.tensor([[0.0, 1000.0, 1.0]], dtype=torch.float64), torch.tensor([[True, False, True]])),
     ]
 
 
@@ -87,15 +89,15 @@ def _ex2_cases():
 def _check_safe_softmax(fn):
     forbid_calls(
         fn,
-        {"softmax", "safe_softmax", "softmax_t", "log_softmax"},
-        "이 문제는 소프트맥스를 `torch.exp`와 합으로 직접 짜면서 가려진 칸과 볼 키가 없는 행을 처리하는 연습입니다 "
+        {"softmax", "safe_softmax", "softmax_t", "log_softmax", "Softmax", "LogSoftmax"},
+        "이 문제는 소프트맥스를 `torch.exp`와 합으로 직접 짜면서 가려진 칸과 전부 가려진 행을 처리하는 연습입니다 "
         "(위의 `safe_softmax`가 소프트맥스 함수로 하는 방법은 이미 봤습니다).",
     )
     for scores, mask in _ex2_cases():
         what = f"safe_softmax(scores {tuple(scores.shape)}, mask)"
         got = call_learner(fn, scores.clone(), mask.clone(), what=what)
         if not isinstance(got, torch.Tensor):
-            raise Wrong(f"{what}는 텐서를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
+            raise Wrong(f"{particle(what, '은/는')} 텐서를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
         got = got.to(torch.float64)
         want = softmax(scores.masked_fill(~mask, float("-inf")))
         if got.shape != want.shape:
@@ -105,8 +107,15 @@ def _check_safe_softmax(fn):
             rows = torch.isnan(got).any(-1).nonzero().tolist()
             if dead[torch.isnan(got).any(-1)].any():
                 raise Wrong(
-                    f"{what}에 NaN이 있습니다 (행 {rows}). 모든 키가 가려진 행입니다: -inf만 있는 행을 "
+                    f"{what}에 NaN이 있습니다 (행 {rows}). 전부 가려진 행입니다: -inf만 있는 행을 "
                     "torch.softmax에 넣으면 0/0 = NaN입니다. 그 행의 가중치는 0으로 두세요."
+                )
+            top = scores.masked_fill(~mask, float("-inf")).amax(-1, keepdim=True)  # the largest visible score
+            if ((scores - top > 700) & ~mask)[torch.isnan(got).any(-1)].any():
+                raise Wrong(
+                    f"{what}에 NaN이 있습니다 (행 {rows}). 그 행에는 아주 큰 점수가 가려진 칸에 있습니다: "
+                    "exp를 먼저 하고 마스크를 나중에 곱하면 exp(큰 점수) = inf, inf × 0 = NaN입니다. "
+                    "가려진 칸의 점수를 먼저 -inf로 채운 뒤 exp 하세요."
                 )
             raise Wrong(
                 f"{what}에 NaN이 있습니다 (행 {rows}). 볼 수 있는 키가 있는 행인데 NaN이라면 exp가 넘친 것입니다 "
@@ -116,12 +125,12 @@ def _check_safe_softmax(fn):
             row = got[dead]
             if torch.allclose(row, torch.full_like(row, 1.0 / mask.shape[-1])):
                 raise Wrong(
-                    f"{what}: 모든 키가 가려진 행의 가중치가 모두 1/{mask.shape[-1]}로 균등합니다. "
+                    f"{what}: 전부 가려진 행의 가중치가 모두 {particle(f'1/{mask.shape[-1]}', '으로/로')} 균등합니다. "
                     "-1e9 같은 유한한 수로 채우면 이렇게 가려진 패딩을 고르게 섞습니다. 그 행은 전부 0이어야 합니다."
                 )
             if not torch.equal(row, torch.zeros_like(row)):
                 raise Wrong(
-                    f"{what}: 모든 키가 가려진 행의 가중치가 0이 아닙니다 (최대 {row.abs().max().item():.3g}). 전부 0이어야 합니다."
+                    f"{what}: 전부 가려진 행의 가중치가 0이 아닙니다 (최대 {row.abs().max().item():.3g}). 전부 0이어야 합니다."
                 )
         leaked = got.masked_select(~mask).abs().max().item() if (~mask).any() else 0.0
         if leaked > 1e-12:
@@ -137,7 +146,7 @@ def _check_safe_softmax(fn):
             )
         if not torch.allclose(got, want, atol=1e-9):
             raise Wrong(f"{what}: 값이 기대와 다릅니다 (최대 차이 {(got - want).abs().max().item():.3g}).")
-    return "가려진 칸은 정확히 0, 볼 키가 없는 행은 NaN도 균등 분포도 아닌 0입니다."
+    return "가려진 칸은 정확히 0, 전부 가려진 행은 NaN도 균등 분포도 아닌 0입니다."
 
 
 def _ex3_setup():
@@ -162,7 +171,7 @@ def _check_to_torch_mask(fn):
         what = f"to_torch_mask(mask {tuple(mask.shape)})"
         got = call_learner(fn, mask.clone(), what=what)
         if not isinstance(got, torch.Tensor):
-            raise Wrong(f"{what}는 텐서를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
+            raise Wrong(f"{particle(what, '은/는')} 텐서를 돌려줘야 합니다; 받은 것은 {type(got).__name__}입니다.")
         if tuple(got.shape) != tuple(mask.shape):
             raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 마스크와 같은 {tuple(mask.shape)}이어야 합니다.")
         if got.dtype == torch.bool and torch.equal(got, mask):
@@ -197,8 +206,14 @@ def _check_to_torch_mask(fn):
             try:
                 out, _ = mha(q, kv, kv, attn_mask=got, need_weights=False)
             except Exception as exc:
+                hint = (
+                    f" float 마스크는 쿼리와 같은 dtype({q.dtype})이어야 합니다 (받은 것: {got.dtype})."
+                    if got.is_floating_point() and got.dtype != q.dtype
+                    else ""
+                )
                 raise Wrong(
-                    f"{what}를 attn_mask로 넘기자 torch가 오류를 냈습니다: {type(exc).__name__}: {exc}"
+                    f"{particle(what, '을/를')} attn_mask로 넘기자 torch가 오류를 냈습니다: "
+                    f"{type(exc).__name__}: {exc}{hint}"
                 ) from None
         if torch.isnan(out).any():
             raise Wrong(

@@ -8,13 +8,21 @@ import torch
 
 from helpers.lessons.positional_encoding import apply_rope, frequencies, sinusoidal_encoding
 
-from . import Wrong, answer_tensor, call_learner, exercise
+from . import Wrong, answer_tensor, call_learner, exercise, particle
 
 POSITIONS = (0, 3, 6, 7, 50, 999, 4321, 5000)
 
 
 def _angle_of_pair(pe_row: torch.Tensor, i: int) -> float:
     return math.atan2(pe_row[2 * i].item(), pe_row[2 * i + 1].item())  # (sin, cos) -> angle
+
+
+def _matches(value: float, angle: float, omega: float) -> bool:
+    """Whether value is angle / omega (raw or % 2π), rounded or not."""
+    for x in (angle / omega, (angle % (2 * math.pi)) / omega):
+        if abs(value - x) < 1e-6 or abs(value - round(x)) < 1e-9:
+            return True
+    return False
 
 
 @exercise("10-1")
@@ -48,6 +56,20 @@ def _decode_position(fn):
                     f"{what} = {value:.4g}: atan2의 인자 순서가 바뀌었습니다. 차원 2i가 sin, 2i+1이 cos이므로 "
                     "atan2(pe_row[2i], pe_row[2i+1])입니다."
                 )
+            slow_angle = _angle_of_pair(row, d // 2 - 1)
+            for exponent in ((d // 2 - 1) / d, 1.0):  # i/d instead of 2i/d, and i = d/2 (one pair too far)
+                wrong = 10000.0**-exponent
+                if _matches(value, slow_angle, wrong) and _matches(
+                    answer_tensor(call_learner(fn, table[4321].clone(), what=what), what).reshape(-1)[0].item(),
+                    _angle_of_pair(table[4321], d // 2 - 1),
+                    wrong,
+                ):
+                    raise Wrong(
+                        f"{what} = {value:.4g}: 가장 느린 쌍의 각도는 맞게 골랐지만 ω를 "
+                        f"{particle(f'10000^(−{exponent * d:g}/{d})', '으로/로')} "
+                        f"나눴습니다. 쌍 i의 ω_i = 10000^(−2i/d)이고 가장 느린 쌍은 i = d/2 − 1 = {d // 2 - 1}이므로 "
+                        f"ω = 10000^(−{d - 2}/{d})입니다 (frequencies(d)[-1])."
+                    )
             candidates = {}
             for i in range(d // 2):
                 for wrapped, x in ((False, _angle_of_pair(row, i)), (True, _angle_of_pair(row, i) % (2 * math.pi))):
@@ -99,7 +121,8 @@ def _check_rope(fn):
     x = torch.randn(2, 3, 5, 8, generator=gen, dtype=torch.float64)  # (B, h, T, d)
     positions = torch.tensor([[0, 0, 0, 1, 2], [0, 1, 2, 3, 4]])  # sentence 0 is left-padded by two
     what = "my_rope(x (2, 3, 5, 8), positions [[0, 0, 0, 1, 2], [0, 1, 2, 3, 4]])"
-    got = answer_tensor(call_learner(fn, x.clone(), positions.clone(), what=what), what)
+    hint = "각도는 (B, 1, T, d/2)로 헤드 축을 맞추세요: positions[:, None, :, None] * ω."
+    got = answer_tensor(call_learner(fn, x.clone(), positions.clone(), what=what, hint=hint), what)
     want = reference_rope(x, positions)
     if got.shape != want.shape:
         raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. x와 같은 모양 {tuple(x.shape)}이어야 합니다.")

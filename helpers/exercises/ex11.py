@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from helpers.lessons.pretrained_attention import encode, load_minilm
 
-from . import Wrong, answer_tensor, call_learner, exercise
+from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
 
 SENTENCES = ("Time flies like an arrow", "The quick brown fox jumps over the lazy dog.")
 
@@ -26,6 +26,8 @@ def reference_layer(
     skip_t=(),
     ffn_bias=True,
     gelu="none",
+    norm="post",
+    softmax_dim=-1,
 ):
     """One BERT layer, with switches that reproduce the common mistakes the checker diagnoses.
 
@@ -33,8 +35,11 @@ def reference_layer(
     transpose=False drops .T in all of q, k, v, o; skip_t names the projections that drop it.
     split: "right", "wrong" (view(T, d_head, h) and its inverse), "wrong-merge" (wrong split, right merge),
     "literal" (view(T, d_head, h).transpose(0, 1): 32 heads of 12 columns). gelu="tanh": the tanh approximation.
+    norm="pre": pre-LN (GPT-2 style) with this layer's two LayerNorms; softmax_dim=-2: softmax over the queries.
     """
     T, d = H.shape
+    ln1, ln2 = block.attention.output.LayerNorm, block.output.LayerNorm
+    src = F.layer_norm(H, (d,), ln1.weight, ln1.bias, ln1.eps) if norm == "pre" else H
     d_head = d // num_heads
     untransposed = set("qkvo") if not transpose else set(skip_t)
 
@@ -45,7 +50,7 @@ def reference_layer(
         return y + lin.bias if ffn_bias else y
 
     def heads(lin, name):  # (T, d) -> (h, T, d_head)
-        y = linear(H, lin, name)
+        y = linear(src, lin, name)
         if split == "right":
             return y.view(T, num_heads, d_head).transpose(0, 1)
         if split == "literal":
@@ -56,13 +61,16 @@ def reference_layer(
     q, k, v = heads(a.query, "q"), heads(a.key, "k"), heads(a.value, "v")
     scores = q @ k.transpose(-1, -2)
     divisor = {"d_head": math.sqrt(d_head), "d_model": math.sqrt(d), "none": 1.0}[scale]
-    w = torch.softmax(scores / divisor, dim=-1)
+    w = torch.softmax(scores / divisor, dim=softmax_dim)
     ctx = w @ v  # (h, T, d_head)
     if split in ("right", "wrong-merge", "literal"):
         context = ctx.transpose(0, 1).reshape(T, d)
     else:  # merged back with the inverse of the wrong split
         context = ctx.permute(1, 2, 0).reshape(T, d)
-    ln1, ln2 = block.attention.output.LayerNorm, block.output.LayerNorm
+    if norm == "pre":  # X = H + Attn(LN1(H)), H' = X + FFN(LN2(X))
+        X = H + linear(context, block.attention.output.dense, "o")
+        up = linear(F.layer_norm(X, (d,), ln2.weight, ln2.bias, ln2.eps), block.intermediate.dense, "up")
+        return X + linear(F.gelu(up, approximate=gelu), block.output.dense, "down")
     X = F.layer_norm(H + linear(context, block.attention.output.dense, "o"), (d,), ln1.weight, ln1.bias, ln1.eps)
     up = linear(X, block.intermediate.dense, "up")
     ffn = linear(F.gelu(up, approximate=gelu), block.output.dense, "down")
@@ -125,7 +133,54 @@ MISTAKES = [
         'GELU를 tanh 근사(F.gelu(x, approximate="tanh"))로 계산했습니다. 이 모델(hidden_act = "gelu")은 '
         "정확한 GELU(erf)를 씁니다: F.gelu(x)의 기본값입니다. 차이는 작지만(약 1e-3) 반올림 수준보다 큽니다.",
     ),
+    (
+        dict(norm="pre"),
+        "사전 정규화(pre-LN: X = H + Attn(LN₁(H)), H' = X + FFN(LN₂(X)))로 계산했습니다. BERT 계열인 이 모델은 "
+        "사후 정규화(post-LN)입니다: 잔차를 더한 **뒤에** 층 정규화를 합니다. X = LN₁(H + Attn(H)), H' = LN₂(X + FFN(X)).",
+    ),
+    (
+        dict(softmax_dim=-2),
+        "소프트맥스를 쿼리 축(dim=-2)으로 했습니다. 점수 (h, T_q, T_k)의 각 행(쿼리 하나)이 키들에 대한 분포이므로 "
+        "torch.softmax(scores, dim=-1)입니다.",
+    ),
 ]
+
+# Calling the layer, or one of its sublayers, computes the answer instead of the learner.
+SHORTCUT = (
+    "이 문제는 층을 파라미터 행렬(.weight, .bias)과 F.layer_norm, F.gelu, torch.softmax로 다시 계산하는 연습입니다. "
+    "block(...), block.attention(...), block.intermediate(...), block.output(...)처럼 층이나 그 하위 층을 부르면 "
+    "모델이 대신 계산합니다."
+)
+
+
+def _sublayers(block):
+    """The layer and its composite sublayers (not the nn.Linear / nn.LayerNorm leaves)."""
+    return {
+        "block": block,
+        "block.attention": block.attention,
+        "block.attention.self": block.attention.self,
+        "block.attention.output": block.attention.output,
+        "block.intermediate": block.intermediate,
+        "block.output": block.output,
+    }
+
+
+def _call_watching_sublayers(fn, H, block, what):
+    """Run the learner's function; Wrong if it called the layer or one of its composite sublayers."""
+    called = []
+    hooks = [
+        module.register_forward_pre_hook(lambda *_, name=name: called.append(name))
+        for name, module in _sublayers(block).items()
+    ]
+    try:
+        result = call_learner(fn, H, block, what=what)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    if called:
+        raise Wrong(f"{particle(called[0] + '(...)', '을/를')} 불렀습니다. {SHORTCUT}")
+    return result
+
 
 SHAPE_HINT = (
     "피드포워드에서 모양 오류가 났다면: nn.Linear의 weight는 (출력, 입력) 모양이라 x @ W.T입니다. "
@@ -135,6 +190,7 @@ SHAPE_HINT = (
 
 @exercise("11-1")
 def _recompute_layer(fn):
+    forbid_calls(fn, {"block"}, SHORTCUT)
     _, model = load_minilm()
     worst = 0.0
     for sentence in SENTENCES:
@@ -144,7 +200,7 @@ def _recompute_layer(fn):
             what = f"my_layer(hidden[{layer}], model.encoder.layer[{layer}]) ('{sentence}')"
             with torch.no_grad():
                 try:
-                    result = call_learner(fn, hidden[layer].clone(), block, what=what)
+                    result = _call_watching_sublayers(fn, hidden[layer].clone(), block, what)
                 except Wrong as err:
                     if "cannot be multiplied" in str(err) or "size mismatch" in str(err):
                         raise Wrong(f"{err} {SHAPE_HINT}") from None
@@ -165,9 +221,9 @@ def _recompute_layer(fn):
                     if (got - variant).abs().max() < 1e-4:
                         raise Wrong(f"층 {layer}: {message}")
                 if (got - hidden[layer].double()).abs().max() < 1e-4:
-                    raise Wrong(f"{what}가 입력 H를 그대로 돌려줍니다. 층의 출력을 계산해 돌려주세요.")
+                    raise Wrong(f"{particle(what, '이/가')} 입력 H를 그대로 돌려줍니다. 층의 출력을 계산해 돌려주세요.")
             raise Wrong(
-                f"층 {layer}: 출력이 hidden[{layer + 1}]과 최대 {gap:.3g} 다릅니다. 순서를 확인하세요: 투영 → 헤드 나누기 → "
+                f"층 {layer}: 출력이 {particle(f'hidden[{layer + 1}]', '과/와')} 최대 {gap:.3g} 다릅니다. 순서를 확인하세요: 투영 → 헤드 나누기 → "
                 "/√32 → 소프트맥스 → 가중합 → 헤드 합치기 → 출력 투영 + H → LayerNorm → 피드포워드(GELU) + X → LayerNorm."
             )
     return "6개 층, 두 문장에서 hidden[ℓ+1]과 같습니다 (최대 차이 < 1e-4: float32 반올림 수준)."

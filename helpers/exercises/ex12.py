@@ -11,7 +11,7 @@ from helpers.lessons.attention_during_training import (
     make_lookup_batch,
 )
 
-from . import Wrong, answer_tensor, call_learner, exercise
+from . import Wrong, answer_tensor, call_learner, exercise, particle
 
 PARAM_GROUPS = (
     "key_emb",
@@ -88,7 +88,9 @@ def _check_entropy_rises(answer):
         )
     bad = [s for s in got if s not in index]
     if bad:
-        raise Wrong(f"{bad[:3]}은(는) 기록된 단계가 아닙니다. 곡선은 0, 5, 10, ..., 1000단계에 기록되어 있습니다.")
+        raise Wrong(
+            f"{particle(bad[:3], '은/는')} 기록된 단계가 아닙니다. 곡선은 0, 5, 10, ..., 1000단계에 기록되어 있습니다."
+        )
     extra = [int(s) for s in got if s not in want]
     missing = len([s for s in want if float(s) not in got])
     message = f"엔트로피가 직전보다 커진 단계는 {len(want)}개인데 {len(got)}개를 답했습니다."
@@ -119,7 +121,9 @@ def _check_mass(fn):
             call_learner(fn, uniform, correct.clone(), what="my_mass(균등 가중치, correct)"), "my_mass"
         ).item()
         if abs(got_u - 1 / SEQ_LEN) > 1e-9:
-            raise Wrong(f"균등 가중치 1/T에서 {got_u:.4g}가 나왔습니다. 기대값은 1/T = {1 / SEQ_LEN}입니다.")
+            raise Wrong(
+                f"균등 가중치 1/T에서 {particle(f'{got_u:.4g}', '이/가')} 나왔습니다. 기대값은 1/T = {1 / SEQ_LEN}입니다."
+            )
         return f"정답 키 가중치 {want:.4f}; 균등 가중치라면 1/T = {1 / SEQ_LEN}입니다."
     hints = {
         (qw * correct)
@@ -157,7 +161,9 @@ def _check_params(answer):
     got = set(answer)
     unknown = got - set(PARAM_GROUPS)
     if unknown:
-        raise Wrong(f"모르는 이름 {sorted(unknown)}이 있습니다. param_groups = {sorted(PARAM_GROUPS)} 중에서 고르세요.")
+        raise Wrong(
+            f"모르는 이름 {particle(sorted(unknown), '이/가')} 있습니다. param_groups = {sorted(PARAM_GROUPS)} 중에서 고르세요."
+        )
     want = _influences_attention()
     why_not = {
         "attn.v_proj": "W^V는 밸류만 만듭니다. 점수 q·k에 들어가지 않으므로 가중치는 그대로이고, 무엇이 섞이는지만 바뀝니다",
@@ -173,7 +179,7 @@ def _check_params(answer):
     }
     for name in PARAM_GROUPS:
         if name in got and name not in want:
-            raise Wrong(f"{name}은(는) 어텐션 가중치를 바꾸지 못합니다: {why_not[name]}.")
+            raise Wrong(f"{particle(name, '은/는')} 어텐션 가중치를 바꾸지 못합니다: {why_not[name]}.")
         if name in want and name not in got:
-            raise Wrong(f"{name}이(가) 빠졌습니다: {why_yes[name]}.")
+            raise Wrong(f"{particle(name, '이/가')} 빠졌습니다: {why_yes[name]}.")
     return "가중치는 softmax(q·k/√d)이므로 q와 k를 만드는 것(입력 임베딩, W^Q, W^K)만 가중치를 바꿉니다."

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from helpers.lessons.attention_in_vision import patchify
 
-from . import Wrong, answer_tensor, call_learner, exercise
+from . import Wrong, answer_tensor, call_learner, exercise, particle
 
 
 def _example_features() -> torch.Tensor:
@@ -26,7 +26,11 @@ def _example_weights():
 def _check_se_gates(fn):
     x = _example_features() + 0.5  # (2, 6, 3, 3); ReLU zeroes 2 of the 6 hidden values, so a missing ReLU shows
     w1, w2 = _example_weights()
-    got = answer_tensor(call_learner(fn, x.clone(), w1, w2, what="se_gates(x, w1, w2)"), "se_gates")
+    hint = (
+        "w1은 nn.Linear.weight 모양 (C/r, C) = (3, 6)이라 z @ w1.T, w2는 (C, C/r) = (6, 3)이라 @ w2.T입니다 "
+        "(z는 (B, C) = (2, 6))."
+    )
+    got = answer_tensor(call_learner(fn, x.clone(), w1, w2, what="se_gates(x, w1, w2)", hint=hint), "se_gates")
     z = x.mean(dim=(2, 3))  # (B, C)
     want = torch.sigmoid(F.relu(z @ w1.T) @ w2.T)  # (B, C)
     if got.shape == (2, 6, 1, 1):
@@ -117,10 +121,16 @@ def _check_patchify(fn):
             "패치 순서가 열 우선입니다 (위에서 아래로 먼저). ViT처럼 왼쪽 위에서 오른쪽으로, 한 줄씩 내려가세요: "
             "패치 1은 패치 0의 오른쪽 이웃이어야 합니다."
         )
+    inner_swap = img.reshape(3, 2, 2, 3, 2).permute(1, 3, 0, 4, 2).reshape(6, 12)  # (c, col, row) in a patch
+    if torch.equal(got, inner_swap):
+        raise Wrong(
+            "패치는 맞게 잘랐지만 한 패치 안에서 행과 열이 바뀌었습니다: (채널, 열, 행) 순서입니다. "
+            "축을 (H/P, W/P, C, P_행, P_열) 순서로 옮기세요: permute(1, 3, 0, 2, 4)."
+        )
     row = int((got != want).any(dim=1).nonzero()[0])
     raise Wrong(
-        f"패치 {row}이(가) 다릅니다: {got[row, :4].tolist()}…, 기대값 {want[row, :4].tolist()}…. "
-        f"패치 {row}은(는) 이미지의 행 {2 * (row // 3)}–{2 * (row // 3) + 1}, 열 {2 * (row % 3)}–{2 * (row % 3) + 1}입니다."
+        f"{particle(f'패치 {row}', '이/가')} 다릅니다: {got[row, :4].tolist()}…, 기대값 {want[row, :4].tolist()}…. "
+        f"{particle(f'패치 {row}', '은/는')} 이미지의 행 {2 * (row // 3)}–{2 * (row // 3) + 1}, 열 {2 * (row % 3)}–{2 * (row % 3) + 1}입니다."
     )
 
 
@@ -131,7 +141,9 @@ def _check_attention_bytes(fn):
         call = f"attention_matrix_bytes({size}, {p})"
         got = answer_tensor(call_learner(fn, size, p, what=call), "attention_matrix_bytes")
         if got.numel() != 1:
-            raise Wrong(f"{call}는 숫자 하나를 돌려줘야 하는데 모양 {tuple(got.shape)}의 값을 돌려줬습니다.")
+            raise Wrong(
+                f"{particle(call, '은/는')} 숫자 하나를 돌려줘야 하는데 모양 {tuple(got.shape)}의 값을 돌려줬습니다."
+            )
         got = got.item()
         n = (size // p) ** 2
         want = n * n * 4

@@ -5,7 +5,7 @@
 #
 # **학습 목표**
 # - 패딩 마스크(padding mask)와 인과 마스크(causal mask)를 직접 만들고, 합친 마스크와 가중치를 그림으로 읽는다.
-# - 모든 키가 가려진 행에서 `-inf` + `torch.softmax`가 NaN을 내고, 그 NaN이 다음 층(layer)과 손실, 기울기(gradient)로 번져 가는 과정을 NaN 개수로 따라간다.
+# - 볼 수 있는 키가 하나도 없는 쿼리 행(**전부 가려진 행**)에서 `-inf` + `torch.softmax`가 NaN을 내고, 그 NaN이 다음 층(layer)과 손실, 기울기(gradient)로 번져 가는 과정을 NaN 개수로 따라간다.
 # - `-1e9`로 가리는 방법의 한계(균등 가중치, float16 넘침)를 0 가중치 처리와 비교한다.
 # - 불리언 마스크와 더하는 마스크, `torch.nn.MultiheadAttention`의 반대 약속(True = 가림)을 구별한다.
 # - 크로스 어텐션(cross-attention)에서 키 쪽 패딩만 가리는 이유를 확인하고, 디코더 전용 모델의 배치 생성에서 왼쪽 패딩, 위치 번호, 인과 마스크를 함께 맞춘다.
@@ -23,6 +23,7 @@
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
 
 from helpers import seed_everything, setup
 from helpers.exercises import check
@@ -129,8 +130,9 @@ assert torch.equal(causal_mask(T), torch.ones(T, T, dtype=torch.bool).tril())
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 패딩 마스크는 02번에서 만든 `padding_mask`를 그대로 쓰고, 인과 마스크는 위의 `causal_mask`가 이 과정의 유일한 구현입니다(위 assert는 `torch.tril`과 같음을 확인합니다). 배치의 `(B, T_q, T_k)` 마스크는 이 둘을 펼치고 합쳐 만듭니다.
-#
-# 쿼리와 키의 길이가 다를 때(`T_q ≠ T_k`) `causal_mask(t_q, t_k)`는 **왼쪽 위에 맞춥니다**: 쿼리 $i$는 키 $0..i$를 봅니다. KV 캐시(KV cache)로 한 토큰씩 생성할 때는 사정이 다릅니다. 새 쿼리 하나가 캐시된 키들 **뒤**의 마지막 위치이므로, 필요한 것은 오른쪽 아래에 맞춘 마스크($j \le i + T_k - T_q$), 즉 전체 인과 마스크의 마지막 $T_q$행입니다. `causal_mask(1, T_k)`를 그대로 쓰면 새 토큰이 첫 키 하나만 봅니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 쿼리와 키의 길이가 다를 때(`T_q ≠ T_k`) `causal_mask(t_q, t_k)`는 **왼쪽 위에 맞춥니다**: 쿼리 $i$는 키 $0..i$를 봅니다. KV 캐시(KV cache)로 한 토큰씩 생성할 때는 사정이 다릅니다. 새 쿼리 하나가 캐시된 키들 **뒤**의 마지막 위치이므로, 필요한 것은 오른쪽 아래에 맞춘 마스크($j \le i + T_k - T_q$), 즉 전체 인과 마스크의 마지막 $T_q$행입니다. `causal_mask(1, T_k)`를 그대로 쓰면 새 토큰이 첫 키 하나만 봅니다. PyTorch의 `F.scaled_dot_product_attention(..., is_causal=True)`도 왼쪽 위에 맞추므로 같은 함정이 있고, KV 캐시에는 오른쪽 아래에 맞춘 `torch.nn.attention.bias.causal_lower_right(T_q, T_k)`를 `attn_mask`로 넘깁니다(아래 셀에서 확인).
 
 # %%
 t_cache = 5                                                    # 4 cached keys + the new token's own key
@@ -138,6 +140,15 @@ top_left = causal_mask(1, t_cache)                             # (1, T_k): align
 bottom_right = causal_mask(t_cache)[-1:]                       # (1, T_k): last row of the full causal mask
 print("causal_mask(1, 5):", top_left.int().tolist(), "  KV 캐시의 새 쿼리에 필요한 행:", bottom_right.int().tolist())
 assert top_left.sum() == 1 and bool(bottom_right.all())
+
+# %% slideshow={"slide_type": "subslide"}
+seed_everything(3)
+q_new, k_cache = torch.randn(1, 1, 1, 4), torch.randn(1, 1, t_cache, 4)     # (B, h, T_q, d), (B, h, T_k, d)
+sdpa_causal = F.scaled_dot_product_attention(q_new, k_cache, k_cache, is_causal=True)
+sdpa_lower_right = F.scaled_dot_product_attention(q_new, k_cache, k_cache, attn_mask=causal_lower_right(1, t_cache))
+assert torch.equal(sdpa_causal, k_cache[:, :, :1])                        # is_causal=True: only the first key
+torch.testing.assert_close(sdpa_lower_right, F.scaled_dot_product_attention(q_new, k_cache, k_cache))  # all 5 keys
+print("SDPA is_causal=True: 첫 키만 봄 / causal_lower_right: 키 5개를 모두 봄")
 
 # %% tags=["save"]
 def attention_mask(lengths, t, causal=False, t_q=None, mask_queries=False):
@@ -321,9 +332,9 @@ assert w4c[0, 0] == 1.0 and abs(w4c[:4][torch.ones(4, 7).triu(1).bool().numpy()]
 assert (w4c[4:] > 0).sum() == 3 * 4        # pad queries see the 4 real keys, nothing is NaN
 
 # %% [markdown]
-# ## 4. 모든 키가 가려진 행: NaN 함정
+# ## 4. 전부 가려진 행: NaN 함정
 #
-# 어떤 쿼리에게 볼 수 있는 키가 하나도 없으면 그 행의 점수가 전부 $-\infty$가 됩니다. 소프트맥스는
+# 어떤 쿼리에게 볼 수 있는 키가 하나도 없으면 그 행의 점수가 전부 $-\infty$가 됩니다. 이런 행을 **전부 가려진 행**(fully masked row)이라 부릅니다. 소프트맥스는
 #
 # $$w_{ij} = \frac{e^{-\infty}}{\sum_{j'} e^{-\infty}} = \frac{0}{0} = \text{NaN}$$
 #
@@ -369,12 +380,12 @@ print("길이 0인 문장이 있으면 (B,1,1,T)도: NaN 가중치", count_nan(w
 assert count_nan(w_b1tt) == 7 * T and count_nan(w_b11t) == 0 and count_nan(w_empty) == 4 * 4
 
 # %% [markdown]
-# > **원문 바로잡기**: 원문 코드는 `(B, 1, T, T)` 마스크를 받을 수 있다고 적었지만, 패딩 쿼리 행까지 가린 `(B, 1, T, T)` 패딩 마스크를 넣으면 이 배치에서 가중치 $7 \times 7 = 49$개가 NaN이 됩니다 (패딩 7개 위치의 행 전체). `(B, 1, 1, T)` 키 패딩 마스크는 NaN을 내지 않지만, 길이 0인 문장이 섞이면 그 문장의 가중치 16개가 모두 NaN입니다. 원문 코드에는 이 경우를 막는 처리가 없습니다.
+# > **원문 바로잡기**: 원문 코드는 `(B, 1, T, T)`와 `(B, 1, 1, T)` 마스크를 받지만, 전부 가려진 행을 처리하지 않습니다. 그래서 패딩 쿼리 행까지 가린 `(B, 1, T, T)` 패딩 마스크를 넣으면 이 배치에서 가중치 $7 \times 7 = 49$개가 NaN이 됩니다 (패딩 7개 위치의 행 전체). `(B, 1, 1, T)` 키 패딩 마스크는 NaN을 내지 않지만, 길이 0인 문장이 섞이면 그 문장의 가중치 16개가 모두 NaN입니다. 인과 마스크처럼 전부 가려진 행이 없는 `(B, 1, T, T)` 마스크는 문제없습니다.
 
 # %% [markdown]
 # ### NaN이 번지는 길
 #
-# NaN 행은 패딩 위치이니 "나중에 손실에서 빼면 되지 않나?" 싶습니다. 안 됩니다. 층(layer)을 두 개 쌓아 NaN이 번져 가는 과정을 단계마다 NaN 개수로 따라갑니다. 두 번째 어텐션은 일부러 키 패딩만 가리는 올바른 마스크를 씁니다.
+# NaN 행은 패딩 위치이니 "나중에 손실에서 빼면 되지 않나?" 싶습니다. 안 됩니다. 층을 두 개 쌓아 NaN이 번져 가는 과정을 단계마다 NaN 개수로 따라갑니다. 두 번째 어텐션은 일부러 키 패딩만 가리는 올바른 마스크를 씁니다.
 
 # %% slideshow={"slide_type": "subslide"}
 seed_everything(5)
@@ -398,7 +409,7 @@ assert torch.isnan(linear.weight.grad).all()
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 두 번째 어텐션에서 패딩 키는 가중치 0으로 제대로 가려졌는데도 실제 토큰이 NaN이 되었습니다. IEEE 754에서 $0 \times \text{NaN} = \text{NaN}$이기 때문입니다. 가중치 0이 곱해지는 밸류가 NaN이면 가중합도 NaN입니다. 그래서 패딩이 있는 두 문장(`고양이가…`, `나는…`)의 모든 토큰이 NaN이 되고, 손실도 NaN입니다.
 #
-# 더 교묘한 경우도 있습니다. 1층 바로 뒤에서 실제 토큰만 골라 손실을 만들면 손실은 멀쩡한 수인데, **기울기(gradient)** 는 NaN입니다. 역전파에서 선형층 가중치의 기울기는 (출력 기울기)ᵀ × (입력)인데, 패딩 행의 출력 기울기 0이 입력의 NaN과 곱해지기 때문입니다.
+# 더 교묘한 경우도 있습니다. 1층 바로 뒤에서 실제 토큰만 골라 손실을 만들면 손실은 멀쩡한 수인데, **기울기**는 NaN입니다. 역전파에서 선형층 가중치의 기울기는 (출력 기울기)ᵀ × (입력)인데, 패딩 행의 출력 기울기 0이 입력의 NaN과 곱해지기 때문입니다.
 
 # %%
 linear.zero_grad()
@@ -408,7 +419,7 @@ print(f"손실 = {early_loss.item():.4f} (유한), 기울기 NaN {count_nan(line
 assert torch.isfinite(early_loss) and torch.isnan(linear.weight.grad).all()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: NaN 표를 위에서 아래로 읽어 주세요: 49 → 56 → 56 → 문장 두 개 전체 → 손실 → 기울기 전부. 그리고 "손실은 멀쩡한데 기울기만 NaN" 셀을 보여 주면, 옵티마이저 한 번 만에 모든 가중치가 NaN이 되는 이유가 설명됩니다. 실제로는 학습 첫 스텝 뒤 손실이 갑자기 nan으로 찍히는 모습으로 나타납니다.
+# 발표 노트: NaN 표를 위에서 아래로 읽어 주세요: 49 → 56 → 56 → 문장 두 개 전체 → 손실 → 기울기 전부. 그리고 "손실은 멀쩡한데 기울기만 NaN" 셀을 보여 주면, 옵티마이저 한 번 만에 모든 가중치가 NaN이 되는 이유가 설명됩니다. 실제로는 첫 업데이트 뒤 손실이 갑자기 nan으로 찍히는 모습으로 나타납니다.
 
 # %% [markdown]
 # ### PyTorch의 함수는 어떻게 할까?
@@ -433,11 +444,11 @@ assert count_nan(y_w[1]) == T * d and count_nan(y_now[1]) == 0
 assert torch.equal(y_now[1], torch_mha.out_proj.bias.expand(T, d))   # zero attention, then the output bias
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 고정된 torch 2.13의 `F.scaled_dot_product_attention`은 모든 키가 가려진 행에 0을 돌려줍니다. 이것은 이 버전의 동작이지 약속된 규칙이 아닙니다: 2023년의 torch 2.0–2.1에서는 같은 입력에 NaN을 돌려준다는 보고가 있었고(pytorch/pytorch#103749, #103963), 0을 돌려주게 된 것은 그 뒤의 변경입니다. 위 셀의 assert는 torch를 올렸을 때 이 동작이 바뀌면 먼저 알려 줍니다. 반면 `nn.MultiheadAttention`은 같은 입력인데도 `need_weights`(기본값 True)에 따라 결과가 다릅니다. 가중치를 돌려주는 경로에서는 NaN, `need_weights=False`(내부에서 SDPA 사용)에서는 0 어텐션 뒤 출력 투영(projection)의 편향만 남습니다. 버전과 옵션에 따라 달라지는 동작에 기대지 말고, 마스크를 만들 때 전부 가려진 행이 없게 하거나 그런 행을 직접 0으로 처리하는 편이 안전합니다.
+# 고정된 torch 2.13의 `F.scaled_dot_product_attention`은 전부 가려진 행에 0을 돌려줍니다. 이것은 이 버전의 동작이지 약속된 규칙이 아닙니다: 2023년의 torch 2.0–2.1에서는 같은 입력에 NaN을 돌려준다는 보고가 있었고(pytorch/pytorch#103749, #103963), 0을 돌려주게 된 것은 그 뒤의 변경입니다. 위 셀의 assert는 torch를 올렸을 때 이 동작이 바뀌면 먼저 알려 줍니다. 반면 `nn.MultiheadAttention`은 같은 입력인데도 `need_weights`(기본값 True)에 따라 결과가 다릅니다. 가중치를 돌려주는 경로에서는 NaN, `need_weights=False`(내부에서 SDPA 사용)에서는 0 어텐션 뒤 출력 투영(projection)의 편향만 남습니다. 버전과 옵션에 따라 달라지는 동작에 기대지 말고, 마스크를 만들 때 전부 가려진 행이 없게 하거나 그런 행을 직접 0으로 처리하는 편이 안전합니다.
 #
 # ### 이 과정의 처리: 가중치 0, 출력 0
 #
-# `safe_softmax`는 05번의 `softmax_t`를 넓힙니다. 점수가 모두 $-\infty$인 행(볼 키가 없는 쿼리)을 찾아 그 행을 0으로 채운 뒤 소프트맥스를 하고, 그 행에 0을 곱합니다. 그 행의 가중치는 모두 0, 출력도 0입니다. `masked_attention`은 03번의 `attention_scores`, `safe_softmax`, 06번의 `attention_dropout`, 위의 `causal_mask`를 잇기만 하고, `MaskedMultiHeadAttention`은 07번 모듈의 `attend` 한 메서드만 바꿉니다. 이 셋이 09번 이후 이 과정의 어텐션이고, `helpers.attention`은 여기에 입력 검사만 더합니다.
+# `safe_softmax`는 05번의 `softmax_t`를 넓힙니다. 점수가 모두 $-\infty$인 행(전부 가려진 행)을 찾아 그 행을 0으로 채운 뒤 소프트맥스를 하고, 그 행에 0을 곱합니다. 그 행의 가중치는 모두 0, 출력도 0입니다. `masked_attention`은 03번의 `attention_scores`, `safe_softmax`, 06번의 `attention_dropout`, 위의 `causal_mask`를 잇기만 하고, `MaskedMultiHeadAttention`은 07번 모듈의 `attend` 한 메서드만 바꿉니다. 이 셋이 09번 이후 이 과정의 어텐션이고, `helpers.attention`은 여기에 입력 검사만 더합니다.
 
 # %% tags=["save"]
 from helpers.lessons.attention_dropout import attention_dropout
@@ -498,7 +509,7 @@ torch.testing.assert_close(g1, sdpa_out)
 # %% [markdown]
 # ### 다른 흔한 처방: `-inf` 대신 `-1e9`
 #
-# `-inf` 대신 아주 큰 음수로 채우면 NaN은 사라집니다. 하지만 모든 키가 가려진 행은 점수가 모두 같은 $-10^9$이므로 소프트맥스가 **균등한 가중치** $1/T$를 줍니다. 그 행의 출력은 0이 아니라 `[PAD]`를 포함한 모든 밸류의 평균, 즉 의미 없는 값이 됩니다. 학습을 망치지는 않지만(손실에서 빠진다면) "가렸다"는 뜻과는 다릅니다.
+# `-inf` 대신 아주 큰 음수로 채우면 NaN은 사라집니다. 하지만 전부 가려진 행은 점수가 모두 같은 $-10^9$이므로 소프트맥스가 **균등한 가중치** $1/T$를 줍니다. 그 행의 출력은 0이 아니라 `[PAD]`를 포함한 모든 밸류의 평균, 즉 의미 없는 값이 됩니다. 학습을 망치지는 않지만(손실에서 빠진다면) "가렸다"는 뜻과는 다릅니다.
 
 # %%
 out_big, w_big = naive_masked_attention(x, x, x, both_sides, fill=-1e9)
@@ -521,13 +532,13 @@ print("-1e9를 float16으로 바꾸면:", torch.tensor(-1e9).half().item())
 print("float16 최솟값:", torch.finfo(torch.float16).min, " 그 값에 점수 -20을 더하면:",
       (torch.tensor(torch.finfo(torch.float16).min).half() + torch.tensor(-20.0).half()).item())
 min32 = torch.tensor(torch.finfo(torch.float32).min)                 # float32 tensor, not a Python float
-print("float32 최솟값 마스크 두 개를 더하면:", (min32 + min32).item())
+print("float32 최솟값 마스크 두 개를 더하면:", (min32 + min32).item(), " bfloat16으로 바꾸면:", min32.bfloat16().item())
 additive16 = additive_mask(both_sides[1], dtype=torch.float16, fill=-1e9)      # -1e9 already became -inf
 nan_rows16 = int(torch.isnan(torch.softmax(scores16.float() + additive16.float(), -1)).any(-1).sum())
 print("float16로 만든 -1e9 더하는 마스크 + softmax: NaN 행", nan_rows16, "개")
 assert torch.tensor(-1e9).half().item() == float("-inf")
 assert torch.isinf(torch.tensor(torch.finfo(torch.float16).min).half() + torch.tensor(-20.0).half())
-assert (min32 + min32).item() == float("-inf") and nan_rows16 == T - lengths[1]
+assert (min32 + min32).item() == min32.bfloat16().item() == float("-inf") and nan_rows16 == T - lengths[1]
 
 # %% slideshow={"slide_type": "subslide"}
 # How negative must a score be before finfo.min + score overflows? Scan float16 scores 0 .. -40.
@@ -545,7 +556,7 @@ assert torch.isinf(min32 + torch.tensor(threshold32)) and not torch.isinf(min32 
 # 세 가지 함정이 보입니다. float16 텐서에 `masked_fill(..., -1e9)`는 아예 오류를 내고, float32에서 만든 `-1e9` 마스크를 float16으로 바꾸면 `-inf`가 되어 NaN 문제로 되돌아갑니다. `torch.finfo(dtype).min`을 쓰면 표현은 되지만, 두 가지 경우에 넘쳐서(overflow) 역시 `-inf`가 됩니다. 하나는 패딩·인과 마스크를 각각 최솟값으로 만들어 더할 때로, float32에서도 일어납니다. 다른 하나는 최솟값에 음수 점수를 더할 때인데, float16에서 점수가 −16 이하일 때만 생깁니다(위 계산: 맨 끝의 float16 간격이 32라서 그 절반부터 넘칩니다). float32에서는 점수가 약 $-10^{31}$ 이하여야 하므로 실제로는 일어나지 않습니다. 가장 깔끔한 길은 불리언 마스크를 끝까지 들고 가다가 소프트맥스 직전에 `-inf`로 채우고, 전부 가려진 행은 0으로 처리하는 것입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 청중에게 "-1e9면 해결 아닌가요?"라는 질문이 꼭 나옵니다. 답은 두 가지입니다: (1) 전부 가려진 행은 NaN 대신 패딩의 평균이 나온다, (2) 혼합 정밀도(float16)에서는 -1e9가 -inf로 바뀌거나 masked_fill이 실패한다. bfloat16은 범위가 float32와 같아서 (2)는 덜하지만 (1)은 그대로입니다.
+# 발표 노트: 청중에게 "-1e9면 해결 아닌가요?"라는 질문이 꼭 나옵니다. 답은 두 가지입니다: (1) 전부 가려진 행은 NaN 대신 패딩의 평균이 나온다, (2) 혼합 정밀도(float16)에서는 -1e9가 -inf로 바뀌거나 masked_fill이 실패한다. bfloat16은 범위가 float32와 거의 같아서 (2)는 덜하지만 (1)은 그대로입니다. 다만 `torch.finfo(torch.float32).min`을 bfloat16으로 바꾸면 bfloat16의 최댓값을 넘어 반올림되어 `-inf`가 됩니다(위 셀). Hugging Face 코드에서 이 함정이 나타나는 모습입니다.
 
 # %% [markdown]
 # ## 5. 불리언 마스크, 더하는 마스크, 그리고 반대 약속
@@ -655,7 +666,7 @@ print("쿼리까지 가린 마스크: NaN 행", int(torch.isnan(out_nan).any(-1)
 assert torch.isnan(masked_loss) and fully_masked_rows(over_mask).sum() == 2
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 원칙은 "키는 가리고, 쿼리는 손실에서 뺀다"입니다. 셀프 어텐션에서도 같습니다: 패딩 쿼리 행의 출력은 다음 층에서 키·밸류로 쓰이지만 거기서 다시 키 패딩 마스크로 가려지므로 실제 토큰에 닿지 않습니다(1절 셀에서 확인한 것). 디코더의 셀프 어텐션은 인과 + 키 패딩, 크로스 어텐션은 인코더 키 패딩만 씁니다.
+# 발표 노트: 원칙은 "키는 가리고, 쿼리는 손실에서 뺀다"입니다. 셀프 어텐션에서도 같습니다: 패딩 쿼리 행의 출력은 다음 층에서 키·밸류로 쓰이지만 거기서 다시 키 패딩 마스크로 가려지므로 실제 토큰에 닿지 않습니다. 1절 셀은 이것을 한 층에서 확인했고, 두 층의 경우는 토론 질문 1입니다. 디코더의 셀프 어텐션은 인과 + 키 패딩, 크로스 어텐션은 인코더 키 패딩만 씁니다.
 
 # %% [markdown]
 # ## 7. 실전: 디코더 전용 모델의 배치 생성과 왼쪽 패딩
@@ -746,7 +757,7 @@ def left_padded_mask(lengths, T):
 check("09-1", left_padded_mask)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **09-2.** 점수 `scores`(`(..., T_q, T_k)`, float64)와 불리언 마스크 `mask`를 받아 가중치를 돌려주는 `my_safe_softmax`를 만드세요. 가려진 칸은 정확히 0, 볼 수 있는 키가 하나도 없는 행은 **모두 0**이어야 합니다 (NaN도, 균등 분포도 아님). 위의 `safe_softmax`는 소프트맥스 함수에 맡겼으니, 여기서는 소프트맥스 함수(`torch.softmax`, `safe_softmax` 등)를 쓰지 말고 `torch.exp`와 합으로 직접 짜세요. 큰 점수에서 넘치지 않도록 볼 수 있는 칸의 최댓값을 빼는 것(01번)과, 볼 키가 없는 행에서 그 최댓값이 $-\infty$라는 점을 함께 처리해야 합니다.
+# **09-2.** 점수 `scores`(`(..., T_q, T_k)`, float64)와 불리언 마스크 `mask`를 받아 가중치를 돌려주는 `my_safe_softmax`를 만드세요. 가려진 칸은 정확히 0, 전부 가려진 행은 **모두 0**이어야 합니다 (NaN도, 균등 분포도 아님). 위의 `safe_softmax`는 소프트맥스 함수에 맡겼으니, 여기서는 소프트맥스 함수(`torch.softmax`, `F.softmax`, `nn.Softmax`, `safe_softmax` 등)를 쓰지 말고 `torch.exp`와 합으로 직접 짜세요. 큰 점수에서 넘치지 않도록 볼 수 있는 칸의 최댓값을 빼는 것(01번)과, 전부 가려진 행에서 그 최댓값이 $-\infty$라는 점을 함께 처리해야 합니다. 가려진 칸의 점수가 아주 커도(예: 1000) NaN이 나오면 안 됩니다.
 
 # %%
 def my_safe_softmax(scores, mask):
@@ -757,10 +768,10 @@ check("09-2", my_safe_softmax)
 # %% jupyter={"source_hidden": true}
 def my_safe_softmax(scores, mask):
     s = scores.masked_fill(~mask, float("-inf"))                  # hidden keys: e^(-inf) = 0 below
-    m = s.amax(dim=-1, keepdim=True).nan_to_num(neginf=0.0)      # row max; a row with no key: shift by 0
+    m = s.amax(dim=-1, keepdim=True).nan_to_num(neginf=0.0)      # row max; a fully masked row: shift by 0
     e = torch.exp(s - m)                                         # (..., T_q, T_k), no overflow
     total = e.sum(dim=-1, keepdim=True)
-    return e / torch.where(total > 0, total, 1.0)                 # a row with no key: 0 / 1 = 0
+    return e / torch.where(total > 0, total, 1.0)                 # a fully masked row: 0 / 1 = 0
 
 check("09-2", my_safe_softmax)
 

