@@ -1,7 +1,7 @@
 """Throughput and peak memory of attention on a CUDA GPU: notebook 14's Triton kernels against SDPA.
 
     python3 course.py gpu-bench [--quick]    # the same, with the course's .venv and PYTHONPATH
-    python3 scripts/benchmark_gpu.py         # CUDA GPU: writes data/benchmark_gpu.json (estimated 3-6 min, H100)
+    python3 scripts/benchmark_gpu.py         # CUDA GPU: writes data/benchmark_gpu.json (not yet run on a GPU here; counting records suggests 3-6 min on an H100)
     python3 scripts/benchmark_gpu.py --quick # any machine: tiny CPU run through Triton's interpreter,
                                              # writes build/benchmark_gpu_quick.json (never data/)
     python3 scripts/benchmark_gpu.py --n 1024 4096 --d 64 --dtype float16 --out /tmp/b.json   # a subset
@@ -99,6 +99,10 @@ BACKWARD_FLOP_FACTOR = 3.5  # forward 1 + backward 2.5 (five N×N matmuls agains
 CHECK_FACTOR = 3.0  # the kernel may be off by this many times SDPA's own error in the same dtype ...
 CHECK_FLOOR = {"float32": 1e-3, "float16": 4e-3, "bfloat16": 4e-3}  # ... plus this
 NO_CUDA = "There is no CUDA GPU on this machine; use --quick to check the script on the CPU."
+NO_CUDA_BUILD = (
+    "This torch ({version}) is a CPU-only build, so it cannot use a GPU: install the CUDA build of torch==2.13.0 "
+    "(PyPI's wheel on Linux) in .venv, or use --quick to check the script on the CPU."
+)
 
 
 # --------------------------------------------------------------------------- clocks
@@ -432,6 +436,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dtype", nargs="+", choices=["float16", "bfloat16", "float32"], help="input dtypes")
     args = parser.parse_args(argv)
 
+    if not args.quick and torch.version.cuda is None:
+        print(NO_CUDA_BUILD.format(version=torch.__version__), file=sys.stderr)
+        return 2
     if not args.quick and not torch.cuda.is_available():
         print(NO_CUDA, file=sys.stderr)
         return 2

@@ -230,6 +230,13 @@ def _causal_blocks(n, bm, bn):
     return sum(math.ceil(min((i + 1) * bm, n) / bn) for i in range(math.ceil(n / bm)))
 
 
+tm = fa.tile_map  # an alias the checker must still see through
+
+
+def _via_alias(n, bm, bn):
+    return int((tm(n, bm, bn, True) > 0).sum())
+
+
 def test_14_1_accepts_the_formula_and_names_each_shortcut():
     assert check("14-1", _causal_blocks).passed
     assert check("14-1", lambda n, bm, bn: _kernel_visits(n, bm, bn, True)).passed
@@ -237,6 +244,7 @@ def test_14_1_accepts_the_formula_and_names_each_shortcut():
 
     assert check("14-1", lambda n, bm, bn: np.int64(_causal_blocks(n, bm, bn))).passed
     assert check("14-1", lambda n, bm, bn: np.array(_causal_blocks(n, bm, bn))).passed
+    assert check("14-1", lambda n, bm, bn: np.array([_causal_blocks(n, bm, bn)])).passed
     assert check("14-1", lambda n, bm, bn: torch.tensor(float(_causal_blocks(n, bm, bn)))).passed
     wrong = {
         "비인과": lambda n, bm, bn: math.ceil(n / bm) * math.ceil(n / bn),
@@ -246,6 +254,7 @@ def test_14_1_accepts_the_formula_and_names_each_shortcut():
         "B_M = B_N": lambda n, bm, bn: math.ceil(n / bm) * (math.ceil(n / bm) + 1) // 2,
         "숫자 하나": lambda n, bm, bn: "72",
         "tile_map": lambda n, bm, bn: int((fa.tile_map(n, bm, bn, True) > 0).sum()),
+        "다른 이름으로": _via_alias,
         "커널의 반복을 세면": lambda n, bm, bn: 3,
     }
     for words, fn in wrong.items():

@@ -109,7 +109,7 @@ def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_sc
         delta = tl.load(Delta + rows, mask=in_q, other=0.0)  # (BLOCK_M,)
         keep = in_q[None, :] & (keys[:, None] <= rows[None, :]) if CAUSAL else in_q[None, :]
         s_t = tl.dot(k, q_t, input_precision=PRECISION) * qk_scale  # (BLOCK_N, BLOCK_M) = Sᵀ
-        p_t = tl.where(keep, tl.exp2(s_t - lse[None, :]), 0.0)  # Pᵀ, recomputed from L
+        p_t = tl.exp2(tl.where(keep, s_t - lse[None, :], float("-inf")))  # Pᵀ, recomputed from L
         dv += tl.dot(p_t.to(do.dtype), do, input_precision=PRECISION)  # dV = Pᵀ dO
         dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # dPᵀ = (dO Vᵀ)ᵀ
         ds_t = p_t * (dp_t - delta[None, :])  # dSᵀ = Pᵀ ∘ (dPᵀ − D)
@@ -138,7 +138,7 @@ def flash_backward_dq_kernel(Q, K, V, dO, L, Delta, dQ, n, qk_scale, sm_scale,
         v_t = tl.load(V + keys[None, :] * D + dims[:, None], mask=in_k, other=0.0)  # (D, BLOCK_N)
         keep = in_k & (keys[None, :] <= rows[:, None]) if CAUSAL else in_k
         s = tl.dot(q, k_t, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N)
-        p = tl.where(keep, tl.exp2(s - lse[:, None]), 0.0)  # P, recomputed from L
+        p = tl.exp2(tl.where(keep, s - lse[:, None], float("-inf")))  # P, recomputed from L
         dp = tl.dot(do, v_t, input_precision=PRECISION)  # dP = dO Vᵀ
         ds = p * (dp - delta[:, None])  # dS = P ∘ (dP − D)
         dq += tl.dot(ds.to(k_t.dtype), tl.trans(k_t), input_precision=PRECISION)  # dQ = dS K
@@ -237,7 +237,7 @@ def tile_explorer():
     return Explorer(fig, tile_map_view(ax), controls)
 
 
-GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "우리 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
+GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "이 노트북의 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
                  "sdpa_efficient": "SDPA 메모리 효율", "sdpa_math": "SDPA math", "naive": "단순 구현",
                  "chunked": "08번 반복문"}
 

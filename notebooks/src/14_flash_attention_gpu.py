@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 14. FlashAttention을 GPU 커널로
 #
-# 08번에서 파이썬 반복문으로 짠 온라인 소프트맥스를 **Triton 커널**로 옮깁니다. 순전파(forward pass) 커널 하나와, FlashAttention처럼 가중치를 저장하지 않고 재계산(recomputation)하는 역전파(backward pass) 커널 둘을 직접 읽고, GPU가 없는 노트북에서도 Triton의 인터프리터로 같은 커널을 돌려 PyTorch와 값·기울기를 비교합니다.
+# 08번에서 파이썬 반복문으로 짠 온라인 소프트맥스를 **Triton 커널**로 옮깁니다. 순전파(forward pass) 커널 하나와, FlashAttention([Dao 등 2022](../SOURCES.md))처럼 가중치를 저장하지 않고 재계산(recomputation)하는 역전파(backward pass) 커널 둘을 직접 읽고, GPU가 없는 컴퓨터에서도 Triton의 인터프리터로 같은 커널을 돌려 PyTorch와 값·기울기를 비교합니다.
 #
 # **학습 목표**
 # - GPU의 구조(스트리밍 멀티프로세서, HBM, 공유 메모리와 레지스터)와 Triton 프로그램·그리드를 설명하고, 08번의 파이썬 반복문이 GPU에서 느린 이유를 HBM 읽기·쓰기 양으로 센다.
@@ -53,7 +53,7 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 # 프로그램 안에서 `tl.load`는 HBM에서 타일 하나를 읽고 `tl.store`는 씁니다. 그 사이의 계산(`tl.dot`, `tl.exp2`, `tl.max`)은 모두 레지스터와 공유 메모리 안에서 끝납니다. 08번의 반복문과 다른 점이 바로 이것입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 12개(`bmm`, `amax`, `maximum`, 보정값의 뺄셈과 `exp2`, `sub_`, `exp2_`, 곱하기 두 번, `sum`, `add_`, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록 $(T, b)$는 `bmm`이 한 번 쓰고, `amax`·`sum`·`baddbmm_`이 한 번씩 읽고, `sub_`·`exp2_`가 한 번씩 읽고 써서 단계마다 8번 HBM을 오갑니다. 이것을 세어, 융합 커널이 Q를 한 번, K·V를 쿼리 타일마다 한 번 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
+# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 12개(`bmm`, `amax`, `maximum`, 보정값의 뺄셈과 `exp2`, `sub_`, `exp2_`, 곱하기 두 번, `sum`, `add_`, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록 $(T, b)$(T = 쿼리 타일 512행, b = 키 블록 128개)는 `bmm`이 한 번 쓰고, `amax`·`sum`·`baddbmm_`이 한 번씩 읽고, `sub_`·`exp2_`가 한 번씩 읽고 써서 단계마다 8번 HBM을 오갑니다. 이것을 세어, 융합 커널이 Q를 한 번, K·V를 쿼리 타일마다 한 번 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 def loop_hbm_bytes(n, d, tile=512, block=128, bytes_per_value=2):
@@ -86,9 +86,11 @@ step_blocks = 16 * 4 * 512 * 128 * 2  # one step's (T, b) score blocks of all 64
 print(f"같은 모형의 융합 커널: {fused_at_3tb * 1e3:.1f} ms | 반복문 한 단계의 점수 블록(헤드 64개): "
       f"{step_blocks / 2**20:.0f} MiB < L2 50 MB")
 assert fused_at_3tb > attention_flops(8192, 64, 16, 4) / 989e12 and step_blocks < 50e6
+launch_us = 5  # an assumed few microseconds per kernel launch (not measured here)
+print(f"커널 실행 준비 시간(한 번에 {launch_us} µs로 가정): 12,288번 → {12_288 * launch_us / 1e3:.0f} ms")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 모형에서 반복문은 같은 FLOP을 하면서 HBM을 약 10배 더 오가고, 사양대로라면 HBM을 오가는 시간이 계산 시간의 20배가 넘습니다. 커널 실행 하나에 몇 마이크로초씩 드는 준비 시간도 단계마다 붙습니다. 융합 커널은 점수 블록을 레지스터 밖으로 내보내지 않으므로 이 비용들이 사라집니다.
+# 이 모형에서 반복문은 같은 FLOP을 하면서 HBM을 약 10배 더 오가고, 사양대로라면 HBM을 오가는 시간이 계산 시간의 20배가 넘습니다. 커널 실행 하나에 몇 마이크로초씩 드는 준비 시간도 단계마다 붙어서, 이 크기에서는 HBM 왕복보다 클 수도 있습니다(위 출력의 가정). 융합 커널은 점수 블록을 레지스터 밖으로 내보내지 않으므로 이 비용들이 사라집니다.
 #
 # 모형은 L2 캐시(50 MB)를 무시했습니다. 이 크기에서 한 단계의 점수 블록은 헤드 64개를 합쳐도 L2에 들어가므로(위 출력), 반복문의 실제 HBM 양은 모형보다 적을 수 있습니다. 같은 모형에서 융합 커널도 K·V를 쿼리 타일마다 다시 읽어 계산 시간보다 긴 값(위 출력)이 나오므로, 여러 프로그램이 같은 K·V를 L2에서 나눠 읽는 것이 융합 커널에도 중요합니다. 실제 배수는 7절처럼 재야 압니다.
 
@@ -98,7 +100,7 @@ assert fused_at_3tb > attention_flops(8192, 64, 16, 4) / 989e12 and step_blocks 
 # %% [markdown]
 # ## 2. GPU가 없어도: Triton 인터프리터
 #
-# Triton은 `TRITON_INTERPRET=1`이 설정되어 있으면 `@triton.jit` 커널을 컴파일하지 않고 **인터프리터**(interpreter)로 돌립니다. 프로그램을 하나씩 차례로 실행하고 `tl.dot`, `tl.exp2` 같은 연산을 NumPy로 계산하므로, CPU 텐서만 있는 노트북에서도 **같은 커널 코드**가 반올림 수준까지 같은 답을 냅니다(다른 점은 5절과 토론 질문 4). 느리므로 작은 입력만 씁니다. 이 변수는 `triton`을 처음 import하기 **전에** 정해져야 합니다. `tl.zeros` 같은 Triton 자신의 함수도 import할 때 커널로 정의되기 때문입니다(순서를 바꾸면 `Cannot call @triton.jit'd outside of the scope of a kernel` 오류가 납니다). 그래서 이 과정은 `import helpers`가 가장 먼저 정합니다: CUDA GPU가 없으면 1(인터프리터), 있으면 0(컴파일). 직접 짠 스크립트라면 첫 줄에 `os.environ["TRITON_INTERPRET"] = "1"`을 두세요.
+# Triton은 `TRITON_INTERPRET=1`이 설정되어 있으면 `@triton.jit` 커널을 컴파일하지 않고 **인터프리터**(interpreter)로 돌립니다. 프로그램을 하나씩 차례로 실행하고 `tl.dot`, `tl.exp2` 같은 연산을 NumPy로 계산하므로, CPU 텐서만 있는 컴퓨터에서도 **같은 커널 코드**가 반올림 수준까지 같은 답을 냅니다(다른 점은 5절과 토론 질문 4). 느리므로 작은 입력만 씁니다. 이 변수는 `triton`을 처음 import하기 **전에** 정해져야 합니다. `tl.zeros` 같은 Triton 자신의 함수도 import할 때 커널로 정의되기 때문입니다(순서를 바꾸면 `Cannot call @triton.jit'd outside of the scope of a kernel` 오류가 납니다). 그래서 이 과정은 `import helpers`가 가장 먼저 정합니다: CUDA GPU가 없으면 1(인터프리터), 있으면 0(컴파일). 직접 짠 스크립트라면 첫 줄에 `os.environ["TRITON_INTERPRET"] = "1"`을 두세요.
 #
 # 인터프리터가 하지 못하는 것도 있습니다: bf16 `tl.dot`(틀린 값이 나옴), `@triton.autotune`(GPU 없이 실행 단계에서 실패), TF32(5절). 그래서 이 커널은 타일 크기를 고정하고, CPU에서는 float32와 float16만 씁니다.
 
@@ -270,7 +272,7 @@ with torch.no_grad():
 print("dQ, dK, dV 식 = autograd (float64, 차이 < 1e-13); D =", big_d.numpy().round(3))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 노트북은 역전파의 일을 키 블록마다 dK·dV, 쿼리 타일마다 dQ로 나눕니다. 일을 나누는 방식은 Triton의 fused attention 튜토리얼과 같습니다(튜토리얼은 두 반복문을 한 커널 안에서 프로그램마다 차례로 돌리고, 이 노트북은 읽기 쉽도록 Umar Jamil의 구현처럼 두 커널로 따로 띄웁니다). **dK·dV 커널**은 키 블록 하나를 고정하고 쿼리 타일을 돌며 $dK_j, dV_j$를 레지스터에 누적하고, **dQ 커널**은 쿼리 타일 하나를 고정하고 키 블록을 돌며 $dQ_i$를 누적합니다. 프로그램마다 쓰는 자리가 겹치지 않으므로 원자적 덧셈(atomic add)이 필요 없는 대신, 두 커널이 $S$와 $dP$를 각각 계산하므로 행렬곱이 5개가 아니라 7개입니다. FlashAttention-2의 CUDA 구현([Dao 2024](../SOURCES.md))은 커널 하나에서 키 블록마다 dK·dV를 누적하고, dQ는 여러 스레드 블록이 원자적 덧셈으로 더합니다. 두 커널 모두 $P$를 $L$로 재계산하고, 인과일 때 대각선 위의 블록은 건너뜁니다. $D$는 커널 전에 PyTorch 한 줄로 구합니다.
+# 이 노트북은 역전파의 일을 키 블록마다 dK·dV, 쿼리 타일마다 dQ로 나눕니다. 일을 나누는 방식은 Triton의 fused attention 튜토리얼과 같습니다(튜토리얼은 두 반복문을 한 커널 안에서 프로그램마다 차례로 돌리고, 이 노트북은 읽기 쉽도록 Umar Jamil의 구현처럼 두 커널로 따로 띄웁니다). **dK·dV 커널**은 키 블록 하나를 고정하고 쿼리 타일을 돌며 $dK_j, dV_j$를 레지스터에 누적하고, **dQ 커널**은 쿼리 타일 하나를 고정하고 키 블록을 돌며 $dQ_i$를 누적합니다. 프로그램마다 쓰는 자리가 겹치지 않으므로 원자적 덧셈(atomic add)이 필요 없는 대신, 두 커널이 $S$와 $dP$를 각각 계산하므로 행렬곱이 5개가 아니라 7개입니다. FlashAttention-2의 CUDA 구현([Dao 2024](../SOURCES.md))은 주 반복문을 커널 하나에서 돌며 키 블록마다 dK·dV를 누적하고, dQ는 여러 스레드 블록이 원자적 덧셈으로 더합니다. 두 커널 모두 $P$를 $L$로 재계산하고, 인과일 때 대각선 위의 블록은 건너뜁니다. $D$는 커널 전에 PyTorch 한 줄로 구합니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 @triton.jit
@@ -294,7 +296,7 @@ def flash_backward_dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, n, qk_scale, sm_sc
         delta = tl.load(Delta + rows, mask=in_q, other=0.0)  # (BLOCK_M,)
         keep = in_q[None, :] & (keys[:, None] <= rows[None, :]) if CAUSAL else in_q[None, :]
         s_t = tl.dot(k, q_t, input_precision=PRECISION) * qk_scale  # (BLOCK_N, BLOCK_M) = Sᵀ
-        p_t = tl.where(keep, tl.exp2(s_t - lse[None, :]), 0.0)  # Pᵀ, recomputed from L
+        p_t = tl.exp2(tl.where(keep, s_t - lse[None, :], float("-inf")))  # Pᵀ, recomputed from L
         dv += tl.dot(p_t.to(do.dtype), do, input_precision=PRECISION)  # dV = Pᵀ dO
         dp_t = tl.dot(v, tl.trans(do), input_precision=PRECISION)  # dPᵀ = (dO Vᵀ)ᵀ
         ds_t = p_t * (dp_t - delta[None, :])  # dSᵀ = Pᵀ ∘ (dPᵀ − D)
@@ -324,7 +326,7 @@ def flash_backward_dq_kernel(Q, K, V, dO, L, Delta, dQ, n, qk_scale, sm_scale,
         v_t = tl.load(V + keys[None, :] * D + dims[:, None], mask=in_k, other=0.0)  # (D, BLOCK_N)
         keep = in_k & (keys[None, :] <= rows[:, None]) if CAUSAL else in_k
         s = tl.dot(q, k_t, input_precision=PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N)
-        p = tl.where(keep, tl.exp2(s - lse[:, None]), 0.0)  # P, recomputed from L
+        p = tl.exp2(tl.where(keep, s - lse[:, None], float("-inf")))  # P, recomputed from L
         dp = tl.dot(do, v_t, input_precision=PRECISION)  # dP = dO Vᵀ
         ds = p * (dp - delta[:, None])  # dS = P ∘ (dP − D)
         dq += tl.dot(ds.to(k_t.dtype), tl.trans(k_t), input_precision=PRECISION)  # dQ = dS K
@@ -414,7 +416,7 @@ assert rel_k > 0.1
 # %% [markdown]
 # ## 5. TF32: 같은 커널이 GPU에서 검사에 떨어지는 이유 *(건너뛰기 가능)*
 #
-# 커널을 부를 때 float32이면 `PRECISION="ieee"`를 넘겼습니다. Triton의 `tl.dot`은 float32 입력에서 기본으로 **TF32**(TensorFloat-32)를 씁니다. TF32는 float32의 지수 8비트는 그대로 두고 가수(mantissa)를 23비트에서 **10비트**로 줄여 텐서 코어로 곱합니다. 가장 가까운 값으로 반올림하면 상대 오차가 $2^{-11} \approx 4.9\times 10^{-4}$로 float16과 같은 수준이고, Triton의 `tl.dot`처럼 아래 13비트를 그냥 버리면 최대 $2^{-10}$입니다. 인터프리터는 TF32를 흉내 내지 않으므로(NumPy float32로 곱함), `ieee`를 넘기지 않았다면 CPU에서 통과한 2e-6 검사가 GPU에서만 떨어졌을 것입니다. 연습문제 14-3에서 TF32 반올림을 직접 만들어, 그 크기를 CPU에서 잽니다.
+# 커널을 부를 때 float32이면 `PRECISION="ieee"`를 넘겼습니다. Triton의 `tl.dot`은 float32 입력에서 기본으로 **TF32**(TensorFloat-32)를 씁니다. TF32는 float32의 지수 8비트는 그대로 두고 가수(mantissa)를 23비트에서 **10비트**로 줄여 텐서 코어로 곱합니다. 가장 가까운 값으로 반올림하면 상대 오차가 최대 $2^{-11} \approx 4.9\times 10^{-4}$로 float16과 같은 수준이고, Triton의 `tl.dot`처럼 아래 13비트를 그냥 버리면 최대 $2^{-10}$입니다. 인터프리터는 TF32를 흉내 내지 않으므로(NumPy float32로 곱함), `ieee`를 넘기지 않았다면 CPU에서 통과한 2e-6 검사가 GPU에서만 떨어졌을 것입니다. 연습문제 14-3에서 TF32 반올림을 직접 만들어, 그 크기를 CPU에서 잽니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "CPU에서 통과한 테스트가 GPU에서 떨어지면 먼저 TF32를 의심하라"를 남기세요. PyTorch도 `torch.backends.cuda.matmul.allow_tf32`로 같은 선택을 합니다(기본은 꺼짐). 학습에서는 TF32로 충분한 경우가 많지만, 정확도 검사에서는 `ieee`를 명시해야 합니다.
@@ -442,7 +444,7 @@ def tile_map(n, block_m, block_n, causal):
 # %%
 dense, causal_grid = tile_map(1024, 128, 64, False), tile_map(1024, 128, 64, True)
 visited = int((causal_grid > 0).sum())
-print(f"N = 1024, 타일 128×64: 비인과 {int((dense > 0).sum())}개, 인과 {visited}개 방문 "
+print(f"N = 1024, 타일×블록 128×64: 비인과 {int((dense > 0).sum())}개, 인과 {visited}개 방문 "
       f"({visited / dense.numel():.1%}), 그중 마스크가 필요한 블록 {int((causal_grid == 2).sum())}개")
 assert int((dense > 0).sum()) == 8 * 16 and visited == sum(2 * (i + 1) for i in range(8)) == 72
 useful = 1024 * 1025 // 2  # pairs j <= i
@@ -541,7 +543,7 @@ assert views[2]["used"] < views[1]["used"]  # bigger tiles, and N = 448 past the
 import json
 import statistics
 
-GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "우리 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
+GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "이 노트북의 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
                  "sdpa_efficient": "SDPA 메모리 효율", "sdpa_math": "SDPA math", "naive": "단순 구현",
                  "chunked": "08번 반복문"}
 
@@ -623,7 +625,7 @@ if gpu_result is None:
     print("비율: 저장된 GPU 결과가 없어 계산하지 않습니다.")
 else:
     for (d, mode, causal, other), ratio in benchmark_ratios(gpu_result).items():
-        mine = "우리 커널(인과)" if other == "triton_full" else "우리 커널"
+        mine = "이 노트북의 커널(인과)" if other == "triton_full" else "이 노트북의 커널"
         print(f"d = {d:3d}, {mode:16s}, 인과={causal!s:5s}: {mine} ÷ {GPU_METHOD_LABELS[other]} = {ratio:.2f}")
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -669,7 +671,7 @@ def recompute_weights(s, lse, causal):
 check("14-2", recompute_weights)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, $2^{12}$를 더한 뒤(반올림) 아래 13비트를 지우면 됩니다. 짝수 쪽 규칙은 남는 마지막 비트로 정합니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. GPU의 변환 명령 `cvt.rna`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
+# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, $2^{12}$를 더한 뒤(반올림) 아래 13비트를 지우면 됩니다. 짝수 쪽 규칙은 남는 마지막 비트로 정합니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. PTX의 변환 명령 `cvt.rna.tf32.f32`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
 
 # %%
 def to_tf32(x):  # float32 tensor
@@ -691,12 +693,12 @@ check("14-3", to_tf32)
 # ## 스터디 토론 질문
 #
 # 1. 순전파 커널은 `acc`, `m`, `ℓ`을 레지스터에 두고 점수 블록을 HBM에 쓰지 않습니다. $d$가 256이면 `BLOCK_M = 128`의 `acc`는 몇 KB일까요(float32)? 레지스터(SM당 256 KB)와 비교해 타일을 어떻게 바꿔야 할지 토론해 보세요.
-# 2. FlashAttention-2처럼 커널 하나에서 dK·dV를 누적하고 dQ는 float32 버퍼에 원자적 덧셈으로 더하면, 이 노트북의 두 커널 방식과 비교해 행렬곱 수, HBM 읽기·쓰기 양, 재현성이 어떻게 달라질까요? 1절의 모형처럼 세어 보세요.
+# 2. FlashAttention-2처럼 커널 하나에서 dK·dV를 누적하고 dQ는 float32 버퍼에 원자적 덧셈으로 더하면 행렬곱은 4절에서 본 대로 5개로 줄어듭니다. 그 대신 HBM 읽기·쓰기 양과 재현성은 이 노트북의 두 커널 방식과 비교해 어떻게 달라질까요? 1절의 모형처럼 세어 보세요.
 # 3. 역전파는 행렬곱 5개(재계산한 $QK^\top$, $dV$, $dP$, $dQ$, $dK$)로 순전파(2개)의 2.5배이고, 이 노트북의 두 커널은 $S$와 $dP$를 두 번 계산해 7개입니다. 그래도 $P$를 저장하는 것보다 빠를 수 있는 조건은 무엇일까요? 1절의 HBM 모형과 연결해 보세요.
 # 4. CPU 인터프리터에서 통과한 검사가 GPU에서 떨어질 수 있는 이유를 세 가지 들어 보세요(예: TF32). 어떤 것이 버그이고 어떤 것이 허용할 차이일까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, SM 레지스터의 절반을 누적기 하나가 씁니다(q 타일도 64 KB 더). 워프를 4개에서 8개로 늘리면 스레드당 몫이 256개에서 128개로 줄어 한도(255개) 안에 들어오지만, SM 전체 사용량 128 KB는 그대로라 함께 올라가는 프로그램 수가 줄어듭니다. 그래서 보통 BLOCK_M을 64로 줄입니다. 2번의 방향: 행렬곱은 5개로 줄지만(S와 dP를 한 번만 계산), 쿼리 타일마다 dQ 조각을 HBM의 float32 버퍼에 원자적으로 더하는 읽기·쓰기가 키 블록 수만큼 생기고, 더하는 순서가 매번 달라 기본 설정에서는 비트 단위로 재현되지 않습니다. 4번의 다른 예: 누적 순서(타일 크기와 스레드 배치에 따라 더하는 순서가 다름), 인터프리터가 흉내 내지 않는 하드웨어 연산(exp2 근사). 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
+# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, SM 레지스터의 절반을 누적기 하나가 씁니다(q 타일도 64 KB 더). 워프를 4개에서 8개로 늘리면 스레드당 몫이 256개에서 128개로 줄어 한도(255개) 안에 들어오지만, 누적기 128 KB는 여전히 SM 레지스터의 절반이라 SM 하나에 함께 올라가는 프로그램은 많아야 하나뿐이고 기다림을 숨기기 어렵습니다. 그래서 보통 BLOCK_M을 64로 줄입니다. 2번의 방향: 쿼리 타일마다 dQ 조각을 HBM의 float32 버퍼에 원자적으로 더하는 읽기·쓰기가 키 블록 수만큼 생기고, 더하는 순서가 매번 달라 기본 설정에서는 비트 단위로 재현되지 않습니다. 4번의 다른 예: 누적 순서(타일 크기와 스레드 배치에 따라 더하는 순서가 다름), 인터프리터가 흉내 내지 않는 하드웨어 연산(exp2 근사). 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
 
 # %% [markdown]
 # ## 요약
@@ -707,7 +709,7 @@ check("14-3", to_tf32)
 # | 순전파 커널은 08번의 온라인 소프트맥스와 줄마다 같다 | SDPA와 비교: float32 < 2e-6, float16 < 4e-3, 인과·N이 타일의 배수가 아닐 때 포함 |
 # | 저장하는 것은 $O$와 행마다 $L$ 하나 | $L$ = logsumexp(점수) (1e-5) |
 # | 역전파: $D = \mathrm{rowsum}(dO \circ O)$, $P = e^{S-L}$ 재계산, dK·dV와 dQ 두 커널(원자적 덧셈 없이, 행렬곱 7개) | autograd와 비교: float32 < 5e-6, float16 < 1e-2; D를 빼먹으면 dQ 상대 오차 수십 % |
-# | 인과에서 N = 1024, 128×64 타일이면 블록 72/128만 방문, 계산한 점수의 약 89% 사용 | `tile_map` |
+# | 인과에서 N = 1024, 타일×블록 128×64이면 블록 72/128만 방문, 계산한 점수의 약 89% 사용 | `tile_map` |
 # | float32 검사는 `ieee` 정밀도에서만 의미가 있다 | TF32 가수 10비트 (연습문제 14-3) |
 # | GPU 측정은 저장된 결과로만 말한다 | `data/benchmark_gpu.json` (없으면 없다고 말함) |
 
