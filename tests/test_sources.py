@@ -20,7 +20,7 @@ CITATION = re.compile(r"\b([A-Z][a-zA-Z-]+(?: & [A-Z][a-zA-Z-]+)?(?: 등)?) ((?:
 OFF_STYLE = re.compile(
     r"\b[A-Z][a-zA-Z-]+(?: & [A-Z][a-zA-Z-]+)?(?: et al\.?)?,? \((?:19|20)\d\d\)|\bet al\.,? (?:19|20)\d\d"
 )
-SEED = re.compile(r"원문 (00[0-4])")
+SEED = re.compile(r"원문 (00[0-4])(?![–-]00)")  # "원문 000–004" (the sources list as a whole) names none of them
 LINK_TO_SOURCES = re.compile(r"\[[^\]]*\]\(\.\./SOURCES\.md[^)]*\)")
 
 
