@@ -254,7 +254,7 @@ def test_14_1_accepts_the_formula_and_names_each_shortcut():
         "B_M = B_N": lambda n, bm, bn: math.ceil(n / bm) * (math.ceil(n / bm) + 1) // 2,
         "숫자 하나": lambda n, bm, bn: "72",
         "tile_map": lambda n, bm, bn: int((fa.tile_map(n, bm, bn, True) > 0).sum()),
-        "다른 이름으로": _via_alias,
+        "tm(= tile_map)": _via_alias,
         "커널의 반복을 세면": lambda n, bm, bn: 3,
     }
     for words, fn in wrong.items():

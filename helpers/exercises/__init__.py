@@ -159,12 +159,30 @@ def called_names(fn) -> set[str] | None:
     }
 
 
+def _from_a_library(obj) -> bool:
+    """True for functions of the course's lessons, torch, NumPy, SciPy ...; False for the learner's own
+    (defined in the notebook, module ``__main__``) and for test helpers."""
+    module = getattr(obj, "__module__", None) or ""
+    return module.split(".")[0] in {"helpers", "torch", "numpy", "scipy", "math", "builtins"}
+
+
 def forbid_calls(fn, names: set[str], why: str) -> None:
     """Raise Wrong if the learner's function calls one of ``names`` (an exercise that asks to
-    build something without the ready-made function shown earlier)."""
-    if getattr(fn, "__name__", None) in names:  # the forbidden function itself, passed as the answer
+    build something without the ready-made function shown earlier). A name is resolved through the
+    function's globals: ``import softmax_jacobian as sj`` and a call ``sj(...)`` is caught, and a
+    helper of the learner's own that happens to carry a forbidden name is not."""
+    if getattr(fn, "__name__", None) in names and _from_a_library(fn):  # the forbidden function itself
         raise Wrong(f"{fn.__name__}을(를) 그대로 넘겼습니다. {why}")
-    used = (called_names(fn) or set()) & names
+    scope = getattr(fn, "__globals__", {})
+    used = set()
+    for name in called_names(fn) or set():
+        target = scope.get(name)
+        if name in names:
+            if target is not None and callable(target) and not _from_a_library(target):
+                continue  # the learner's own function of that name
+            used.add(name)
+        elif getattr(target, "__name__", None) in names and _from_a_library(target):
+            used.add(f"{name}(= {target.__name__})")
     if used:
         raise Wrong(f"{', '.join(sorted(used))}을(를) 불렀습니다. {why}")
 
