@@ -390,7 +390,7 @@ def _flash_arguments(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
 
 
 def _flash_lesson():
-    """Notebook 14's module, imported on first use (it imports Triton and sets TRITON_INTERPRET)."""
+    """Notebook 14's module, imported on first use (it imports Triton; `import helpers` chose TRITON_INTERPRET)."""
     try:
         from .lessons import flash_attention_gpu
     except ImportError as err:

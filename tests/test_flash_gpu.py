@@ -227,7 +227,8 @@ def test_tile_explorer_updates_in_place():
 
 
 def _causal_blocks(n, bm, bn):
-    return sum(math.ceil(min((i + 1) * bm, n) / bn) for i in range(math.ceil(n / bm)))
+    t, r = n // bm, bm // bn
+    return r * t * (t + 1) // 2
 
 
 tm = fa.tile_map  # an alias the checker must still see through
@@ -237,24 +238,29 @@ def _via_alias(n, bm, bn):
     return int((tm(n, bm, bn, True) > 0).sum())
 
 
-def test_14_1_accepts_the_formula_and_names_each_shortcut():
-    assert check("14-1", _causal_blocks).passed
-    assert check("14-1", lambda n, bm, bn: _kernel_visits(n, bm, bn, True)).passed
+def _loop_answer(n, bm, bn):
+    return sum((bm // bn) * (i + 1) for i in range(n // bm))
+
+
+def test_14_1_accepts_closed_forms_and_names_each_shortcut():
     import numpy as np
 
+    assert check("14-1", _causal_blocks).passed
+    assert check("14-1", lambda n, bm, bn: (bm // bn) * (n // bm) * (n // bm + 1) / 2).passed
     assert check("14-1", lambda n, bm, bn: np.int64(_causal_blocks(n, bm, bn))).passed
-    assert check("14-1", lambda n, bm, bn: np.array(_causal_blocks(n, bm, bn))).passed
     assert check("14-1", lambda n, bm, bn: np.array([_causal_blocks(n, bm, bn)])).passed
     assert check("14-1", lambda n, bm, bn: torch.tensor(float(_causal_blocks(n, bm, bn)))).passed
+    assert check("14-1", lambda n, bm, bn: (n * n / (bm * bn) + n / bn) / 2).passed  # the same, expanded
     wrong = {
-        "비인과": lambda n, bm, bn: math.ceil(n / bm) * math.ceil(n / bn),
-        "절반은 지름길": lambda n, bm, bn: math.ceil(n / bm) * math.ceil(n / bn) / 2,
+        "비인과": lambda n, bm, bn: (n // bm) * (n // bn),
+        "절반은 지름길": lambda n, bm, bn: (n // bm) * (n // bn) / 2,
+        "r(i + 1)": lambda n, bm, bn: (n // bm) * (n // bm + 1) // 2,
+        "빼먹었습니다": lambda n, bm, bn: (bm // bn) * (n // bm) * (n // bm - 1) // 2,
         "점수 쌍": lambda n, bm, bn: n * (n + 1) // 2,
-        "min을 빠뜨렸습니다": lambda n, bm, bn: sum(math.ceil((i + 1) * bm / bn) for i in range(math.ceil(n / bm))),
-        "B_M = B_N": lambda n, bm, bn: math.ceil(n / bm) * (math.ceil(n / bm) + 1) // 2,
         "숫자 하나": lambda n, bm, bn: "72",
         "tile_map": lambda n, bm, bn: int((fa.tile_map(n, bm, bn, True) > 0).sum()),
         "tm(= tile_map)": _via_alias,
+        "반복문": _loop_answer,
         "커널의 반복을 세면": lambda n, bm, bn: 3,
     }
     for words, fn in wrong.items():

@@ -3,8 +3,11 @@ notebook 14 skips its kernel cells (macOS, Windows)."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
 import numbers
+import textwrap
 
 import numpy as np
 import torch
@@ -13,9 +16,19 @@ import torch.nn.functional as F
 from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls
 
 
-def _kernel_causal_blocks(n: int, block_m: int, block_n: int) -> int:
-    """The forward kernel's loop, counted: program i visits range(0, min((i + 1)·B_M, N), B_N)."""
+def _forward_blocks(n: int, block_m: int, block_n: int) -> int:
+    """The causal forward kernel's loops (6절's tile map), counted: program i visits range(0, min((i + 1)·B_M, N), B_N)."""
     return sum(len(range(0, min((i + 1) * block_m, n), block_n)) for i in range(math.ceil(n / block_m)))
+
+
+def _loops(fn) -> list[str]:
+    """The loops and comprehensions in the learner's function (empty when its source cannot be read)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    kinds = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+    return sorted({type(node).__name__ for node in ast.walk(tree) if isinstance(node, kinds)})
 
 
 def _as_float(got, call: str = "causal_blocks(...)") -> float:
@@ -27,54 +40,59 @@ def _as_float(got, call: str = "causal_blocks(...)") -> float:
 
 
 def _wrong_formulas() -> dict:
-    def tiles(n, bm):
-        return math.ceil(n / bm)
+    def t(n, bm):
+        return n // bm
 
     return {
-        "dense": lambda n, bm, bn: tiles(n, bm) * math.ceil(n / bn),
-        "half": lambda n, bm, bn: tiles(n, bm) * math.ceil(n / bn) / 2,
-        "half_floor": lambda n, bm, bn: tiles(n, bm) * math.ceil(n / bn) // 2,
+        "dense": lambda n, bm, bn: t(n, bm) * n // bn,
+        "half": lambda n, bm, bn: t(n, bm) * (n // bn) / 2,
+        "no_r": lambda n, bm, bn: t(n, bm) * (t(n, bm) + 1) // 2,
+        "no_diagonal": lambda n, bm, bn: (bm // bn) * t(n, bm) * (t(n, bm) - 1) // 2,
         "pairs": lambda n, bm, bn: n * (n + 1) // 2,
-        "no_min": lambda n, bm, bn: sum(math.ceil((i + 1) * bm / bn) for i in range(tiles(n, bm))),
-        "square": lambda n, bm, bn: tiles(n, bm) * (tiles(n, bm) + 1) // 2,
+        "blocks_only": lambda n, bm, bn: (n // bn) * (n // bn + 1) // 2,
     }
+
+
+HINTS_14_1 = [
+    ("dense", "비인과의 수(모든 타일이 모든 키 블록을 방문)입니다. 인과에서는 대각선에서 멈춥니다"),
+    ("half", "전체의 절반은 지름길입니다. 대각선에 걸친 블록은 통째로 방문하므로 절반보다 많습니다"),
+    ("no_r", "타일 i가 방문하는 것은 키 블록 i + 1개가 아니라 r(i + 1)개입니다(B_M = r·B_N)"),
+    ("no_diagonal", "대각선에 걸친 블록을 빼먹었습니다. 타일 i는 대각선 블록까지 r(i + 1)개를 방문합니다"),
+    ("pairs", "점수 쌍(j ≤ i)의 수를 셌습니다. 세는 것은 방문하는 키 블록 수입니다"),
+    ("blocks_only", "키 블록 크기 B_N으로 N×N을 정사각형 블록으로 나눈 수입니다. 쿼리 타일은 B_M = r·B_N행입니다"),
+]
 
 
 @exercise("14-1")
 def _causal_blocks(fn):
-    forbid_calls(fn, {"tile_map", "tile_map_view"}, "6절의 tile_map을 부르지 말고, 반복 범위에서 공식을 유도하세요.")
-    cases = [(1024, 128, 64), (100, 64, 32), (77, 64, 32), (448, 128, 64), (96, 16, 32), (1, 64, 32), (5000, 128, 64)]
+    forbid_calls(fn, {"tile_map", "tile_map_view"}, "6절의 tile_map을 부르지 말고, 반복 범위에서 닫힌 식을 유도하세요.")
+    loops = _loops(fn)
+    if loops:
+        raise Wrong(
+            f"반복문이나 내포({', '.join(loops)})가 있습니다. 타일 i가 방문하는 블록 수를 더한 합을 "
+            "반복문 없이 닫힌 식으로 쓰세요 (1 + 2 + … + T = T(T + 1)/2)."
+        )
+    cases = [(1024, 128, 64), (512, 64, 32), (4096, 128, 64), (256, 64, 64), (1536, 128, 32), (64, 64, 16)]
     for n, bm, bn in cases:
         call = f"causal_blocks({n}, {bm}, {bn})"
-        got = call_learner(fn, n, bm, bn, what=call)
-        want = _kernel_causal_blocks(n, bm, bn)
-        value = _as_float(got, call)
+        value = _as_float(call_learner(fn, n, bm, bn, what=call), call)
+        want = _forward_blocks(n, bm, bn)
         if value == want:
             continue
-        hints = [
-            ("dense", "비인과의 블록 수(모든 타일이 모든 키 블록을 방문)입니다. 인과에서는 대각선에서 멈춥니다"),
-            ("half", "전체의 절반은 지름길입니다. 대각선에 걸친 블록은 통째로 방문하므로 절반보다 많습니다"),
-            ("half_floor", "전체의 절반은 지름길입니다. 대각선에 걸친 블록은 통째로 방문하므로 절반보다 많습니다"),
-            ("pairs", "점수 쌍(j ≤ i)의 수를 셌습니다. 세는 것은 방문하는 키 블록 수입니다"),
-            (
-                "no_min",
-                "마지막 타일에서 end = min((i + 1)·B_M, N)의 min을 빠뜨렸습니다: N을 넘는 블록은 방문하지 않습니다",
-            ),
-            ("square", "B_M = B_N일 때의 공식(1 + 2 + … + 타일 수)입니다. 타일과 블록의 크기가 다르면 틀립니다"),
-        ]
         # the hint whose formula the answer follows on every case (one case can fit two formulas)
         answers = [_as_float(call_learner(fn, *c, what=f"causal_blocks{c}")) for c in cases]
         formulas = _wrong_formulas()
-        for name, message in hints:
+        for name, message in HINTS_14_1:
             if all(a == formulas[name](*c) for a, c in zip(answers, cases)):
                 raise Wrong(f"{call} = {value:g}: {message}. 커널의 반복을 세면 {want}개입니다.")
         raise Wrong(
-            f"{call} = {value:g}, 커널의 반복을 세면 {want}개입니다. 프로그램 i가 도는 범위 "
-            "range(0, min((i + 1)·B_M, N), B_N)의 길이를 모든 i에 대해 더해 보세요."
+            f"{call} = {value:g}, 커널의 반복을 세면 {want}개입니다. T = N/B_M개의 타일 중 타일 i는 "
+            "키 블록 몇 개를 방문할까요? 그 합을 닫힌 식으로 쓰세요."
         )
     return (
-        "모든 경우에 커널의 반복 수와 같습니다. N = 1024, 128×64 타일에서 72개 = 비인과 128개의 56%: "
-        "대각선 블록까지 통째로 방문하므로 절반보다 조금 많습니다."
+        "모든 경우에 커널의 반복 수와 같습니다: r·T(T + 1)/2 (T = N/B_M, r = B_M/B_N). 비인과 r·T²의 "
+        "(T + 1)/(2T)이므로 T가 클수록 절반에 다가갑니다. 역전파의 dK·dV 커널도 정확히 같은 (타일, 블록) "
+        "쌍을 방문합니다: 키 블록 j는 대각선을 품은 타일부터 끝까지 돕니다."
     )
 
 
@@ -133,7 +151,7 @@ def _recompute_weights(fn):
             f"{call}: softmax와 최대 {float((got - want).abs().max()):.3g} 다릅니다 (행의 합: "
             f"{[round(float(r), 4) for r in rows[:3]]} …, 1이어야 합니다). P = exp(s − L)을 행마다 계산하세요."
         )
-    return "exp(s − L)이 소프트맥스와 같습니다 (인과 포함, 차이 < 1e-12). 역전파는 이렇게 N개짜리 L만으로 P를 타일마다 다시 만듭니다."
+    return "exp(s − L)이 소프트맥스와 같습니다 (인과 포함, 상대 차이 < 1e-9). 역전파는 이렇게 N개짜리 L만으로 P를 타일마다 다시 만듭니다."
 
 
 def _reference_tf32(x: torch.Tensor) -> torch.Tensor:

@@ -7,7 +7,7 @@
 # - GPU의 구조(스트리밍 멀티프로세서, HBM, 공유 메모리와 레지스터)와 Triton 프로그램·그리드를 설명하고, 08번의 파이썬 반복문이 GPU에서 느린 이유를 HBM 읽기·쓰기 양으로 센다.
 # - 08번의 온라인 소프트맥스(m, ℓ, exp2 보정)를 한 줄씩 옮긴 순전파 커널을 읽고, 인과·비인과, 타일의 배수가 아닌 N, float32·float16에서 `F.scaled_dot_product_attention`과 비교한다.
 # - 역전파를 유도하고(D = rowsum(dO ∘ O)), 저장한 logsumexp로 가중치를 재계산하는 dK·dV 커널과 dQ 커널을 `torch.autograd.Function`으로 묶어 autograd의 기울기와 비교한다.
-# - 인과 마스크에서 건너뛰는 타일 수, TF32가 검사를 깨뜨리는 이유를 계산하고, GPU 벤치마크를 어떻게 재고 읽는지 안다.
+# - 인과 마스크에서 건너뛰는 키 블록 수, TF32가 검사를 깨뜨리는 이유를 계산하고, GPU 벤치마크를 어떻게 재고 읽는지 안다.
 #
 # **선수 지식**: 08번(온라인 소프트맥스, `chunked_attention`, HBM/SRAM), 09번(인과 마스크), 04번(√d_k)
 #
@@ -53,7 +53,7 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 # 프로그램 안에서 `tl.load`는 HBM에서 타일 하나를 읽고 `tl.store`는 씁니다. 그 사이의 계산(`tl.dot`, `tl.exp2`, `tl.max`)은 모두 레지스터와 공유 메모리 안에서 끝납니다. 08번의 반복문과 다른 점이 바로 이것입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 12개(`bmm`, `amax`, `maximum`, 보정값의 뺄셈과 `exp2`, `sub_`, `exp2_`, 곱하기 두 번, `sum`, `add_`, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록 $(T, b)$(T = 쿼리 타일 512행, b = 키 블록 128개)는 `bmm`이 한 번 쓰고, `amax`·`sum`·`baddbmm_`이 한 번씩 읽고, `sub_`·`exp2_`가 한 번씩 읽고 써서 단계마다 8번 HBM을 오갑니다. 이것을 세어, 융합 커널이 Q를 한 번, K·V를 쿼리 타일마다 한 번 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
+# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 12개(`bmm`, `amax`, `maximum`, 보정값의 뺄셈과 `exp2`, `sub_`, `exp2_`, 곱하기 두 번, `sum`, `add_`, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록 $(T, b)$(T = 쿼리 타일 하나의 512행, b = 키 블록 하나의 키 128개)는 `bmm`이 한 번 쓰고, `amax`·`sum`·`baddbmm_`이 한 번씩 읽고, `sub_`·`exp2_`가 한 번씩 읽고 써서 단계마다 8번 HBM을 오갑니다. 이것을 세어, 융합 커널이 Q를 한 번, K·V를 쿼리 타일마다 한 번 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 def loop_hbm_bytes(n, d, tile=512, block=128, bytes_per_value=2):
@@ -87,7 +87,7 @@ print(f"같은 모형의 융합 커널: {fused_at_3tb * 1e3:.1f} ms | 반복문 
       f"{step_blocks / 2**20:.0f} MiB < L2 50 MB")
 assert fused_at_3tb > attention_flops(8192, 64, 16, 4) / 989e12 and step_blocks < 50e6
 launch_us = 5  # an assumed few microseconds per kernel launch (not measured here)
-print(f"커널 실행 준비 시간(한 번에 {launch_us} µs로 가정): 12,288번 → {12_288 * launch_us / 1e3:.0f} ms")
+print(f"커널 실행 준비 시간(launch overhead, 한 번에 {launch_us} µs로 가정): 12,288번 → {12_288 * launch_us / 1e3:.0f} ms")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 모형에서 반복문은 같은 FLOP을 하면서 HBM을 약 10배 더 오가고, 사양대로라면 HBM을 오가는 시간이 계산 시간의 20배가 넘습니다. 커널 실행 하나에 몇 마이크로초씩 드는 준비 시간도 단계마다 붙어서, 이 크기에서는 HBM 왕복보다 클 수도 있습니다(위 출력의 가정). 융합 커널은 점수 블록을 레지스터 밖으로 내보내지 않으므로 이 비용들이 사라집니다.
@@ -210,7 +210,7 @@ def flash_forward(q, k, v, causal=False):  # (B, h, N, d) each, contiguous
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# PyTorch의 `F.scaled_dot_product_attention`과 비교합니다. N = 100과 77은 타일(64)의 배수가 아니어서 마지막 타일이 넘칩니다. 기준은 float64로 계산하고, 경계만 assert해서 출력합니다(정확한 자릿수는 CPU마다 다릅니다). GPU가 있으면 같은 셀이 컴파일된 커널로 돕니다.
+# PyTorch의 `F.scaled_dot_product_attention`과 비교합니다. N = 100과 77은 타일(인터프리터에서 64, GPU fp16에서 128)의 배수가 아니어서 마지막 타일이 넘칩니다. 기준은 float64로 계산하고, 경계만 assert해서 출력합니다(정확한 자릿수는 CPU마다 다릅니다). GPU가 있으면 같은 셀이 컴파일된 커널로 돕니다.
 
 # %%
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -334,7 +334,7 @@ def flash_backward_dq_kernel(Q, K, V, dO, L, Delta, dQ, n, qk_scale, sm_scale,
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 두 커널을 `torch.autograd.Function`으로 묶으면 `loss.backward()`가 이 커널들을 부릅니다. 순전파는 $O$와 $L$만 저장합니다: N×N은 어디에도 없습니다. 역전파의 타일은 순전파와 다르게 잡습니다(dK·dV는 키 블록을 크게, dQ는 쿼리 타일을 크게). 고정한 쪽이 누적기가 되기 때문입니다.
+# 두 커널을 `torch.autograd.Function`으로 묶으면 `loss.backward()`가 이 커널들을 부릅니다. 순전파는 입력 $Q, K, V$ 말고는 $O$와 $L$만 저장합니다: N×N은 어디에도 없습니다. 역전파의 타일은 순전파와 다르게 잡습니다(dK·dV는 키 블록을 크게, dQ는 쿼리 타일을 크게). 고정한 쪽이 누적기가 되기 때문입니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 class FlashAttention(torch.autograd.Function):
@@ -394,7 +394,7 @@ for dtype, bound in ((torch.float32, 5e-6), (torch.float16, 1e-2)):
     print(f"{str(dtype):13s}: dQ, dK, dV가 float64 autograd와 최대 차이 < {bound:.0e} (인과·비인과, N = 100, 77)")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 비교는 버그를 잡을 수 있을까요? $D$를 빼먹은(소프트맥스의 야코비안을 잊은) 역전파는 dV는 맞고 dQ·dK만 틀립니다. 위 식으로 직접 확인합니다.
+# 이 비교는 버그를 잡을 수 있을까요? $D$를 빼먹은(소프트맥스 야코비안의 $-P_{ij}P_{ik}$ 항을 빠뜨린) 역전파는 dV는 맞고 dQ·dK만 틀립니다. 위 식으로 직접 확인합니다.
 
 # %%
 seed_everything(5)
@@ -411,12 +411,12 @@ assert rel > 0.1
 assert rel_k > 0.1
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: D_i = dO_i · O_i 유도를 칠판에 한 줄로 쓰세요. "P의 한 행 전체가 필요할 것 같은데, 출력 O가 이미 그 가중합을 갖고 있다"가 핵심입니다. 역전파 커널 두 개를 나누는 이유(누적 대상이 겹치지 않게 프로그램을 나눈다: dK·dV는 키 블록마다, dQ는 쿼리 타일마다)와 그 값(S와 dP를 두 번 계산: 행렬곱 7개)도 짚으세요. FlashAttention-2의 CUDA 구현은 반대로 커널 하나에서 dQ를 원자적 덧셈으로 더합니다(기본 설정에서는 더하는 순서가 매번 달라 비트 단위로 재현되지 않음; `deterministic` 옵션이 있습니다).
+# 발표 노트: D_i = dO_i · O_i 유도를 칠판에 한 줄로 쓰세요. "P의 한 행 전체가 필요할 것 같은데, 출력 O가 이미 그 가중합을 갖고 있다"가 핵심입니다. 역전파 커널 두 개를 나누는 이유(누적 대상이 겹치지 않게 프로그램을 나눈다: dK·dV는 키 블록마다, dQ는 쿼리 타일마다)와 그 대가(S와 dP를 두 번 계산: 행렬곱 7개)도 짚으세요. FlashAttention-2의 CUDA 구현은 반대로 커널 하나에서 dQ를 원자적 덧셈으로 더합니다(기본 설정에서는 더하는 순서가 매번 달라 비트 단위로 재현되지 않음; `deterministic` 옵션이 있습니다).
 
 # %% [markdown]
 # ## 5. TF32: 같은 커널이 GPU에서 검사에 떨어지는 이유 *(건너뛰기 가능)*
 #
-# 커널을 부를 때 float32이면 `PRECISION="ieee"`를 넘겼습니다. Triton의 `tl.dot`은 float32 입력에서 기본으로 **TF32**(TensorFloat-32)를 씁니다. TF32는 float32의 지수 8비트는 그대로 두고 가수(mantissa)를 23비트에서 **10비트**로 줄여 텐서 코어로 곱합니다. 가장 가까운 값으로 반올림하면 상대 오차가 최대 $2^{-11} \approx 4.9\times 10^{-4}$로 float16과 같은 수준이고, Triton의 `tl.dot`처럼 아래 13비트를 그냥 버리면 최대 $2^{-10}$입니다. 인터프리터는 TF32를 흉내 내지 않으므로(NumPy float32로 곱함), `ieee`를 넘기지 않았다면 CPU에서 통과한 2e-6 검사가 GPU에서만 떨어졌을 것입니다. 연습문제 14-3에서 TF32 반올림을 직접 만들어, 그 크기를 CPU에서 잽니다.
+# 커널을 부를 때 float32이면 `PRECISION="ieee"`를 넘겼습니다. Triton의 `tl.dot`은 float32 입력에서 기본으로 **TF32**(TensorFloat-32)를 씁니다. TF32는 float32의 지수 8비트는 그대로 두고 가수(mantissa)를 23비트에서 **10비트**로 줄여 텐서 코어로 곱합니다. 가장 가까운 값으로 반올림하면 상대 오차가 최대 $2^{-11} \approx 4.9\times 10^{-4}$로 float16과 같은 수준이고, 아래 13비트를 그냥 버리면 최대 $2^{-10}$입니다(Triton의 `tl.dot`은 반올림 명령 없이 float32 비트를 넘겨, 아래 13비트가 사실상 버려집니다). 인터프리터는 TF32를 흉내 내지 않으므로(NumPy float32로 곱함), `ieee`를 넘기지 않았다면 CPU에서 통과한 2e-6 검사가 GPU에서만 떨어졌을 것입니다. 연습문제 14-3에서 TF32 반올림을 직접 만들어, 그 크기를 CPU에서 잽니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "CPU에서 통과한 테스트가 GPU에서 떨어지면 먼저 TF32를 의심하라"를 남기세요. PyTorch도 `torch.backends.cuda.matmul.allow_tf32`로 같은 선택을 합니다(기본은 꺼짐). 학습에서는 TF32로 충분한 경우가 많지만, 정확도 검사에서는 `ieee`를 명시해야 합니다.
@@ -446,7 +446,7 @@ dense, causal_grid = tile_map(1024, 128, 64, False), tile_map(1024, 128, 64, Tru
 visited = int((causal_grid > 0).sum())
 print(f"N = 1024, 타일×블록 128×64: 비인과 {int((dense > 0).sum())}개, 인과 {visited}개 방문 "
       f"({visited / dense.numel():.1%}), 그중 마스크가 필요한 블록 {int((causal_grid == 2).sum())}개")
-assert int((dense > 0).sum()) == 8 * 16 and visited == sum(2 * (i + 1) for i in range(8)) == 72
+assert int((dense > 0).sum()) == 8 * 16 and 8 * 16 / 2 < visited < 8 * 16  # a little more than half
 useful = 1024 * 1025 // 2  # pairs j <= i
 print(f"인과에서 실제로 쓰는 점수 {useful:,}개 / 계산하는 점수 {visited * 128 * 64:,}개 = {useful / (visited * 128 * 64):.1%}")
 assert 0.85 < useful / (visited * 128 * 64) < 0.9
@@ -519,14 +519,14 @@ plt.show()
 for (n, causal, tiles), view in zip(settings, views):
     print(f"N = {n}, {tiles}, 인과={causal!s:5s}: 블록 {view['visited']:3d}/{view['total']:3d}, 사용 {view['used']:.1%}")
 assert views[0]["used"] == 1.0  # non-causal, N a multiple of both tiles: nothing thrown away
-assert views[1]["visited"] == sum(2 * (i + 1) for i in range(8))  # tile i visits 2(i + 1) blocks of 32
+assert views[1]["visited"] == visited  # 512 with 64×32 tiles: the same count as 1024 with 128×64
 assert views[2]["used"] < views[1]["used"]  # bigger tiles, and N = 448 past the last full tile: more waste
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 타일이 클수록 대각선에서 버리는 몫이 커지고(448, 128×64: 마지막 타일이 N을 넘어 더 버림), 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 $B/N$ 정도로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 슬라이더에서 인과 마스크를 켠 채 N을 64에서 512로 올려 보세요. 주황색(대각선) 블록은 타일 수만큼만 늘고 파란색은 제곱으로 늘어, "사용" 비율이 100%에 다가갑니다. 연습문제 14-1이 이 방문 수를 공식으로 세는 문제입니다.
+# 발표 노트: 슬라이더에서 인과 마스크를 켠 채 N을 64에서 512로 올려 보세요. 주황색(대각선) 블록은 타일 수에 비례해서만 늘고 파란색은 제곱으로 늘어, "사용" 비율이 100%에 다가갑니다. 연습문제 14-1은 이 방문 수를 반복문 없이 닫힌 식으로 세는 문제입니다.
 
 # %% [markdown]
 # ## 7. GPU에서 잰 결과
@@ -636,23 +636,23 @@ else:
 #
 # 각 문제는 `check("14-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **14-1.** 인과 순전파에서 모든 프로그램이 방문하는 키 블록 수의 합을 **공식으로** 돌려주는 `causal_blocks(n, block_m, block_n)`을 완성하세요(6절의 `tile_map`을 부르지 말고(검사기가 거절합니다), 커널의 반복 범위 `end = min((i + 1)·B_M, N)`에서 유도하세요). 검사기는 커널의 반복을 그대로 세어 여러 N과 타일 모양에서 비교합니다. 흔한 지름길 $\lceil N/B_M\rceil\lceil N/B_N\rceil/2$는 틀립니다.
+# **14-1.** 6절의 `tile_map`은 방문하는 블록을 반복문으로 셌습니다. 이번에는 **반복문 없이** 셉니다. N이 $B_M$의 배수이고 $B_M = r \cdot B_N$($r$은 정수)일 때, 인과 순전파에서 모든 프로그램이 방문하는 키 블록 수의 합을 닫힌 식으로 돌려주는 `causal_blocks(n, block_m, block_n)`을 완성하세요. 먼저 손으로 예측하세요: 타일 $i$($i = 0, 1, \dots$)는 키 블록을 몇 개 방문할까요? 검사기는 커널의 반복을 그대로 세어 비교하고, 반복문·내포(comprehension)와 `tile_map` 호출은 거절합니다.
 
 # %%
-def causal_blocks(n, block_m, block_n):
+def causal_blocks(n, block_m, block_n):  # n % block_m == 0, block_m % block_n == 0
     raise NotImplementedError
 
 check("14-1", causal_blocks)
 
 # %% jupyter={"source_hidden": true}
 def causal_blocks(n, block_m, block_n):
-    tiles = math.ceil(n / block_m)
-    return sum(math.ceil(min((i + 1) * block_m, n) / block_n) for i in range(tiles))  # blocks up to the diagonal
+    t, r = n // block_m, block_m // block_n  # tiles; key blocks per tile
+    return r * t * (t + 1) // 2  # tile i visits r(i + 1) blocks: r(1 + 2 + … + T)
 
 check("14-1", causal_blocks)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **14-2.** 역전파가 쓰는 것은 $P$가 아니라 행마다 하나인 $L$입니다. 점수 `s`(모양 `(N, N)`, 이미 $1/\sqrt d$를 곱한 자연로그 단위)와 커널이 저장한 `lse`(모양 `(N,)`)로 가중치 행렬 $P$를 다시 만드는 `recompute_weights(s, lse, causal)`를 완성하세요. 소프트맥스 함수(`softmax`, `log_softmax`, `logsumexp`)는 쓰지 말고 `exp` 하나로 만드세요. 인과이면 가려진 자리는 0이어야 합니다.
+# **14-2.** 역전파가 쓰는 것은 $P$가 아니라 행마다 하나인 $L$입니다. 점수 `s`(모양 `(N, N)`, 이미 $1/\sqrt d$를 곱한 자연로그 단위)와 커널이 저장한 `lse`(모양 `(N,)`)로 가중치 행렬 $P$를 다시 만드는 `recompute_weights(s, lse, causal)`를 완성하세요. 소프트맥스 함수(`softmax`, `log_softmax`, `logsumexp`)는 쓰지 말고 `exp` 하나로 만드세요. 인과이면 가려진 자리는 0이어야 합니다. 4절의 식을 마스크와 함께 직접 옮겨 보는 짧은 연습입니다.
 
 # %%
 def recompute_weights(s, lse, causal):  # s: (N, N), lse: (N,)
@@ -671,7 +671,7 @@ def recompute_weights(s, lse, causal):
 check("14-2", recompute_weights)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, $2^{12}$를 더한 뒤(반올림) 아래 13비트를 지우면 됩니다. 짝수 쪽 규칙은 남는 마지막 비트로 정합니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. PTX의 변환 명령 `cvt.rna.tf32.f32`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
+# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, $2^{12}-1$에 남는 마지막 비트(0 또는 1)를 더한 뒤 아래 13비트를 지우면 됩니다(NaN은 다루지 않습니다). 짝수 쪽 규칙이 바로 그 마지막 비트입니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. PTX의 변환 명령 `cvt.rna.tf32.f32`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
 
 # %%
 def to_tf32(x):  # float32 tensor
@@ -698,7 +698,7 @@ check("14-3", to_tf32)
 # 4. CPU 인터프리터에서 통과한 검사가 GPU에서 떨어질 수 있는 이유를 세 가지 들어 보세요(예: TF32). 어떤 것이 버그이고 어떤 것이 허용할 차이일까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, SM 레지스터의 절반을 누적기 하나가 씁니다(q 타일도 64 KB 더). 워프를 4개에서 8개로 늘리면 스레드당 몫이 256개에서 128개로 줄어 한도(255개) 안에 들어오지만, 누적기 128 KB는 여전히 SM 레지스터의 절반이라 SM 하나에 함께 올라가는 프로그램은 많아야 하나뿐이고 기다림을 숨기기 어렵습니다. 그래서 보통 BLOCK_M을 64로 줄입니다. 2번의 방향: 쿼리 타일마다 dQ 조각을 HBM의 float32 버퍼에 원자적으로 더하는 읽기·쓰기가 키 블록 수만큼 생기고, 더하는 순서가 매번 달라 기본 설정에서는 비트 단위로 재현되지 않습니다. 4번의 다른 예: 누적 순서(타일 크기와 스레드 배치에 따라 더하는 순서가 다름), 인터프리터가 흉내 내지 않는 하드웨어 연산(exp2 근사). 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
+# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, SM 레지스터의 절반을 누적기 하나가 씁니다(fp16 q 타일도 64 KB 더). 워프를 4개에서 8개로 늘리면 스레드당 몫이 256개에서 128개로 줄어 한도(255개) 안에 들어오지만, 누적기 128 KB는 여전히 SM 레지스터의 절반이라 SM 하나에 함께 올라가는 프로그램은 많아야 하나뿐이고 기다림을 숨기기 어렵습니다. 그래서 보통 BLOCK_M을 64로 줄입니다. 2번의 방향: 쿼리 타일마다 dQ 조각을 HBM의 float32 버퍼에 원자적으로 더하는 읽기·쓰기가 키 블록 수만큼 생기고, 더하는 순서가 매번 달라 기본 설정에서는 비트 단위로 재현되지 않습니다. 3번의 방향: P를 HBM에 쓰고 다시 읽는 시간(2·B·h·N² 값을 대역폭으로 나눔)과 재계산에 더 드는 행렬곱 시간(FlashAttention-2는 1개, 이 노트북은 3개를 행렬곱 성능으로 나눔)을 1절의 사양으로 칠판에서 비교하게 하세요. 큰 N에서는 앞쪽이 몇 배 크므로, 메모리가 병목일 때 재계산이 이깁니다. 4번의 다른 예: 누적 순서(타일 크기와 스레드 배정에 따라 더하는 순서가 다름), 인터프리터가 흉내 내지 않는 하드웨어 연산(exp2 근사). 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
 
 # %% [markdown]
 # ## 요약
@@ -714,4 +714,4 @@ check("14-3", to_tf32)
 # | GPU 측정은 저장된 결과로만 말한다 | `data/benchmark_gpu.json` (없으면 없다고 말함) |
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **참고 문헌** ([SOURCES.md](../SOURCES.md)): Dao 등 2022 (FlashAttention), Dao 2024 (FlashAttention-2), Tillet 등 2019 (Triton), Milakov & Gimelshein 2018 (온라인 소프트맥스), NVIDIA 2022 (H100 구조 백서). 커널 구성은 Triton의 fused attention 튜토리얼과 공개 구현들을 읽고 새로 썼습니다(SOURCES.md의 "튜토리얼" 목록).
+# **참고 문헌** ([SOURCES.md](../SOURCES.md)): Dao 등 2022 (FlashAttention), Dao 2024 (FlashAttention-2), Tillet 등 2019 (Triton), Milakov & Gimelshein 2018 (온라인 소프트맥스), NVIDIA 2022 (H100 구조 백서와 데이터시트). 커널 구성은 Triton의 fused attention 튜토리얼과 공개 구현들을 읽고 새로 썼습니다(SOURCES.md의 "튜토리얼" 목록).
