@@ -386,7 +386,10 @@ def test_08_3():
     assert check("08-3", recurrent).passed
     carried = check("08-3", _causal_chunked)
     assert carried.passed and "상태 S, z 하나만" in carried.message and "모든 S_i(N·d·d_v =" not in carried.message
-    assert "N×N 행렬" in _msg(check("08-3", quadratic))
+    assert "가중치 블록" not in carried.message  # chunk 64: its block is smaller than an input
+    assert "N×N 행렬(16 MiB)을 만들었습니다" in _msg(check("08-3", quadratic))
+    whole = _msg(check("08-3", lambda q, k, v: _causal_chunked(q, k, v, chunk=2048)))  # one chunk: N×N again
+    assert "N×N 행렬(16 MiB)을 만들었습니다" in whole
     assert "인과가 아닌" in _msg(check("08-3", linear_attention))
     assert "소프트맥스 어텐션" in _msg(
         check("08-3", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True))
@@ -397,6 +400,17 @@ def test_08_3():
     assert "다릅니다" in _msg(check("08-3", lambda q, k, v: _causal_lean(q, k, v) * 1.01))
     assert "모양" in _msg(check("08-3", lambda q, k, v: v[..., :3, :]))
     assert "텐서" in _msg(check("08-3", lambda q, k, v: "answer"))
+
+
+@pytest.mark.parametrize("chunk", [512, 1024, 1500])
+def test_08_3_judges_a_large_chunk_by_its_largest_block_not_the_total(chunk):
+    """One state, large chunks: the total peak passes N·d·d_v (512) or nears N×N (1024), yet no S_i is stored
+    and the largest tensor is the c×c block (1500: larger than N·d·d_v, but a square block)."""
+    result = check("08-3", lambda q, k, v: _causal_chunked(q, k, v, chunk=chunk))
+    assert result.passed, result.message
+    assert "모든 S_i(N·d·d_v =" not in result.message and "상태 S, z 하나만" in result.message
+    assert f"청크 {chunk}×{chunk} 가중치 블록({chunk * chunk * 4 / 2**20:.2f} MiB)" in result.message
+    assert "청크를 줄이면 메모리도 줄어듭니다" in result.message
 
 
 def test_08_2_rejects_merges_whose_rescale_factor_can_exceed_one():

@@ -201,6 +201,8 @@ def test_check_06_2():
         0.5: "정답과 다릅니다",
         math.sqrt(0.095): "표준편차",
         0.2 * 0.38: "p만 곱했습니다",
+        0.2 / 0.8**2 * 0.38: "p/(1−p)²",  # 0.11875: 25% off, not a sampling estimate
+        0.11: "정답과 다릅니다",  # 16% off: outside the sampling band
     }
     for answer, phrase in cases.items():
         r = check("06-2", answer)
@@ -213,13 +215,15 @@ def test_check_06_2():
     assert not math.isclose(estimate, 0.095, rel_tol=1e-3)
     r = check("06-2", estimate)
     assert not r.passed and "정확한 값" in r.message and "표본" in r.message, r.message
+    assert "표본" not in check("06-2", 0.2 / 0.8**2 * 0.38).message
     assert not check("06-2", ...).passed
 
 
 def test_check_06_2_names_a_rounded_answer_and_attaches_particles_by_sound():
-    for rounded in (0.1, 0.09):
-        r = check("06-2", rounded)
-        assert not r.passed and "반올림" in r.message and "표본" not in r.message, r.message
+    for answer, how in ((0.1, "반올림한 값"), (0.09, "소수 2자리로 자른 값")):
+        r = check("06-2", answer)
+        assert not r.passed and how in r.message and "표본" not in r.message, r.message
+    assert "반올림" not in check("06-2", 0.09).message
     assert "0.1은" in check("06-2", 0.1).message and "0.09는" in check("06-2", 0.09).message
     r = check("06-2", 0.5)
     assert "0.5는" in r.message and "0.5은" not in r.message, r.message

@@ -218,6 +218,26 @@ def test_check_07_1_other_answers():
     assert not check("07-1", lambda m, x: (_ for _ in ()).throw(NotImplementedError)).passed
 
 
+def test_check_07_1_allows_forward_of_a_submodule():
+    def via_out_proj_forward(m, x):  # m.out_proj.forward(merged): a submodule, not the module itself
+        b, t, c = x.shape
+        q, k, v = (
+            y.view(b, t, m.num_heads, -1).transpose(1, 2)
+            for y in F.linear(x, m.in_proj_weight, m.in_proj_bias).chunk(3, -1)
+        )
+        heads = torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, -1) @ v
+        return m.out_proj.forward(heads.transpose(1, 2).reshape(b, t, c))
+
+    r = check("07-1", via_out_proj_forward)
+    assert r.passed, r.message
+
+    def own_forward(mha, x):  # the first parameter's forward, whatever its name: refused from the source
+        return mha.forward(x, x, x)[0]
+
+    r = check("07-1", own_forward)
+    assert not r.passed and "mha.forward을(를) 불렀습니다" in r.message, r.message
+
+
 def test_check_07_1_runtime_guard_catches_a_call_the_source_does_not_show():
     def sneaky(mha, x):  # calls the module under another name: no forbidden name is called in the source
         run = mha

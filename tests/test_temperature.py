@@ -164,7 +164,13 @@ PREDICTED = ((Z.max() - Z.mean()) / (3 * 0.01)).item()  # 27.78
 def test_05_1_accepts_prediction_and_measurement():
     result = check("05-1", (PREDICTED, _measured_tau()))
     assert result.passed, result.message
-    assert "27.78" in result.message and "27.96" in result.message
+    assert "27.78" in result.message and "27.96" in result.message and "차이는 0.6" in result.message
+    assert "안으로 맞습니다" not in result.message
+
+
+def test_05_1_names_a_swapped_tuple():
+    result = check("05-1", (_measured_tau(), PREDICTED))
+    assert not result and "순서가 바뀌었습니다" in result.message, result.message
     assert check("05-1", [torch.tensor(PREDICTED), _measured_tau() * 1.0005]).passed
 
 

@@ -69,6 +69,12 @@ def _predict_then_measure(answer):
     target = 1 / n + NEAR_UNIFORM
     want_pred = ((z.max() - z.mean()) / (n * NEAR_UNIFORM)).item()  # 27.78
     want_meas = _tau_where_top_is(z, target)  # 27.96
+    if _close(predicted, want_meas, MEASURE_REL) and _close(measured, want_pred, PREDICT_REL):
+        raise Wrong(
+            f"두 값의 순서가 바뀌었습니다: {particle(f'{predicted:.4g}', '은/는')} 측정값, "
+            f"{particle(f'{measured:.4g}', '은/는')} 1차 근사의 예측값입니다. "
+            "(tau_predicted, tau_measured) 순서로 넘기세요."
+        )
     # The prediction: (z_max − z̄) / (n τ) = 0.01, solved for τ.
     if not _close(predicted, want_pred, PREDICT_REL):
         if predicted == round(want_pred):
@@ -126,7 +132,7 @@ def _predict_then_measure(answer):
         )
     gap = (measured - predicted) / measured
     return (
-        f"예측 τ ≈ {predicted:.2f}, 측정 τ ≈ {measured:.2f}: 1차 근사가 {abs(gap):.1%} 안으로 맞습니다. "
+        f"예측 τ ≈ {predicted:.2f}, 측정 τ ≈ {measured:.2f}: 차이는 {abs(gap):.2%}입니다. "
         "근사는 e^x ≈ 1 + x에서 나온 것이라, 버린 항은 1/τ²에 비례하고 τ가 클수록 더 정확해집니다. "
         "그리고 원문의 τ = 2는 '거의 균등'과 거리가 멉니다: 이 기준으로는 열 배 넘게 커야 합니다."
     )

@@ -82,13 +82,25 @@ def _row_sum_variance(answer):
         raise Wrong(
             "p만 곱했습니다. 살아남은 값이 w/(1−p)로 커지므로 한 항목의 분산은 w²·p/(1−p)입니다 (p/(1−p) = 0.25)."
         )
+    if math.isclose(got, p / (1 - p) ** 2 * (w**2).sum().item(), rel_tol=1e-3):
+        raise Wrong(
+            "p/(1−p)²를 곱했습니다: 0/1 마스크의 분산을 p(1−p)가 아니라 p로 썼습니다. 살아남은 값은 w/(1−p)이므로 "
+            "분산은 w²·p(1−p)/(1−p)² = w²·p/(1−p)입니다."
+        )
     for digits in (1, 2):
-        if got == round(got, digits) and abs(got - want) <= 0.5 * 10**-digits + 1e-12:
+        scaled = want * 10**digits
+        if got == round(got, digits) and got != 0 and abs(got - want) < 10**-digits:
+            if math.isclose(got * 10**digits, math.floor(scaled + 1e-9)) and not math.isclose(got, round(want, digits)):
+                how = "자른"
+            elif math.isclose(got, round(want, digits)):
+                how = "반올림한"
+            else:
+                continue
             raise Wrong(
-                f"받은 값 {particle(f'{got:g}', '은/는')} 소수 {digits}자리로 반올림한 값으로 보입니다. "
-                "반올림하지 말고 식에서 나온 값을 그대로 답하세요 (상대 오차 0.1% 안)."
+                f"받은 값 {particle(f'{got:g}', '은/는')} 소수 {digits}자리로 {how} 값으로 보입니다. "
+                "자릿수를 줄이지 말고 식에서 나온 값을 그대로 답하세요 (상대 오차 0.1% 안)."
             )
-    if math.isclose(got, want, rel_tol=0.2):
+    if math.isclose(got, want, rel_tol=0.1):
         raise Wrong(
             f"받은 값 {particle(f'{got:.4g}', '은/는')} 정답과 {abs(got - want) / want:.1%} 다릅니다: 표본으로 잰 추정값으로 보입니다. "
             "이 문제는 식으로 구한 **정확한 값**을 원합니다. 항목마다 분산 w²·p/(1−p)를 구해 더하세요. "

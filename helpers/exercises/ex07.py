@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import itertools
+import re
+import textwrap
 
 import torch
 import torch.nn as nn
@@ -89,7 +92,29 @@ def _forbid_the_module_by_name(fn) -> None:
         first = next(iter(inspect.signature(fn).parameters))
     except (StopIteration, TypeError, ValueError):
         first = None
-    forbid_calls(fn, {"multi_head_attention_forward", "forward"} | ({first} if first else set()), _FORBIDDEN_CALL)
+    forbid_calls(fn, {"multi_head_attention_forward"} | ({first} if first else set()), _FORBIDDEN_CALL)
+    if first and _calls_forward_of(fn, first):  # m.forward(...); m.out_proj.forward(...) is fine
+        raise Wrong(f"{first}.forward을(를) 불렀습니다. {_FORBIDDEN_CALL}")
+
+
+def _calls_forward_of(fn, name: str) -> bool:
+    """Whether the source of fn calls ``name.forward(...)`` (the module itself, not one of its submodules)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return False
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a lambda's line may hold more than the lambda: fall back to the text
+        return re.search(rf"(?<![\w.]){re.escape(name)}\s*\.\s*forward\s*\(", source) is not None
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "forward"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == name
+        for node in ast.walk(tree)
+    )
 
 
 def _call_without_the_module(fn, m: nn.MultiheadAttention, x: torch.Tensor, what: str):

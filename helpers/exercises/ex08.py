@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers.lessons.complexity_flash import GIB, linear_attention, naive_attention, peak_memory_bytes
+from helpers.lessons.complexity_flash import (
+    GIB,
+    linear_attention,
+    naive_attention,
+    peak_memory_bytes,
+    quiet_stderr,
+)
 
 from . import Wrong, call_learner, exercise
 
@@ -21,6 +28,20 @@ def _number(x, what: str) -> float:
     if not math.isfinite(value):
         raise Wrong(f"{what} = {value}: 유한한 숫자여야 합니다.")
     return value
+
+
+def _memory_profile(fn, *args) -> tuple[int, int]:
+    """(peak running total, largest single allocation) in bytes of the tensors fn(*args) allocates."""
+    with (
+        quiet_stderr(),
+        torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as prof,
+    ):
+        fn(*args)
+    events = sorted(
+        (e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"), key=lambda e: e.start_ns()
+    )
+    sizes = [e.nbytes() for e in events]  # > 0: allocation, < 0: free
+    return max(itertools.accumulate(sizes, initial=0)), max(sizes, default=0)
 
 
 @exercise("08-1")
@@ -177,24 +198,31 @@ def _causal_linear(fn):
         )
     n, d = 2048, 16
     big = [torch.randn(1, n, d, generator=gen) for _ in range(3)]
-    peak = peak_memory_bytes(fn, *big)
+    peak, largest = _memory_profile(fn, *big)
     matrix, every_state = n * n * 4, n * d * d * 4  # float32: one N×N matrix; all N states S_i (d×d_v each)
-    if peak >= matrix // 2:
+    side = math.isqrt(largest // 4)
+    square = side * side * 4 == largest  # a float32 c×c block; N·d·d_v = 2^19 values is not a square
+    if largest >= 0.9 * matrix:
         raise Wrong(
-            f"N = {n}에서 최대 메모리가 {peak / 2**20:.1f} MiB입니다: N×N 행렬({matrix / 2**20:.0f} MiB)을 "
-            "만들었습니다. S_i와 z_i는 누적 합이니 N×N 가중치 없이 만들 수 있습니다."
+            f"N = {n}에서 한 번에 만든 가장 큰 텐서가 {largest / 2**20:.1f} MiB입니다: N×N 행렬"
+            f"({matrix / 2**20:.0f} MiB)을 만들었습니다. S_i와 z_i는 누적 합이니 N×N 가중치 없이 만들 수 있습니다."
         )
     done = (
         f"값이 같고, N = {n}, d = d_v = {d}에서 최대 메모리 {peak / 2**20:.2f} MiB (N×N 행렬이었다면 "
         f"{matrix / 2**20:.0f} MiB): N×N 행렬 없이 인과 선형 어텐션을 계산했습니다. "
     )
-    if peak >= every_state:
+    if largest >= every_state and not square:
         return done + (
             f"다만 모든 S_i(N·d·d_v = {every_state / 2**20:.0f} MiB)를 한꺼번에 저장했습니다. 이 크기는 d·d_v가 N보다 "
             "크면 N×N보다 커집니다(d = d_v = 64, N = 2048이면 32 MiB 대 16 MiB). 상태 S, z 하나만 들고 토큰이나 "
             "청크 단위로 고쳐 가면 d×d_v면 됩니다(풀이 셀): 선형 어텐션이 RNN처럼 생성하는 이유입니다."
         )
-    return done + (
+    done += (
         "상태 S, z 하나만 들고 고쳐 가므로 모든 S_i(N·d·d_v)를 저장하지 않습니다: 선형 어텐션이 RNN처럼 "
         "토큰 하나에 d×d_v 상태 하나로 생성하는 이유입니다."
     )
+    if largest > 4 * n * d:  # larger than one input (N×d): a chunk's block dominates the memory
+        size = f"{largest / 2**20:.2f} MiB"
+        made = f"청크 {side}×{side} 가중치 블록({size})을" if square else f"N×d 입력보다 큰 텐서({size})를"
+        done += f" 다만 {made} 만들었습니다. 청크를 줄이면 메모리도 줄어듭니다."
+    return done

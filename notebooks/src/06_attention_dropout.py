@@ -67,7 +67,7 @@ def dropout_attention(q, k, v, mask=None, p=0.0, training=True):
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **어디서 왔나.** 드롭아웃 자체는 [Srivastava 등 2014](../SOURCES.md)의 방법입니다. 트랜스포머 논문 [Vaswani 등 2017](../SOURCES.md)이 본문에 적은 드롭아웃은 두 곳, 어텐션과 피드포워드 층의 출력이 잔차 연결(residual connection)에 더해지기 전과 임베딩과 위치 인코딩의 합에 거는 것이고, 비율은 기본 모델에서 $P_{drop} = 0.1$입니다(영어–독일어 번역의 큰 모델은 0.3). 어텐션 **가중치**에 거는 드롭아웃은 논문 본문이 아니라 구현에서 자리 잡았습니다. 저자들의 tensor2tensor 코드가 소프트맥스 뒤에 드롭아웃을 걸었고, BERT([Devlin 등 2019](../SOURCES.md))의 `attention_probs_dropout_prob = 0.1`, 그리고 Hugging Face `transformers`가 GPT-2([Radford 등 2019](../SOURCES.md))를 옮긴 설정 `GPT2Config`의 `attn_pdrop = 0.1`이 같은 자리의 설정입니다(GPT-2 논문은 이 값을 적지 않았고, OpenAI가 공개한 GPT-2 코드에는 드롭아웃이 없습니다). 이 노트북의 드롭아웃은 모두 그 자리, 소프트맥스와 밸류 곱하기 사이에 겁니다.
+# **어디서 왔나.** 드롭아웃 자체는 [Srivastava 등 2014](../SOURCES.md)의 방법입니다. 트랜스포머 논문 [Vaswani 등 2017](../SOURCES.md)이 본문에 적은 드롭아웃은 두 곳입니다: (1) 각 서브층(어텐션, 피드포워드)의 출력을 잔차 연결(residual connection)에 더하기 전, (2) 임베딩과 위치 인코딩의 합. 비율은 기본 모델에서 $P_{drop} = 0.1$입니다(영어–독일어 번역의 큰 모델은 0.3). 어텐션 **가중치**에 거는 드롭아웃은 논문 본문이 아니라 구현에서 자리 잡았습니다. 저자들의 tensor2tensor 코드가 소프트맥스 뒤에 드롭아웃을 걸었고, BERT([Devlin 등 2019](../SOURCES.md))의 `attention_probs_dropout_prob = 0.1`, 그리고 Hugging Face `transformers`가 GPT-2([Radford 등 2019](../SOURCES.md))를 옮긴 설정 `GPT2Config`의 `attn_pdrop = 0.1`이 같은 자리의 설정입니다(GPT-2 논문은 이 값을 적지 않았고, OpenAI가 공개한 GPT-2 코드에는 드롭아웃이 없습니다). 이 노트북의 드롭아웃은 모두 그 자리, 소프트맥스와 밸류 곱하기 사이에 겁니다.
 
 # %% [markdown]
 # ### "고양이가 매트 위에 앉았다"에 걸어 보기
@@ -490,8 +490,8 @@ def pad(text, width):  # right-align to `width` columns: a Hangul syllable is tw
     return " " * (width - sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)) + text
 
 
-widths = (7, 13, 22, 11, 15, 29)
-header = ("데이터", "가장 좋은 p", "짝지은 이득(평균±SD)", "오른 시드", "p=0.5의 이득", "검증 손실 p=0 → 가장 좋은 p")
+widths = (7, 25, 22, 11, 15, 29)
+header = ("데이터", "가장 좋은 p(정확도 기준)", "짝지은 이득(평균±SD)", "오른 시드", "p=0.5의 이득", "검증 손실 p=0 → 가장 좋은 p")
 print("".join(pad(h, w) for h, w in zip(header, widths)))
 for i, n_ in enumerate(ns):
     j = int(paired[i].mean(1).argmax())

@@ -541,6 +541,11 @@ mixed = [seed for seed, r in ((r["seed"], r) for r in runs["runs"] if r["num_hea
          if all(0.75 < max(p) < 0.85 for p in r["profile"])]
 assert mixed == [1, 3, 4]
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 다섯 시드 모두 두 헤드가 두 역할을 나눠 맡지만, 어느 번호의 헤드가 어느 역할을 맡는지는 시드 2와 3에서 뒤바뀝니다. 헤드 번호 자체에는 뜻이 없습니다. 초기값의 우연이 누가 무엇을 맡을지 정합니다.
+#
+# 시드 1, 3, 4의 0.77~0.83은 행 평균입니다. 채점하는 행은 $t = 2, \dots, 7$의 여섯 개이고, 시드 1과 3의 0.83은 거의 정확히 $5/6$입니다. 한 행 안에서 가중치를 나눈 것이 아니라 **여섯 행 중 한 행에서 두 헤드가 역할을 맞바꾼** 것이 아닐까요? 시드 1을 저장된 실행과 똑같이 400단계 다시 학습해(몇 초) 행마다 봅니다.
+
 # %% slideshow={"slide_type": "subslide"}
 seed1_model, _ = train_offset_model(num_heads=2, steps=400, seed=1)   # the stored run of seed 1, step for step
 _, maps_s1, prof_s1 = head_profile(seed1_model, x_test, y_test)
@@ -553,13 +558,11 @@ stored1 = next(r for r in runs["runs"] if r["num_heads"] == 2 and r["seed"] == 1
 assert torch.allclose(prof_s1, torch.tensor(stored1["profile"], dtype=prof_s1.dtype), atol=0.01)
 assert (torch.maximum(prev_w, first_w) > 0.98).all()                     # every row: one role, almost all weight
 role0, role1 = prev_w[0] > first_w[0], prev_w[1] > first_w[1]
-assert (role0 != role1).all() and int((~role0).sum()) == 1               # the heads swap roles in exactly one row
+assert (role0 != role1).all() and (~role0).tolist() == [True] + [False] * 5  # swapped in row t = 2 only
 print("행마다 한 역할에 가중치 0.98 이상; 두 헤드는 행 하나에서만 역할을 맞바꿈 → 평균 5/6 ≈ 0.83")
 
 # %% [markdown]
-# 다섯 시드 모두 두 헤드가 두 역할을 나눠 맡지만, 어느 번호의 헤드가 어느 역할을 맡는지는 시드 2와 3에서 뒤바뀝니다. 헤드 번호 자체에는 뜻이 없습니다. 초기값의 우연이 누가 무엇을 맡을지 정합니다.
-#
-# 시드 1, 3, 4의 0.77~0.83은 행 평균입니다. 채점하는 행은 $t = 2, \dots, 7$의 여섯 개이고, 시드 1과 3의 0.83은 거의 정확히 $5/6$입니다. 한 행 안에서 가중치를 나눈 것이 아니라 **여섯 행 중 한 행에서 두 헤드가 역할을 맞바꾼** 것이 아닐까요? 시드 1을 저장된 실행과 똑같이 400단계 다시 학습해(몇 초) 행마다 봅니다.
+# 짐작이 맞습니다. 시드 1에서는 행마다 한 헤드가 한 위치에 0.98 이상을 주고, 두 헤드는 행 $t = 2$에서만 역할을 맞바꿉니다. 시드 4(0.77)는 행 $t = 7$에서 역할을 맞바꾸고, 행 $t = 2$에서는 예제의 40%에서만 맞바꿉니다(예제마다는 여전히 한 위치). 시드 4는 이 과정을 만들 때 저장된 실행과 같은 설정(한 스레드)에서 다시 학습해 예제마다 확인한 결과입니다. 400단계 학습은 CPU의 수치 커널에 따라 갈라질 수 있어(다른 설정에서는 시드 4가 다른 모델이 되기도 합니다) 여기서는 다시 재지 않습니다.
 
 # %% [markdown]
 # ### 여기서 직접 학습하기
@@ -624,10 +627,16 @@ print(f"0.5/0.5로 고정하면 정확도 {acc_half:.2f} (원래 {acc1:.2f})")
 assert prev_ex.min() < 0.05 and prev_ex.max() > 0.9 and max(first_by_x0) - min(first_by_x0) > 0.5
 assert 0.4 < acc_half < 0.55
 
+# %% slideshow={"slide_type": "skip"}
+pairs = torch.cartesian_prod(torch.arange(VOCAB), torch.arange(VOCAB))   # (64, 2): (x_{t-1}, x_0), equally likely
+same = ((pairs[:, 0] - pairs[:, 1]) % VOCAB == (pairs[:, 1] - pairs[:, 0]) % VOCAB).double().mean().item()
+symmetric_best = same + (1 - same) / 2   # a function of the unordered pair: sure only when d ≡ −d (d = 0, 4)
+assert same == 0.25 and symmetric_best == 0.625 and acc_half < symmetric_best
+
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 한 헤드는 **토큰의 내용에 따라** 비율을 바꿉니다: 이전 토큰 몫이 예제에 따라 거의 0부터 0.9 넘게까지 움직이고, 첫 토큰 몫도 $x_0$에 따라 크게 다릅니다. 두 토큰을 맞바꾸면 비율도 바뀌므로 섞인 벡터가 달라지고, 뒤의 MLP가 그 차이에서 순서를 읽습니다.
 #
-# 비율을 0.5/0.5로 고정하면 정확도가 절반으로 떨어집니다. 밸류는 $W_V(\text{tok} + \text{pos})$이고, 반반 섞은 벡터의 위치 부분 $\tfrac12 W_V(\text{pos}_{t-1} + \text{pos}_0)$은 어느 토큰이 어디 있든 같으므로 남는 것은 토큰 부분 $\tfrac12 W_V(\text{tok}(x_{t-1}) + \text{tok}(x_0))$뿐입니다. 이것은 두 토큰에 대칭이라 $x_{t-1} - x_0$과 $x_0 - x_{t-1}$을 구별할 수 없습니다(1절의 계산). 위치 임베딩이 있어도 반반 섞으면 순서를 잃습니다. 이 과제에서 헤드 여러 개는 "가능하게" 만드는 것이 아니라 **깔끔하게 나눠** 맡게 합니다. 시드 5개씩의 저장된 결과로 확인합니다.
+# 0.5/0.5로 고정하면 정확도가 0.50으로 떨어집니다(왜 그런지는 토론 질문 2). 이 과제에서 헤드 여러 개는 "가능하게" 만드는 것이 아니라 **깔끔하게 나눠** 맡게 합니다. 시드 5개씩의 저장된 결과로 확인합니다.
 
 # %% slideshow={"slide_type": "subslide"}
 summary = {h: [r for r in runs["runs"] if r["num_heads"] == h] for h in (1, 2, 4)}
@@ -695,7 +704,7 @@ check("07-2", gqa_param_count)
 # 4. MQA는 KV 캐시를 32배 줄였습니다. 잃는 것은 무엇일까요? GQA가 그 중간에 서는 이유를 생각해 보세요.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번은 "저차원 헤드의 표현력" 문제로, 헤드 크기를 너무 줄이면 점수가 표현할 수 있는 관계가 단순해진다는 점을 이끌어 내세요. 2번의 답: 반반 섞으면 위치 부분 $\tfrac12 W_V(\text{pos}_{t-1} + \text{pos}_0)$은 모든 예제에서 같은 상수이고, 토큰 부분 $\tfrac12 W_V(\text{tok}(x_{t-1}) + \text{tok}(x_0))$은 두 토큰에 대칭입니다. 위치 임베딩은 "어느 자리의 토큰인지"를 섞인 합에서 떼어 낼 수 없으므로, 헤드 하나는 비율을 토큰마다 다르게 두어야 순서를 남길 수 있습니다(8절의 0.5/0.5 실험). 3번은 8절의 시드별 역할 표(시드 2와 3에서 헤드 번호가 뒤바뀜, 시드 1에서는 한 행에서만 맞바꿈)를 다시 보여 주면 좋습니다. 4번은 08번의 메모리 이야기로 이어집니다.
+# 발표 노트: 1번은 "저차원 헤드의 표현력" 문제로, 헤드 크기를 너무 줄이면 점수가 표현할 수 있는 관계가 단순해진다는 점을 이끌어 내세요. 2번의 답: 반반 섞으면 위치 부분 $\tfrac12 W_V(\text{pos}_{t-1} + \text{pos}_0)$은 모든 예제에서 같은 상수이고, 토큰 부분 $\tfrac12 W_V(\text{tok}(x_{t-1}) + \text{tok}(x_0))$은 두 토큰에 대칭입니다. 그래서 $x_{t-1} - x_0$과 $x_0 - x_{t-1}$을 구별할 수 없습니다(1절의 계산). 대칭인 함수는 아무리 잘해도 정확도 0.625입니다: 차이가 0이나 4일 때(경우의 1/4)만 두 순서의 답이 같고, 나머지는 반반이므로 $\tfrac14 + \tfrac34 \cdot \tfrac12$입니다(8절의 접힌 셀에서 assert). 위치 임베딩은 "어느 자리의 토큰인지"를 섞인 합에서 떼어 낼 수 없으므로, 헤드 하나는 비율을 토큰마다 다르게 두어야 순서를 남길 수 있습니다(8절의 0.5/0.5 실험: 0.50). 3번은 8절의 시드별 역할 표(시드 2와 3에서 헤드 번호가 뒤바뀜, 시드 1에서는 한 행에서만 맞바꿈)를 다시 보여 주면 좋습니다. 4번은 08번의 메모리 이야기로 이어집니다.
 
 # %% [markdown]
 # ## 요약
