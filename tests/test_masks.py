@@ -230,6 +230,27 @@ def test_ex2_rejects_exp_then_mask_with_a_large_hidden_score():
     assert not res and "inf × 0 = NaN" in res.message and "먼저 -inf로" in res.message, res.message
 
 
+def _global_max_then_mask(s, m):
+    """The maximum over every key (hidden ones too), × mask after: exp underflows to 0 in the row."""
+    e = torch.exp(s - s.amax(-1, keepdim=True)) * m
+    return e / e.sum(-1, keepdim=True).clamp_min(1e-300)
+
+
+def test_ex2_rejects_a_maximum_taken_over_hidden_scores():
+    s, m = torch.tensor([[0.0, 1000.0, 1.0]], dtype=torch.float64), torch.tensor([[True, False, True]])
+    assert torch.equal(_global_max_then_mask(s, m), torch.zeros(1, 3, dtype=torch.float64))  # the row underflowed
+    res = check("09-2", _global_max_then_mask)
+    assert not res and "최댓값은 볼 수 있는 칸에서만" in res.message and "언더플로" in res.message, res.message
+
+
+def _via_softmin(s, m):
+    return F.softmin(-s.masked_fill(~m, float("-inf")), dim=-1).nan_to_num(0.0)
+
+
+def _via_nn_softmin(s, m):
+    return torch.nn.Softmin(dim=-1)(-s.masked_fill(~m, float("-inf"))).nan_to_num(0.0)
+
+
 def _via_nn_softmax(s, m):
     return torch.nn.Softmax(dim=-1)(s.masked_fill(~m, float("-inf"))).nan_to_num(0.0)
 
@@ -262,6 +283,8 @@ def _via_softmax_t(s, m):
         (_via_log_softmax, "log_softmax"),
         (_via_safe_softmax, "safe_softmax"),
         (_via_softmax_t, "softmax_t"),
+        (_via_softmin, "softmin"),
+        (_via_nn_softmin, "Softmin"),
     ],
 )
 def test_ex2_rejects_every_forbidden_softmax(fn, name):

@@ -319,6 +319,15 @@ def test_exercise_10_1_right_answer():
     assert check("10-1", decode_second_slowest_pair_wrapped).passed  # % 2π uses the whole wavelength
 
 
+def test_exercise_10_1_rounded_raw_pair0_angle_is_named_and_wavelengths_keep_a_decimal():
+    """round(atan2) of pair 0 is 0 at p = 6 (angle 6 − 2π); the message must not call 2π "6"."""
+    result = check("10-1", lambda row: round(math.atan2(row[0].item(), row[1].item())))
+    assert not result and "쌍 0의 각도만" in result.message, result.message
+    from helpers.exercises.ex10 import _positions
+
+    assert _positions(2 * math.pi) == "6.3" and _positions(2 * math.pi * 10000 ** (14 / 16)) == "19,869"
+
+
 def rope_ok(x, positions):
     return reference_rope(x, positions)
 
@@ -329,6 +338,14 @@ def _rope_no_head_axis(x, positions):
     angle = positions.to(torch.float64)[:, :, None] * 10000 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     x1, x2 = x[..., 0::2], x[..., 1::2]
     return torch.stack((x1 * angle.cos() - x2 * angle.sin(), x1 * angle.sin() + x2 * angle.cos()), -1).flatten(-2)
+
+
+def _rope_cat_halves(x, positions):
+    """Right angles and rotation, but the rotated components concatenated instead of interleaved."""
+    d = x.shape[-1]
+    angle = positions.to(torch.float64)[:, None, :, None] * 10000 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.cat((x1 * angle.cos() - x2 * angle.sin(), x1 * angle.sin() + x2 * angle.cos()), -1)
 
 
 @pytest.mark.parametrize(
@@ -342,6 +359,8 @@ def _rope_no_head_axis(x, positions):
         (lambda x, p: x[0], "모양"),
         (lambda x, p: apply_rope(x, p), "오류"),
         (_rope_no_head_axis, "헤드 축을 맞추세요"),
+        (lambda x, p: x.clone(), "그대로 돌려줬습니다"),
+        (_rope_cat_halves, "torch.cat으로 이어 붙였습니다"),
     ],
 )
 def test_exercise_10_2_wrong_answers(fn, fragment):

@@ -144,8 +144,12 @@ def test_exercise_11_1_rejects_calling_the_layer(fn, fragment):
     assert not result and fragment in result.message and "다시 계산하는 연습" in result.message, result.message
 
 
-def test_exercise_11_1_pre_ln_and_softmax_axis_are_named():
-    for switches, fragment in ((dict(norm="pre"), "사후 정규화(post-LN)"), (dict(softmax_dim=-2), "dim=-1")):
+def test_exercise_11_1_pre_ln_softmax_axis_and_relu_are_named():
+    for switches, fragment in (
+        (dict(norm="pre"), "사후 정규화(post-LN)"),
+        (dict(softmax_dim=-2), "dim=-1"),
+        (dict(gelu="relu"), "ReLU를 썼습니다"),
+    ):
         result = check("11-1", lambda H, block, s=switches: reference_layer(H, block, **s))
         assert not result and fragment in result.message, result.message
 
@@ -181,6 +185,7 @@ def test_the_new_diagnoses_are_distinct_from_the_right_answer(model):
     _, _, hidden = encode("Time flies like an arrow")
     for switches in (
         dict(gelu="tanh"),
+        dict(gelu="relu"),
         dict(bias=(), ffn_bias=False),
         dict(skip_t=("q", "k", "v")),
         dict(split="literal"),

@@ -344,8 +344,34 @@ def test_13_1_checker():
         assert not result.passed and phrase in result.message, (phrase, result.message)
 
 
+def _patchify_ok(img, p):
+    c, h, w = img.shape
+    return img.reshape(c, h // p, p, w // p, p).permute(1, 3, 0, 2, 4).reshape(-1, c * p * p)
+
+
+def _patchify_wrapper(img, p):
+    return vi.patchify(img, p)  # a wrapper around the lesson function: not the exercise
+
+
+def _patchify_by_f_unfold(img, p):
+    return F.unfold(img[None], kernel_size=p, stride=p)[0].T  # (C·P·P, N) -> (N, C·P·P)
+
+
+def _patchify_by_tensor_unfold(img, p):
+    c = img.shape[0]
+    return img.unfold(1, p, p).unfold(2, p, p).permute(1, 2, 0, 3, 4).reshape(-1, c * p * p)
+
+
+def test_13_2_forbids_patchify_and_allows_unfold():
+    assert check("13-2", _patchify_ok).passed
+    assert check("13-2", _patchify_by_f_unfold).passed  # the prompt allows unfold
+    assert check("13-2", _patchify_by_tensor_unfold).passed
+    for fn in (_patchify_wrapper, vi.patchify):
+        result = check("13-2", fn)
+        assert not result.passed and "patchify을(를)" in result.message, result.message
+
+
 def test_13_2_checker():
-    assert check("13-2", lambda img, p: vi.patchify(img, p)).passed
 
     def p1p2c(img, p):
         c, h, w = img.shape
@@ -364,8 +390,8 @@ def test_13_2_checker():
         "(행, 열, 채널)": p1p2c,
         "열 우선": col_major,
         "그대로 reshape": lambda img, p: img.reshape(-1, img.shape[0] * p * p),
-        "(6, 12)여야": lambda img, p: vi.patchify(img, p).T,
-        "패치 0": lambda img, p: vi.patchify(img, p) + 1,
+        "(6, 12)여야": lambda img, p: _patchify_ok(img, p).T,
+        "패치 0": lambda img, p: _patchify_ok(img, p) + 1,
     }
     for phrase, fn in cases.items():
         result = check("13-2", fn)

@@ -89,7 +89,7 @@ def _ex2_cases():
 def _check_safe_softmax(fn):
     forbid_calls(
         fn,
-        {"softmax", "safe_softmax", "softmax_t", "log_softmax", "Softmax", "LogSoftmax"},
+        {"softmax", "safe_softmax", "softmax_t", "log_softmax", "softmin", "Softmax", "LogSoftmax", "Softmin"},
         "이 문제는 소프트맥스를 `torch.exp`와 합으로 직접 짜면서 가려진 칸과 전부 가려진 행을 처리하는 연습입니다 "
         "(위의 `safe_softmax`가 소프트맥스 함수로 하는 방법은 이미 봤습니다).",
     )
@@ -115,7 +115,8 @@ def _check_safe_softmax(fn):
                 raise Wrong(
                     f"{what}에 NaN이 있습니다 (행 {rows}). 그 행에는 아주 큰 점수가 가려진 칸에 있습니다: "
                     "exp를 먼저 하고 마스크를 나중에 곱하면 exp(큰 점수) = inf, inf × 0 = NaN입니다. "
-                    "가려진 칸의 점수를 먼저 -inf로 채운 뒤 exp 하세요."
+                    "가려진 칸의 점수를 먼저 -inf로 채운 뒤 exp 하세요. (최댓값을 가려진 칸까지 포함해 구했다면 반대로 "
+                    "볼 수 있는 칸의 exp가 모두 0으로 언더플로해 0/0 = NaN이 됩니다: 최댓값은 볼 수 있는 칸에서만 구하세요.)"
                 )
             raise Wrong(
                 f"{what}에 NaN이 있습니다 (행 {rows}). 볼 수 있는 키가 있는 행인데 NaN이라면 exp가 넘친 것입니다 "
@@ -141,6 +142,14 @@ def _check_safe_softmax(fn):
             raise Wrong(f"{what}에 inf가 있습니다: 지수를 취하기 전에 행의 최댓값을 빼세요.")
         sums = got[~dead].sum(-1)
         if not torch.allclose(sums, torch.ones_like(sums), atol=1e-9):
+            top = scores.masked_fill(~mask, float("-inf")).amax(-1, keepdim=True)  # the largest visible score
+            off = (got.sum(-1) - 1).abs() > 1e-9  # (B, T_q): rows whose sum is not 1
+            if ((scores - top > 700) & ~mask)[off & ~dead].any():
+                raise Wrong(
+                    f"{what}: 볼 수 있는 키가 있는 행의 합이 1이 아닙니다 ({[round(v, 4) for v in sums.tolist()]}). "
+                    "그 행에는 아주 큰 점수가 가려진 칸에 있습니다. 최댓값은 볼 수 있는 칸에서만 구하세요: "
+                    "가려진 큰 점수를 빼면 exp가 0으로 언더플로합니다."
+                )
             raise Wrong(
                 f"{what}: 볼 수 있는 키가 있는 행의 합이 1이 아닙니다 ({[round(v, 4) for v in sums.tolist()]})."
             )

@@ -13,6 +13,11 @@ from . import Wrong, answer_tensor, call_learner, exercise, particle
 POSITIONS = (0, 3, 6, 7, 50, 999, 4321, 5000)
 
 
+def _positions(x: float) -> str:
+    """A wavelength in positions: one decimal under 100 (pair 0's 2π is 6.3, not 6), thousands separators above."""
+    return f"{x:,.1f}" if x < 100 else f"{x:,.0f}"
+
+
 def _angle_of_pair(pe_row: torch.Tensor, i: int) -> float:
     return math.atan2(pe_row[2 * i].item(), pe_row[2 * i + 1].item())  # (sin, cos) -> angle
 
@@ -41,10 +46,12 @@ def _decode_position(fn):
             value = got.reshape(()).item()
             if abs(value - p) < 1e-3:
                 continue
+            angle0 = _angle_of_pair(row, 0)
             if (
-                abs(value - _angle_of_pair(row, 0) % (2 * math.pi)) < 1e-3
-                or abs(value - _angle_of_pair(row, 0)) < 1e-3
-                or abs(value - round(_angle_of_pair(row, 0) % (2 * math.pi))) < 1e-9
+                abs(value - angle0 % (2 * math.pi)) < 1e-3
+                or abs(value - angle0) < 1e-3
+                or abs(value - round(angle0 % (2 * math.pi))) < 1e-9
+                or abs(value - round(angle0)) < 1e-9
             ):
                 raise Wrong(
                     f"{what} = {value:.3g}: 쌍 0의 각도만 썼습니다. 쌍 0은 2π ≈ 6.3 위치마다 한 바퀴 돌아서, "
@@ -82,12 +89,12 @@ def _decode_position(fn):
                 wavelength = 2 * math.pi / omega[i].item()
                 if p >= wavelength:
                     raise Wrong(
-                        f"{what} = {value:.4g}: 쌍 {i}의 각도를 썼습니다. 이 쌍의 파장은 {wavelength:,.0f} 위치라서, "
+                        f"{what} = {value:.4g}: 쌍 {i}의 각도를 썼습니다. 이 쌍의 파장은 {_positions(wavelength)} 위치라서, "
                         f"{p}인 위치에서는 이미 한 바퀴 이상 돌아 각도가 되풀이됩니다. 더 느린 쌍을 쓰세요."
                     )
                 raise Wrong(
-                    f"{what} = {value:.4g}: 쌍 {i}의 각도를 atan2 그대로 썼습니다. 이 쌍의 파장은 {wavelength:,.0f} 위치로 "
-                    f"{p}보다 길지만, atan2는 (−π, π]의 각도를 돌려주므로 반 바퀴(파장의 절반, {wavelength / 2:,.0f} 위치)를 "
+                    f"{what} = {value:.4g}: 쌍 {i}의 각도를 atan2 그대로 썼습니다. 이 쌍의 파장은 {_positions(wavelength)} 위치로 "
+                    f"{p}보다 길지만, atan2는 (−π, π]의 각도를 돌려주므로 반 바퀴(파장의 절반, {_positions(wavelength / 2)} 위치)를 "
                     "넘으면 음수 각도가 나옵니다. 각도를 % (2π)로 [0, 2π)에 옮기거나, 파장의 절반이 5000보다 긴 더 느린 쌍을 쓰세요."
                 )
             other = 999 if p != 999 else 50
@@ -132,6 +139,17 @@ def _check_rope(fn):
         raise Wrong(
             "회전 방향이 반대입니다 (각도 −p·ω_i). (x_2i + i·x_2i+1)에 e^(+i·p·ω_i)를 곱하세요: "
             "(x1 cos − x2 sin, x1 sin + x2 cos)."
+        )
+    if torch.allclose(got, x, atol=1e-6):
+        raise Wrong(
+            "x를 그대로 돌려줬습니다: 아무 쌍도 돌지 않았습니다. 위치 p의 쌍 (2i, 2i+1)을 각도 p·ω_i만큼 돌리세요: "
+            "(x1 cos − x2 sin, x1 sin + x2 cos), x1 = x[..., 0::2], x2 = x[..., 1::2]."
+        )
+    if torch.allclose(got, torch.cat((want[..., 0::2], want[..., 1::2]), dim=-1), atol=1e-6):
+        raise Wrong(
+            "돌린 두 성분을 torch.cat으로 이어 붙였습니다: 결과의 앞 절반이 모든 쌍의 첫 성분, 뒤 절반이 둘째 성분입니다. "
+            "각도와 회전은 맞습니다. 쌍 i의 두 성분은 제자리(차원 2i, 2i+1)로 돌아가야 합니다: "
+            "torch.stack((…, …), dim=-1).flatten(-2)로 번갈아 끼워 넣으세요."
         )
     if not torch.allclose(got.norm(dim=-1), x.norm(dim=-1), atol=1e-6):
         raise Wrong(

@@ -34,10 +34,15 @@ def reference_layer(
     bias: which of the q, k, v, o projections keep + b; ffn_bias=False drops the feed-forward biases too.
     transpose=False drops .T in all of q, k, v, o; skip_t names the projections that drop it.
     split: "right", "wrong" (view(T, d_head, h) and its inverse), "wrong-merge" (wrong split, right merge),
-    "literal" (view(T, d_head, h).transpose(0, 1): 32 heads of 12 columns). gelu="tanh": the tanh approximation.
+    "literal" (view(T, d_head, h).transpose(0, 1): 32 heads of 12 columns). gelu="tanh": the tanh approximation,
+    gelu="relu": ReLU instead of GELU.
     norm="pre": pre-LN (GPT-2 style) with this layer's two LayerNorms; softmax_dim=-2: softmax over the queries.
     """
     T, d = H.shape
+
+    def act(u):
+        return F.relu(u) if gelu == "relu" else F.gelu(u, approximate=gelu)
+
     ln1, ln2 = block.attention.output.LayerNorm, block.output.LayerNorm
     src = F.layer_norm(H, (d,), ln1.weight, ln1.bias, ln1.eps) if norm == "pre" else H
     d_head = d // num_heads
@@ -70,10 +75,10 @@ def reference_layer(
     if norm == "pre":  # X = H + Attn(LN1(H)), H' = X + FFN(LN2(X))
         X = H + linear(context, block.attention.output.dense, "o")
         up = linear(F.layer_norm(X, (d,), ln2.weight, ln2.bias, ln2.eps), block.intermediate.dense, "up")
-        return X + linear(F.gelu(up, approximate=gelu), block.output.dense, "down")
+        return X + linear(act(up), block.output.dense, "down")
     X = F.layer_norm(H + linear(context, block.attention.output.dense, "o"), (d,), ln1.weight, ln1.bias, ln1.eps)
     up = linear(X, block.intermediate.dense, "up")
-    ffn = linear(F.gelu(up, approximate=gelu), block.output.dense, "down")
+    ffn = linear(act(up), block.output.dense, "down")
     return F.layer_norm(X + ffn, (d,), ln2.weight, ln2.bias, ln2.eps)
 
 
@@ -132,6 +137,11 @@ MISTAKES = [
         dict(gelu="tanh"),
         'GELU를 tanh 근사(F.gelu(x, approximate="tanh"))로 계산했습니다. 이 모델(hidden_act = "gelu")은 '
         "정확한 GELU(erf)를 씁니다: F.gelu(x)의 기본값입니다. 차이는 작지만(약 1e-3) 반올림 수준보다 큽니다.",
+    ),
+    (
+        dict(gelu="relu"),
+        '피드포워드의 활성화 함수로 ReLU를 썼습니다. 이 모델(hidden_act = "gelu")은 GELU를 씁니다: F.gelu(x)입니다. '
+        "음수 입력에서 ReLU는 0이지만 GELU는 작은 음수 값(최소 약 −0.17)을 내므로 출력이 달라집니다.",
     ),
     (
         dict(norm="pre"),

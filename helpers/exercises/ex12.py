@@ -72,6 +72,11 @@ def _check_entropy_rises(answer):
         raise Wrong("같은 단계가 두 번 들어 있습니다. 단계마다 한 번씩만 넣으세요.")
     if got == [float(index[s]) for s in want]:
         raise Wrong('리스트의 번호(인덱스)를 답했습니다. 기록은 5단계마다 있으므로 단계는 curve0["step"][i]입니다.')
+    if got == [float(index[s] - 1) for s in want]:
+        raise Wrong(
+            "np.diff의 인덱스(i − 1)를 답했습니다. np.diff(entropy)[j] = entropy[j + 1] − entropy[j]이므로 커진 기록은 "
+            'j + 1번째이고, 그 단계는 curve0["step"][j + 1]입니다 (기록은 5단계마다 있습니다).'
+        )
     if got == [float(steps[index[s] - 1]) for s in want]:
         raise Wrong("커지기 직전의 단계를 답했습니다. entropy[i] > entropy[i − 1]이면 답은 그 뒤쪽 단계 step[i]입니다.")
     falls = [steps[i] for i in range(1, len(ent)) if ent[i] < ent[i - 1]]
@@ -86,7 +91,7 @@ def _check_entropy_rises(answer):
         raise Wrong(
             f"하나가 빠졌습니다: 5단계의 엔트로피도 0단계보다 {ent[1] - ent[0]:.4f} 큽니다. 아주 작아도 커진 것입니다."
         )
-    bad = [s for s in got if s not in index]
+    bad = [int(s) if s == int(s) else s for s in got if s not in index]
     if bad:
         raise Wrong(
             f"{particle(bad[:3], '은/는')} 기록된 단계가 아닙니다. 곡선은 0, 5, 10, ..., 1000단계에 기록되어 있습니다."

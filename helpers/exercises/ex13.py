@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from helpers.lessons.attention_in_vision import patchify
 
-from . import Wrong, answer_tensor, call_learner, exercise, particle
+from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
 
 
 def _example_features() -> torch.Tensor:
@@ -91,6 +91,11 @@ def _check_se_gates(fn):
 
 @exercise("13-2")
 def _check_patchify(fn):
+    forbid_calls(
+        fn,
+        {"patchify"},
+        "이 문제는 패치 나누기를 reshape와 permute(또는 unfold)로 직접 짜는 연습입니다: 위의 `patchify`는 쓰지 마세요.",
+    )
     img = torch.arange(3 * 4 * 6, dtype=torch.float64).reshape(3, 4, 6)  # (C, H, W), every value unique
     got = answer_tensor(call_learner(fn, img.clone(), 2, what="my_patchify(img, 2)"), "my_patchify")
     want = patchify(img, 2)  # (6, 12)

@@ -56,7 +56,7 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
         # (cos, sin) on the axes so that a growing angle turns counter-clockwise.
         right.scatter([radius * float(pe[p0, 2 * i + 1])], [radius * float(pe[p0, 2 * i])], color=color, s=20, zorder=3)
         hands.append((right.plot([0, 0], [0, 0], color=color, lw=2, label=f"쌍 {i}")[0], radius, i))
-    legend = right.legend(loc="lower right", fontsize=7)
+    legend = right.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=7)   # outside: no hand hidden
     right.set_xlim(-1.15, 1.15)
     right.set_ylim(-1.15, 1.15)
     right.set_aspect("equal")

@@ -556,7 +556,7 @@ assert torch.isinf(min32 + torch.tensor(threshold32)) and not torch.isinf(min32 
 # 세 가지 함정이 보입니다. float16 텐서에 `masked_fill(..., -1e9)`는 아예 오류를 내고, float32에서 만든 `-1e9` 마스크를 float16으로 바꾸면 `-inf`가 되어 NaN 문제로 되돌아갑니다. `torch.finfo(dtype).min`을 쓰면 표현은 되지만, 두 가지 경우에 넘쳐서(overflow) 역시 `-inf`가 됩니다. 하나는 패딩·인과 마스크를 각각 최솟값으로 만들어 더할 때로, float32에서도 일어납니다. 다른 하나는 최솟값에 음수 점수를 더할 때인데, float16에서 점수가 −16 이하일 때만 생깁니다(위 계산: 맨 끝의 float16 간격이 32라서 그 절반부터 넘칩니다). float32에서는 점수가 약 $-10^{31}$ 이하여야 하므로 실제로는 일어나지 않습니다. 가장 깔끔한 길은 불리언 마스크를 끝까지 들고 가다가 소프트맥스 직전에 `-inf`로 채우고, 전부 가려진 행은 0으로 처리하는 것입니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 청중에게 "-1e9면 해결 아닌가요?"라는 질문이 꼭 나옵니다. 답은 두 가지입니다: (1) 전부 가려진 행은 NaN 대신 패딩의 평균이 나온다, (2) 혼합 정밀도(float16)에서는 -1e9가 -inf로 바뀌거나 masked_fill이 실패한다. bfloat16은 범위가 float32와 거의 같아서 (2)는 덜하지만 (1)은 그대로입니다. 다만 `torch.finfo(torch.float32).min`을 bfloat16으로 바꾸면 bfloat16의 최댓값을 넘어 반올림되어 `-inf`가 됩니다(위 셀). Hugging Face 코드에서 이 함정이 나타나는 모습입니다.
+# 발표 노트: 청중에게 "-1e9면 해결 아닌가요?"라는 질문이 꼭 나옵니다. 답은 두 가지입니다: (1) 전부 가려진 행은 NaN 대신 [PAD]를 포함한 모든 밸류의 평균이 나온다, (2) 혼합 정밀도(float16)에서는 -1e9가 -inf로 바뀌거나 masked_fill이 실패한다. bfloat16은 범위가 float32와 거의 같아서 (2)는 덜하지만 (1)은 그대로입니다. 다만 `torch.finfo(torch.float32).min`을 bfloat16으로 바꾸면 bfloat16의 최댓값을 넘어 반올림되어 `-inf`가 됩니다(위 셀). Hugging Face 코드에서 이 함정이 나타나는 모습입니다.
 
 # %% [markdown]
 # ## 5. 불리언 마스크, 더하는 마스크, 그리고 반대 약속
@@ -740,7 +740,7 @@ assert int(torch.isnan(w_left).any(-1).sum()) == int((T_gen - lens).sum())
 # 각 문제는 `check("09-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **09-1.** 7절처럼 **왼쪽**에 패딩한 배치의 디코더 마스크 `(B, T, T)`(키 패딩 + 인과, True = 볼 수 있음)를 돌려주는 `left_padded_mask(lengths, T)`를 `torch.arange`와 비교 연산만으로 만드세요. 먼저 예측해 보세요: 길이 `[3, 1, 4]`, `T = 4`이면 전부 False인 행이 몇 개일까요?
+# **09-1.** 7절처럼 **왼쪽**에 패딩한 배치의 디코더 마스크 `(B, T, T)`(키 패딩 + 인과, True = 볼 수 있음)를 돌려주는 `left_padded_mask(lengths, T)`를 반복문 없이 `torch.arange`와 비교 연산으로 만드세요. 먼저 예측해 보세요: 길이 `[3, 1, 4]`, `T = 4`이면 전부 False인 행이 몇 개일까요?
 
 # %%
 def left_padded_mask(lengths, T):

@@ -60,7 +60,7 @@ torch.testing.assert_close(out_perm, out[:, perm])
 torch.testing.assert_close(w_perm, w[:, :, perm][:, :, :, perm])   # rows and columns move together
 
 # %% [markdown]
-# 투영(projection)은 토큰마다 따로 곱해지므로 위의 멀티 헤드 층도 순서와 상관이 없었고, 투영이 없는 스케일드 닷프로덕트 어텐션(scaled dot-product attention)은 더 말할 것도 없습니다.
+# 투영(projection)은 토큰마다 따로 곱해지므로 위의 멀티 헤드 층도 순서를 바꾸면 출력도 똑같이 바뀔 뿐이었고, 투영이 없는 스케일드 닷프로덕트 어텐션(scaled dot-product attention)은 더 말할 것도 없습니다.
 
 # %% slideshow={"slide_type": "subslide"}
 plain, _ = scaled_dot_product_attention(x, x, x)              # (1, 4, 16)
@@ -170,7 +170,7 @@ torch.testing.assert_close(pe_small.norm(dim=-1), torch.full((T,), math.sqrt(d /
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 모든 $\mathrm{PE}(p)$의 길이는 $\sqrt{d/2}$로 같습니다(쌍마다 $\sin^2 + \cos^2 = 1$). 위치는 길이가 아니라 **방향**에 담깁니다.
 #
-# 이 노트북은 논문처럼 사인과 코사인을 번갈아(차원 $2i$, $2i+1$) 놓습니다. tensor2tensor와 여러 Hugging Face 모델은 사인 절반과 코사인 절반을 이어 붙입니다($[\sin \dots, \cos \dots]$). 6절의 RoPE처럼 차원의 순서만 다른 같은 인코딩입니다.
+# 이 노트북은 논문처럼 사인과 코사인을 번갈아(차원 $2i$, $2i+1$) 놓습니다. tensor2tensor와 fairseq에서 온 구현은 사인 절반과 코사인 절반을 이어 붙이고($[\sin \dots, \cos \dots]$), 각진동수도 $10000^{-i/(d/2-1)}$로 조금 다르게 잡습니다(차원 순서만 바꿔서는 같아지지 않습니다. 아래 셀). Marian처럼 논문의 각진동수를 그대로 쓰고 절반씩 이어 붙이는 구현은 6절의 RoPE처럼 차원 순서만 다릅니다.
 #
 # 쌍 $i$의 파장은 $2\pi / \omega_i = 2\pi \cdot 10000^{2i/d}$입니다. 첫 쌍은 약 6.3 위치마다 한 바퀴 돌고, 마지막 쌍은 수만 위치에 걸쳐 한 바퀴를 돕니다. 시계의 초침, 분침, 시침처럼 빠른 쌍은 가까운 위치를, 느린 쌍은 먼 위치를 구별합니다.
 
@@ -181,6 +181,9 @@ wavelength = 2 * math.pi / frequencies(d)       # (32,)
 print(f"파장: 쌍 0 = {wavelength[0]:.2f}, 쌍 1 = {wavelength[1]:.2f}, 쌍 31 = {wavelength[-1]:,.0f} 위치")
 assert torch.all(wavelength[1:] > wavelength[:-1])
 assert abs(wavelength[0] - 2 * math.pi) < 1e-9 and 1e4 < wavelength[-1] < 1e5   # ~6.3 and "수만" in the prose
+t2t = 10000.0 ** (-torch.arange(d // 2, dtype=torch.float64) / (d // 2 - 1))    # tensor2tensor / fairseq ω_i
+print(f"쌍 16의 각진동수: 논문 {frequencies(d)[16]:.2e}, tensor2tensor·fairseq {t2t[16]:.2e}")
+assert not torch.allclose(t2t.sort().values, frequencies(d).sort().values)       # other frequencies, not a reordering
 
 # %% slideshow={"slide_type": "subslide"}
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4), width_ratios=(1.1, 1.0))
@@ -288,7 +291,7 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
         # (cos, sin) on the axes so that a growing angle turns counter-clockwise.
         right.scatter([radius * float(pe[p0, 2 * i + 1])], [radius * float(pe[p0, 2 * i])], color=color, s=20, zorder=3)
         hands.append((right.plot([0, 0], [0, 0], color=color, lw=2, label=f"쌍 {i}")[0], radius, i))
-    legend = right.legend(loc="lower right", fontsize=7)
+    legend = right.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=7)   # outside: no hand hidden
     right.set_xlim(-1.15, 1.15)
     right.set_ylim(-1.15, 1.15)
     right.set_aspect("equal")
@@ -409,7 +412,7 @@ print("위치 4999의 처음 4개 차원:", long[4999, :4])
 #
 # 1절의 두 문장에 사인·코사인 위치 인코딩을 더하고($X + \mathrm{PE}$), 같은 어텐션 층에 넣어 봅니다. 이제 같은 토큰이라도 자리에 따라 다른 벡터가 되므로 순열 등변성이 깨집니다.
 #
-# 이 작은 입력(임베딩 크기 약 1)에 기본 초기화의 무작위 층을 쓰면 가중치가 거의 균등해서 차이가 눈에 잘 띄지 않습니다(초기 맵이 얼마나 균등한지는 입력의 크기와 초기화에 달려 있습니다. 12번 5절). 그래서 쿼리·키 투영을 조금 크게 초기화해, 학습된 층처럼 가중치가 뚜렷한 헤드(head) 하나짜리 층을 씁니다.
+# 이 작은 입력(임베딩 성분의 표준편차 약 1)에 기본 초기화의 무작위 층을 쓰면 가중치가 거의 균등해서 차이가 눈에 잘 띄지 않습니다(초기 맵이 얼마나 균등한지는 입력의 크기와 초기화에 달려 있습니다. 12번 5절). 그래서 쿼리·키 투영을 조금 크게 초기화해, 학습된 층처럼 가중치가 뚜렷한 헤드(head) 하나짜리 층을 씁니다.
 
 # %% slideshow={"slide_type": "subslide"}
 seed_everything(16)

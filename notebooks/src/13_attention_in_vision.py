@@ -284,10 +284,10 @@ assert inside > 0.85 and outside < 0.15
 assert sum(p.numel() for p in gate_model.parameters()) == 2 * 7 * 7 + 1 == 99
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 위치별 게이트를 히트맵으로 읽습니다. 입력 이미지(왼쪽)와 같은 자리의 게이트(가운데, 0~1, 오른쪽 끝의 색 눈금), 게이트를 곱한 결과(오른쪽)를 나란히 놓았습니다.
+# 위치별 게이트를 히트맵으로 읽습니다. 입력 이미지(왼쪽)와 같은 자리의 공간 게이트(가운데, 0~1, 오른쪽 끝의 색 눈금), 게이트를 곱한 결과(오른쪽, 입력 × 게이트)를 나란히 놓았습니다.
 
 # %% slideshow={"slide_type": "subslide"}
-fig, axes = plt.subplots(2, 3, figsize=(5.4, 3.6))
+fig, axes = plt.subplots(2, 3, figsize=(6.0, 3.6))
 for row, i in zip(axes, range(2)):
     row[0].imshow(x_shapes[i].permute(1, 2, 0).clamp(0, 1).numpy())
     im = row[1].imshow(g[i].numpy(), cmap="magma", vmin=0, vmax=1)
@@ -295,8 +295,8 @@ for row, i in zip(axes, range(2)):
     for ax in row:
         ax.set_xticks([])
         ax.set_yticks([])
-for ax, name in zip(axes[0], ["입력 이미지", "공간 게이트 (0~1)", "게이트를 곱한 결과"]):
-    ax.set_title(name)
+for ax, name in zip(axes[0], ["입력 이미지", "공간 게이트", "입력 × 게이트"]):
+    ax.set_title(name, fontsize=10)
 fig.colorbar(im, ax=axes, fraction=0.03, pad=0.03).set_ticks([0, 0.5, 1], labels=["0", "0.5", "1"])
 plt.show()
 
@@ -846,7 +846,7 @@ for p, c in costs.items():
 assert [costs[p]["n_tokens"] for p in (16, 8, 1)] == [196, 784, 50_176]
 assert costs[16]["bytes"] == 153_664 and costs[8]["bytes"] == 2_458_624
 assert costs[1]["bytes"] == 10_070_523_904
-assert costs[8]["bytes"] == 16 * costs[16]["bytes"]  # halving P: 4× the tokens, 16× the matrix
+assert costs[8]["bytes"] == 16 * costs[16]["bytes"]
 
 # %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 3.4))
@@ -898,7 +898,7 @@ def se_gates(x, w1, w2):
 check("13-1", se_gates)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **13-2.** 이미지 `img` $(C, H, W)$와 패치 크기 `p`를 받아 토큰 $(N, C \cdot p \cdot p)$를 돌려주는 `my_patchify`를 `reshape`와 `permute`로 완성하세요. 패치는 왼쪽 위부터 한 줄씩(패치 1은 패치 0의 오른쪽 이웃), 한 패치는 $(C, p, p)$ 블록을 그대로 펼친 순서입니다. 위의 `patchify`는 쓰지 마세요.
+# **13-2.** 이미지 `img` $(C, H, W)$와 패치 크기 `p`를 받아 토큰 $(N, C \cdot p \cdot p)$를 돌려주는 `my_patchify`를 `reshape`와 `permute`로 완성하세요(`unfold`나 `F.unfold`를 써도 됩니다). 패치는 왼쪽 위부터 한 줄씩(패치 1은 패치 0의 오른쪽 이웃), 한 패치는 $(C, p, p)$ 블록을 그대로 펼친 순서입니다. 위의 `patchify`는 쓰지 마세요(감싸서 불러도 안 됩니다).
 
 # %%
 def my_patchify(img, p):
