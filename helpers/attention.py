@@ -365,7 +365,8 @@ def _flash_arguments(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
         raise ValueError(f"q, k and v must be on one device, got {q.device}, {k.device}, {v.device}")
     allowed = (torch.float32, torch.float16) + ((torch.bfloat16,) if q.device.type == "cuda" else ())
     if q.dtype not in allowed:
-        extra = "" if q.device.type == "cuda" else " (bfloat16 only on a CUDA GPU: Triton's interpreter cannot run it)"
+        cpu_bf16 = q.dtype == torch.bfloat16 and q.device.type != "cuda"
+        extra = " (bfloat16 only on a CUDA GPU: Triton's interpreter cannot run it)" if cpu_bf16 else ""
         raise ValueError(f"dtype must be one of {[str(t) for t in allowed]}, got {q.dtype}{extra}")
     if q.shape[-1] not in FLASH_HEAD_SIZES:
         raise ValueError(f"head size d must be one of {list(FLASH_HEAD_SIZES)}, got d={q.shape[-1]}")

@@ -175,6 +175,11 @@ def test_ex01_1_weighted_average():
     assert not stopped and "가중합" in stopped.message
     crash = check("01-1", lambda s, w: s @ "x")
     assert not crash and "오류" in crash.message
+    near = check("01-1", lambda s, w: (w * s).sum() / w.sum() * (1 + 1e-5))  # 80.0008: not "80, 기대값은 80"
+    assert not near and "80.0008" in near.message and "기대값은 80입니다" in near.message, near.message
+    assert "가깝지만 정확하지 않습니다" in near.message
+    far = check("01-1", lambda s, w: (w * s).sum() / w.sum() + 1)
+    assert not far and "가깝지만" not in far.message, far.message
     assert "구현하지 않았습니다" in check("01-1", _not_implemented).message
 
 
@@ -296,3 +301,26 @@ def test_particle_reads_numbers_and_syllables_in_korean():
         assert particle(*args) == want, (args, particle(*args))
     with pytest.raises(ValueError, match="pair must be one of"):
         particle("x", "의")
+
+
+def test_forbid_calls_sees_the_notebooks_own_copy_of_a_lesson_function(tmp_path):
+    """In a notebook the saved cells run in __main__: their functions are still the lesson's, not the learner's."""
+    import inspect
+    import math
+
+    import torch.nn.functional as F
+
+    import helpers.lessons.query_key_value as qkv
+    from helpers.exercises import check
+
+    ns = {"__name__": "__main__", "math": math, "torch": torch, "F": F}
+    for name in ("attention_scores", "scaled_dot_product_attention"):
+        exec(compile(inspect.getsource(getattr(qkv, name)), "<cell>", "exec"), vars(qkv) | ns, ns)
+    answer = tmp_path / "answer.py"  # a file, so that the checker can read the answer's source
+    answer.write_text(
+        "def self_attention(X, W_Q, W_K, W_V):\n    return scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)\n"
+    )
+    scope = dict(ns)
+    exec(compile(answer.read_text(), str(answer), "exec"), scope)
+    result = check("03-1", scope["self_attention"])
+    assert not result.passed and "scaled_dot_product_attention" in result.message, result.message

@@ -421,3 +421,22 @@ def test_the_lesson_function_accepts_non_contiguous_inputs_forward_and_backward(
 def test_a_wrong_keyword_names_the_public_function():
     with pytest.raises(TypeError, match=r"flash_attention\(\): .*scale.*the signature is flash_attention\(q, k, v"):
         attention.flash_attention(*_ok(), scale=2.0)
+
+
+def test_14_1_rejects_the_notebooks_own_tile_map_and_hidden_loops(tmp_path):
+    """In the notebook tile_map is defined by a cell (module __main__): still 6절's function, still refused."""
+    import inspect
+
+    ns = {"__name__": "__main__", "math": math, "torch": torch}
+    exec(compile(inspect.getsource(fa.tile_map), "<cell>", "exec"), ns)
+    answer = tmp_path / "answer.py"
+    answer.write_text(
+        "def via_tile_map(n, bm, bn):\n    return int((tile_map(n, bm, bn, True) > 0).sum())\n\n"
+        "def via_range(n, bm, bn):\n    return (bm // bn) * sum(range(1, n // bm + 1))\n\n"
+        "def recursive(n, bm, bn):\n    return 0 if n <= 0 else recursive(n - bm, bm, bn) + (bm // bn) * (n // bm)\n"
+    )
+    scope = dict(ns)
+    exec(compile(answer.read_text(), str(answer), "exec"), scope)
+    for name, words in (("via_tile_map", "tile_map"), ("via_range", "range"), ("recursive", "recursive")):
+        result = check("14-1", scope[name])
+        assert not result.passed and words in result.message, (name, result.message)

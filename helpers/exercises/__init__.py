@@ -161,9 +161,48 @@ def called_names(fn) -> set[str] | None:
 
 def _from_a_library(obj) -> bool:
     """True for functions of the course's lessons, torch, NumPy, SciPy ...; False for the learner's own
-    (defined in the notebook, module ``__main__``) and for test helpers."""
+    (defined in the notebook, module ``__main__``) and for test helpers. A notebook's own copy of a saved
+    lesson function (the visible cell the build copied into helpers.lessons) counts as the lesson's."""
     module = getattr(obj, "__module__", None) or ""
-    return module.split(".")[0] in {"helpers", "torch", "numpy", "scipy", "math", "builtins"}
+    if module.split(".")[0] in {"helpers", "torch", "numpy", "scipy", "math", "builtins"}:
+        return True
+    code = getattr(obj, "__code__", None)
+    if module != "__main__" or code is None:
+        return False
+    source = _source(obj)
+    for lesson in _lesson_modules():
+        taught = getattr(lesson, obj.__name__, None)
+        if getattr(taught, "__code__", None) is None:
+            continue
+        if _fingerprint(taught.__code__) == _fingerprint(code) or (source is not None and _source(taught) == source):
+            return True
+    return False
+
+
+def _fingerprint(code) -> tuple:
+    """What a copy of the same source shares, whatever file or line it was compiled at."""
+    consts = tuple(_fingerprint(c) if inspect.iscode(c) else repr(c) for c in code.co_consts)
+    return code.co_argcount, code.co_kwonlyargcount, code.co_varnames, code.co_names, consts
+
+
+def _source(fn) -> str | None:
+    try:
+        return textwrap.dedent(inspect.getsource(fn)).strip()
+    except (OSError, TypeError):
+        return None
+
+
+def _lesson_modules() -> list:
+    """Every importable helpers.lessons module (14's needs Triton: skipped where it is missing)."""
+    from .. import lessons
+
+    found = []
+    for info in pkgutil.iter_modules(lessons.__path__):
+        try:
+            found.append(importlib.import_module(f"{lessons.__name__}.{info.name}"))
+        except ImportError:
+            continue
+    return found
 
 
 def forbid_calls(fn, names: set[str], why: str) -> None:

@@ -40,12 +40,12 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 #
 # | 부분 | 하는 일 | 크기 (H100 SXM, 제조사 사양) |
 # |---|---|---|
-# | 스트리밍 멀티프로세서(streaming multiprocessor, SM) | 커널의 프로그램(CUDA의 스레드 블록)을 받아 실행하는 연산 단위. 자원이 허락하면 여러 개를 동시에. 텐서 코어(tensor core)가 행렬곱을 한다 | 132개 |
+# | 스트리밍 멀티프로세서(streaming multiprocessor, SM) | 커널의 프로그램(4절에서 설명; CUDA의 스레드 블록(thread block))을 받아 실행하는 연산 단위. 자원이 허락하면 여러 개를 동시에. 텐서 코어(tensor core)가 행렬곱을 한다 | 132개 |
 # | 레지스터(register) | SM 안, 가장 빠름. 누적기(accumulator) `acc`, `m`, `ℓ`이 여기 산다 | SM마다 256 KB |
 # | 공유 메모리(shared memory, 08의 SRAM) | SM 안, 빠름. 타일을 잠시 올려 두는 곳 | SM마다 최대 228 KB |
 # | HBM | GPU 본체 메모리, 크고 느림. Q, K, V, O가 사는 곳 | 80 GB, 3.35 TB/s |
 #
-# fp16 텐서 코어의 행렬곱 최고 성능은 약 989 TFLOP/s입니다(희소성을 쓰지 않는 값, [NVIDIA 2022](../SOURCES.md)). 바이트 하나를 HBM에서 가져오는 동안 약 295 FLOP(곱셈-덧셈 약 148번)을 할 수 있다는 뜻입니다. 이 숫자들은 제조사 사양입니다. 실제 장치에서 잰 대역폭과 행렬곱 성능은 7절의 벤치마크가 저장합니다.
+# fp16 텐서 코어의 행렬곱 최고 성능은 약 989 TFLOP/s입니다(희소성(sparsity)을 쓰지 않는 값, [NVIDIA 2022](../SOURCES.md)). 바이트 하나를 HBM에서 가져오는 동안 수백 FLOP을 할 수 있다는 뜻입니다(아래 출력). 이 숫자들은 제조사 사양입니다. 실제 장치에서 잰 대역폭과 행렬곱 성능은 7절의 벤치마크가 저장합니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **Triton 프로그램.** Triton([Tillet 등 2019](../SOURCES.md))에서는 커널 하나를 **프로그램**(program) 하나의 일로 씁니다. 프로그램 하나는 쿼리 타일 하나를 맡고, `tl.program_id(0)`로 자기가 몇 번째 타일인지 압니다. 실행할 때 프로그램의 개수를 **그리드**(grid)로 정하면, GPU가 프로그램들을 SM에 나눠 동시에 돌립니다. 이 노트북의 순전파 그리드는 (쿼리 타일 수, 배치 × 헤드)입니다.
@@ -53,7 +53,7 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 # 프로그램 안에서 `tl.load`는 HBM에서 타일 하나를 읽고 `tl.store`는 씁니다. 그 사이의 계산(`tl.dot`, `tl.exp2`, `tl.max`)은 모두 레지스터와 공유 메모리 안에서 끝납니다. 08번의 반복문과 다른 점이 바로 이것입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 12개(`bmm`, `amax`, `maximum`, 보정값의 뺄셈과 `exp2`, `sub_`, `exp2_`, 곱하기 두 번, `sum`, `add_`, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록 $(T, b)$(T = 쿼리 타일 하나의 512행, b = 키 블록 하나의 키 128개)는 `bmm`이 한 번 쓰고, `amax`·`sum`·`baddbmm_`이 한 번씩 읽고, `sub_`·`exp2_`가 한 번씩 읽고 써서 단계마다 8번 HBM을 오갑니다. 이것을 세어, 융합 커널이 Q를 한 번, K·V를 쿼리 타일마다 한 번 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
+# **08번의 반복문이 GPU에서 느린 이유** *(건너뛰기 가능)*. `chunked_attention`의 키 블록 한 단계는 PyTorch 연산 12개(`bmm`, `amax`, `maximum`, 보정값의 뺄셈과 `exp2`, `sub_`, `exp2_`, 곱하기 두 번, `sum`, `add_`, `baddbmm_`)이고, GPU에서는 연산 하나가 커널 하나입니다. 커널이 끝날 때마다 결과는 HBM에 쓰이고 다음 커널이 다시 읽습니다. 점수 블록(쿼리 타일 하나의 512행 × 키 블록 하나의 키 128개)은 `bmm`이 한 번 쓰고, `amax`·`sum`·`baddbmm_`이 한 번씩 읽고, `sub_`·`exp2_`가 한 번씩 읽고 써서 단계마다 8번 HBM을 오갑니다. 이것을 세어, 융합 커널이 Q를 한 번, K·V를 쿼리 타일마다 한 번 읽고 O를 한 번 쓰는 양과 비교합니다(세는 모형이지 측정이 아닙니다. L2 캐시는 무시합니다).
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 def loop_hbm_bytes(n, d, tile=512, block=128, bytes_per_value=2):
@@ -77,12 +77,13 @@ for n in (1024, 8192):
     print(f"N = {n:5,d}, d = 64, fp16, 헤드 하나: 반복문 {loop / 2**20:7.1f} MiB, 커널 {launches:5,d}번 실행 | "
           f"융합 커널 {fused / 2**20:6.2f} MiB, 1번 → {loop / fused:.1f}배")
     assert 9 < loop / fused < 11
+print(f"바이트당 FLOP(사양): {989e12 / 3.35e12:.0f} (곱셈-덧셈 {989e12 / 3.35e12 / 2:.0f}번)")
 seconds_at_3tb = loop_hbm_bytes(8192, 64) * 16 * 4 / 3.35e12  # B·h = 64 heads, at the datasheet bandwidth
 print(f"N = 8,192, 배치 4 × 헤드 16: 모형에서 반복문이 HBM을 오가는 시간 {seconds_at_3tb * 1e3:.0f} ms "
       f"(3.35 TB/s 사양 기준), 같은 FLOP을 989 TFLOP/s로 하면 {attention_flops(8192, 64, 16, 4) / 989e12 * 1e3:.2f} ms")
 assert seconds_at_3tb > 20 * attention_flops(8192, 64, 16, 4) / 989e12
 fused_at_3tb = fused_hbm_bytes(8192, 64) * 16 * 4 / 3.35e12
-step_blocks = 16 * 4 * 512 * 128 * 2  # one step's (T, b) score blocks of all 64 heads, fp16
+step_blocks = 16 * 4 * 512 * 128 * 2  # one step's (512, 128) score blocks of all 64 heads, fp16
 print(f"같은 모형의 융합 커널: {fused_at_3tb * 1e3:.1f} ms | 반복문 한 단계의 점수 블록(헤드 64개): "
       f"{step_blocks / 2**20:.0f} MiB < L2 50 MB")
 assert fused_at_3tb > attention_flops(8192, 64, 16, 4) / 989e12 and step_blocks < 50e6
@@ -100,7 +101,7 @@ print(f"커널 실행 준비 시간(launch overhead, 한 번에 {launch_us} µs�
 # %% [markdown]
 # ## 2. GPU가 없어도: Triton 인터프리터
 #
-# Triton은 `TRITON_INTERPRET=1`이 설정되어 있으면 `@triton.jit` 커널을 컴파일하지 않고 **인터프리터**(interpreter)로 돌립니다. 프로그램을 하나씩 차례로 실행하고 `tl.dot`, `tl.exp2` 같은 연산을 NumPy로 계산하므로, CPU 텐서만 있는 컴퓨터에서도 **같은 커널 코드**가 반올림 수준까지 같은 답을 냅니다(다른 점은 5절과 토론 질문 4). 느리므로 작은 입력만 씁니다. 이 변수는 `triton`을 처음 import하기 **전에** 정해져야 합니다. `tl.zeros` 같은 Triton 자신의 함수도 import할 때 커널로 정의되기 때문입니다(순서를 바꾸면 `Cannot call @triton.jit'd outside of the scope of a kernel` 오류가 납니다). 그래서 이 과정은 `import helpers`가 가장 먼저 정합니다: CUDA GPU가 없으면 1(인터프리터), 있으면 0(컴파일). 직접 짠 스크립트라면 첫 줄에 `os.environ["TRITON_INTERPRET"] = "1"`을 두세요.
+# Triton은 `TRITON_INTERPRET=1`이 설정되어 있으면 `@triton.jit` 커널을 컴파일하지 않고 **인터프리터**(interpreter)로 돌립니다. 프로그램을 하나씩 차례로 실행하고 `tl.dot`, `tl.exp2` 같은 연산을 NumPy로 계산하므로, CPU 텐서만 있는 컴퓨터에서도 **같은 커널 코드**가 반올림 오차 안에서 같은 답을 냅니다(다른 점은 5절과 토론 질문 4). 느리므로 작은 입력만 씁니다. 이 변수는 `triton`을 처음 import하기 **전에** 정해져야 합니다. `tl.zeros` 같은 Triton 자신의 함수도 import할 때 `@triton.jit` 함수로 정의되기 때문입니다(순서를 바꾸면 `Cannot call @triton.jit'd outside of the scope of a kernel` 오류가 납니다). 그래서 이 과정은 `import helpers`가 가장 먼저 정합니다: CUDA GPU가 없으면 1(인터프리터), 있으면 0(컴파일). 직접 짠 스크립트라면 첫 줄에 `os.environ["TRITON_INTERPRET"] = "1"`을 두세요.
 #
 # 인터프리터가 하지 못하는 것도 있습니다: bf16 `tl.dot`(틀린 값이 나옴), `@triton.autotune`(GPU 없이 실행 단계에서 실패), TF32(5절). 그래서 이 커널은 타일 크기를 고정하고, CPU에서는 float32와 float16만 씁니다.
 
@@ -245,7 +246,7 @@ print("첫 행의 L (인과):", round(lse[0, 0, 0].item(), 4), "= 점수 하나�
 assert abs(lse[0, 0, 0].item() - scores[0, 0, 0, 0].item()) < 1e-5  # row 0 sees only key 0
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 인과 마스크에서 첫 행은 키 하나만 보므로 L이 그 점수 하나와 같다는 마지막 줄을 짚으세요: "logsumexp는 부드러운 최댓값이다." float16 경계가 float32보다 2000배 큰 이유는 출력 O를 float16으로 저장하기 때문입니다: |O|가 2–4이면 float16 반올림(가수 10비트)만으로 최대 약 1e-3이 됩니다. 기준도 같은 float16 입력으로 계산했으므로 입력의 반올림은 차이에 들어가지 않습니다.
+# 발표 노트: 인과 마스크에서 첫 행은 키 하나만 보므로 L이 그 점수 하나와 같다는 마지막 줄을 짚으세요: "logsumexp는 부드러운 최댓값이다." float16 경계가 float32보다 2000배 큰 이유는 출력 O를 float16으로 저장하기 때문입니다(PV 곱 앞에서 P도 float16으로 바꿉니다): |O|가 2–4이면 float16 반올림(가수 10비트)만으로 최대 약 1e-3이 됩니다. 기준도 같은 float16 입력으로 계산했으므로 입력의 반올림은 차이에 들어가지 않습니다.
 
 # %% [markdown]
 # ## 4. 역전파: P를 저장하지 않고 재계산한다
@@ -272,7 +273,7 @@ with torch.no_grad():
 print("dQ, dK, dV 식 = autograd (float64, 차이 < 1e-13); D =", big_d.numpy().round(3))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 노트북은 역전파의 일을 키 블록마다 dK·dV, 쿼리 타일마다 dQ로 나눕니다. 일을 나누는 방식은 Triton의 fused attention 튜토리얼과 같습니다(튜토리얼은 두 반복문을 한 커널 안에서 프로그램마다 차례로 돌리고, 이 노트북은 읽기 쉽도록 Umar Jamil의 구현처럼 두 커널로 따로 띄웁니다). **dK·dV 커널**은 키 블록 하나를 고정하고 쿼리 타일을 돌며 $dK_j, dV_j$를 레지스터에 누적하고, **dQ 커널**은 쿼리 타일 하나를 고정하고 키 블록을 돌며 $dQ_i$를 누적합니다. 프로그램마다 쓰는 자리가 겹치지 않으므로 원자적 덧셈(atomic add)이 필요 없는 대신, 두 커널이 $S$와 $dP$를 각각 계산하므로 행렬곱이 5개가 아니라 7개입니다. FlashAttention-2의 CUDA 구현([Dao 2024](../SOURCES.md))은 주 반복문을 커널 하나에서 돌며 키 블록마다 dK·dV를 누적하고, dQ는 여러 스레드 블록이 원자적 덧셈으로 더합니다. 두 커널 모두 $P$를 $L$로 재계산하고, 인과일 때 대각선 위의 블록은 건너뜁니다. $D$는 커널 전에 PyTorch 한 줄로 구합니다.
+# 이 노트북은 역전파의 일을 키 블록마다 dK·dV, 쿼리 타일마다 dQ로 나눕니다. 일을 나누는 방식은 Triton의 fused attention 튜토리얼([SOURCES.md](../SOURCES.md)의 "튜토리얼과 공개 구현")과 같습니다(튜토리얼은 두 반복문을 한 커널 안에서 프로그램마다 차례로 돌리고, 이 노트북은 읽기 쉽도록 Umar Jamil의 구현처럼 두 커널로 따로 띄웁니다). **dK·dV 커널**은 키 블록 하나를 고정하고 쿼리 타일을 돌며 $dK_j, dV_j$를 레지스터에 누적하고, **dQ 커널**은 쿼리 타일 하나를 고정하고 키 블록을 돌며 $dQ_i$를 누적합니다. 프로그램마다 쓰는 자리가 겹치지 않으므로 원자적 덧셈(atomic add)이 필요 없는 대신, 두 커널이 $S$와 $dP$를 각각 계산하므로 행렬곱이 5개가 아니라 7개입니다. FlashAttention-2의 CUDA 구현([Dao 2024](../SOURCES.md))은 주 반복문을 커널 하나에서 돌며 키 블록마다 dK·dV를 누적하고, dQ는 여러 스레드 블록이 원자적 덧셈으로 더합니다. 두 커널 모두 $P$를 $L$로 재계산하고, 인과일 때 대각선 위의 블록은 건너뜁니다. $D$는 커널 전에 PyTorch 한 줄로 구합니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 @triton.jit
@@ -366,7 +367,7 @@ class FlashAttention(torch.autograd.Function):
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 과정의 공개 함수 `helpers.attention.flash_attention`이 부르는 것이 아래 함수입니다(입력 검사를 더해서). 손실 하나를 정해 `backward()`를 부르고, 같은 입력을 float64로 바꿔 PyTorch SDPA와 autograd로 구한 세 기울기와 비교합니다. 인과·비인과, 타일의 배수가 아닌 N(100, 77), float32와 float16입니다.
+# 이 과정의 공개 함수 `helpers.attention.flash_attention`이 부르는 것이 아래 함수입니다(입력 검사를 더해서). 손실 하나를 정해 `backward()`를 부르고, 같은 입력을 float64로 바꿔 PyTorch SDPA와 autograd로 구한 세 기울기와 비교합니다. 인과·비인과, 타일의 배수가 아닌 N(100, 77), float32와 float16입니다. 이 저장소의 출력은 CPU 인터프리터에서 나온 것이고, GPU에서 컴파일된 커널로 이 검사를 돌려 본 적은 아직 없습니다(GPU의 `exp2`는 근사 명령이고 타일도 다릅니다).
 
 # %% tags=["save"]
 def flash_attention(q, k, v, causal=False):  # (B, h, N, d) each
@@ -414,7 +415,7 @@ assert rel_k > 0.1
 # 발표 노트: D_i = dO_i · O_i 유도를 칠판에 한 줄로 쓰세요. "P의 한 행 전체가 필요할 것 같은데, 출력 O가 이미 그 가중합을 갖고 있다"가 핵심입니다. 역전파 커널 두 개를 나누는 이유(누적 대상이 겹치지 않게 프로그램을 나눈다: dK·dV는 키 블록마다, dQ는 쿼리 타일마다)와 그 대가(S와 dP를 두 번 계산: 행렬곱 7개)도 짚으세요. FlashAttention-2의 CUDA 구현은 반대로 커널 하나에서 dQ를 원자적 덧셈으로 더합니다(기본 설정에서는 더하는 순서가 매번 달라 비트 단위로 재현되지 않음; `deterministic` 옵션이 있습니다).
 
 # %% [markdown]
-# ## 5. TF32: 같은 커널이 GPU에서 검사에 떨어지는 이유 *(건너뛰기 가능)*
+# ## 5. TF32: 같은 커널이 GPU에서 검사에 떨어질 수 있는 이유 *(건너뛰기 가능)*
 #
 # 커널을 부를 때 float32이면 `PRECISION="ieee"`를 넘겼습니다. Triton의 `tl.dot`은 float32 입력에서 기본으로 **TF32**(TensorFloat-32)를 씁니다. TF32는 float32의 지수 8비트는 그대로 두고 가수(mantissa)를 23비트에서 **10비트**로 줄여 텐서 코어로 곱합니다. 가장 가까운 값으로 반올림하면 상대 오차가 최대 $2^{-11} \approx 4.9\times 10^{-4}$로 float16과 같은 수준이고, 아래 13비트를 그냥 버리면 최대 $2^{-10}$입니다(Triton의 `tl.dot`은 반올림 명령 없이 float32 비트를 넘겨, 아래 13비트가 사실상 버려집니다). 인터프리터는 TF32를 흉내 내지 않으므로(NumPy float32로 곱함), `ieee`를 넘기지 않았다면 CPU에서 통과한 2e-6 검사가 GPU에서만 떨어졌을 것입니다. 연습문제 14-3에서 TF32 반올림을 직접 만들어, 그 크기를 CPU에서 잽니다.
 
@@ -523,7 +524,7 @@ assert views[1]["visited"] == visited  # 512 with 64×32 tiles: the same count a
 assert views[2]["used"] < views[1]["used"]  # bigger tiles, and N = 448 past the last full tile: more waste
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 타일이 클수록 대각선에서 버리는 몫이 커지고(448, 128×64: 마지막 타일이 N을 넘어 더 버림), 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 $B/N$ 정도로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
+# 타일이 클수록 대각선에서 버리는 몫이 커지고(448, 128×64: 마지막 타일이 N을 넘어 더 버림), 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 $B_M/N$ 정도로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 슬라이더에서 인과 마스크를 켠 채 N을 64에서 512로 올려 보세요. 주황색(대각선) 블록은 타일 수에 비례해서만 늘고 파란색은 제곱으로 늘어, "사용" 비율이 100%에 다가갑니다. 연습문제 14-1은 이 방문 수를 반복문 없이 닫힌 식으로 세는 문제입니다.
@@ -671,7 +672,7 @@ def recompute_weights(s, lse, causal):
 check("14-2", recompute_weights)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, $2^{12}-1$에 남는 마지막 비트(0 또는 1)를 더한 뒤 아래 13비트를 지우면 됩니다(NaN은 다루지 않습니다). 짝수 쪽 규칙이 바로 그 마지막 비트입니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. PTX의 변환 명령 `cvt.rna.tf32.f32`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
+# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, 그 정수에 $2^{12}-1$(0xFFF)과 남는 마지막 비트(0 또는 1)를 더한 뒤 아래 13비트를 지우면 됩니다(NaN은 다루지 않습니다). 짝수 쪽 규칙이 바로 그 마지막 비트입니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. PTX의 변환 명령 `cvt.rna.tf32.f32`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
 
 # %%
 def to_tf32(x):  # float32 tensor
@@ -693,12 +694,12 @@ check("14-3", to_tf32)
 # ## 스터디 토론 질문
 #
 # 1. 순전파 커널은 `acc`, `m`, `ℓ`을 레지스터에 두고 점수 블록을 HBM에 쓰지 않습니다. $d$가 256이면 `BLOCK_M = 128`의 `acc`는 몇 KB일까요(float32)? 레지스터(SM당 256 KB)와 비교해 타일을 어떻게 바꿔야 할지 토론해 보세요.
-# 2. FlashAttention-2처럼 커널 하나에서 dK·dV를 누적하고 dQ는 float32 버퍼에 원자적 덧셈으로 더하면 행렬곱은 4절에서 본 대로 5개로 줄어듭니다. 그 대신 HBM 읽기·쓰기 양과 재현성은 이 노트북의 두 커널 방식과 비교해 어떻게 달라질까요? 1절의 모형처럼 세어 보세요.
+# 2. FlashAttention-2처럼 커널 하나에서 dK·dV를 누적하고 dQ는 float32 버퍼에 원자적 덧셈으로 더하면 행렬곱은 4절에서 본 대로 5개로 줄어듭니다. 그 대신 HBM 읽기·쓰기 양과 재현성(reproducibility)은 이 노트북의 두 커널 방식과 비교해 어떻게 달라질까요? 1절의 모형처럼 세어 보세요.
 # 3. 역전파는 행렬곱 5개(재계산한 $QK^\top$, $dV$, $dP$, $dQ$, $dK$)로 순전파(2개)의 2.5배이고, 이 노트북의 두 커널은 $S$와 $dP$를 두 번 계산해 7개입니다. 그래도 $P$를 저장하는 것보다 빠를 수 있는 조건은 무엇일까요? 1절의 HBM 모형과 연결해 보세요.
 # 4. CPU 인터프리터에서 통과한 검사가 GPU에서 떨어질 수 있는 이유를 세 가지 들어 보세요(예: TF32). 어떤 것이 버그이고 어떤 것이 허용할 차이일까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, SM 레지스터의 절반을 누적기 하나가 씁니다(fp16 q 타일도 64 KB 더). 워프를 4개에서 8개로 늘리면 스레드당 몫이 256개에서 128개로 줄어 한도(255개) 안에 들어오지만, 누적기 128 KB는 여전히 SM 레지스터의 절반이라 SM 하나에 함께 올라가는 프로그램은 많아야 하나뿐이고 기다림을 숨기기 어렵습니다. 그래서 보통 BLOCK_M을 64로 줄입니다. 2번의 방향: 쿼리 타일마다 dQ 조각을 HBM의 float32 버퍼에 원자적으로 더하는 읽기·쓰기가 키 블록 수만큼 생기고, 더하는 순서가 매번 달라 기본 설정에서는 비트 단위로 재현되지 않습니다. 3번의 방향: P를 HBM에 쓰고 다시 읽는 시간(2·B·h·N² 값을 대역폭으로 나눔)과 재계산에 더 드는 행렬곱 시간(FlashAttention-2는 1개, 이 노트북은 3개를 행렬곱 성능으로 나눔)을 1절의 사양으로 칠판에서 비교하게 하세요. 큰 N에서는 앞쪽이 몇 배 크므로, 메모리가 병목일 때 재계산이 이깁니다. 4번의 다른 예: 누적 순서(타일 크기와 스레드 배정에 따라 더하는 순서가 다름), 인터프리터가 흉내 내지 않는 하드웨어 연산(exp2 근사). 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
+# 발표 노트: 1번의 답은 128 × 256 × 4바이트 = 128 KB로, SM 레지스터의 절반을 누적기 하나가 씁니다(fp16 q 타일도 64 KB 더). 워프를 4개에서 8개로 늘리면 스레드당 몫이 256개에서 128개로 줄어 한도(255개) 안에 들어오지만, 누적기 128 KB는 여전히 SM 레지스터의 절반이라 SM 하나에 함께 올라가는 프로그램은 많아야 하나뿐이고 기다림을 숨기기 어렵습니다. 그래서 보통 BLOCK_M을 64로 줄입니다. 2번의 방향: 쿼리 타일마다 dQ 조각을 HBM의 float32 버퍼에 원자적으로 더하는 읽기·쓰기가 키 블록 수만큼 생기고, 더하는 순서가 매번 달라 기본 설정에서는 비트 단위로 재현되지 않습니다. 3번의 방향: P(fp16)를 HBM에 쓰고 읽는 4·B·h·N² 바이트를 대역폭으로 나눈 시간과, 재계산에 더 드는 행렬곱 k개(FlashAttention-2는 1개, 이 노트북은 3개)의 k·2·B·h·N²·d FLOP을 행렬곱 성능으로 나눈 시간을 1절의 사양으로 비교하게 하세요. 둘 다 N²에 비례하므로 비율은 N과 상관없이 d와 장치의 바이트당 FLOP(1절 출력)으로 정해집니다: 그 값의 2배를 k로 나눈 것보다 d가 작으면 재계산이 빠릅니다. N이 클 때 달라지는 것은 속도가 아니라 N² 행렬을 둘 메모리가 있느냐입니다. 4번의 다른 예: 누적 순서(타일 크기와 스레드 배정에 따라 더하는 순서가 다름), 인터프리터가 흉내 내지 않는 하드웨어 연산(exp2 근사). 4번에서는 검사의 허용 오차를 "반올림 수준"으로 정당화할 수 있어야 한다는 점을 강조하세요.
 
 # %% [markdown]
 # ## 요약
@@ -714,4 +715,4 @@ check("14-3", to_tf32)
 # | GPU 측정은 저장된 결과로만 말한다 | `data/benchmark_gpu.json` (없으면 없다고 말함) |
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **참고 문헌** ([SOURCES.md](../SOURCES.md)): Dao 등 2022 (FlashAttention), Dao 2024 (FlashAttention-2), Tillet 등 2019 (Triton), Milakov & Gimelshein 2018 (온라인 소프트맥스), NVIDIA 2022 (H100 구조 백서와 데이터시트). 커널 구성은 Triton의 fused attention 튜토리얼과 공개 구현들을 읽고 새로 썼습니다(SOURCES.md의 "튜토리얼" 목록).
+# **참고 문헌** ([SOURCES.md](../SOURCES.md)): Dao 등 2022 (FlashAttention), Dao 2024 (FlashAttention-2), Tillet 등 2019 (Triton), Milakov & Gimelshein 2018 (온라인 소프트맥스), NVIDIA 2022 (H100 구조 백서와 데이터시트). 커널 구성은 Triton의 fused attention 튜토리얼과 공개 구현들을 읽고 새로 썼습니다(SOURCES.md의 "튜토리얼과 공개 구현" 목록).
