@@ -5,6 +5,7 @@ import re
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -15,11 +16,12 @@ from helpers.exercises.ex03 import chicken_weight
 from helpers.lessons.query_key_value import (
     CHICKEN_TOKENS,
     SelfAttention,
-    attention_scores,
     chicken_example,
     query_explorer_figure,
     scaled_dot_product_attention,
 )
+from helpers.lessons.query_key_value import attention_scores as lesson_attention_scores
+from helpers.lessons.query_key_value import scaled_dot_product_attention as sdpa
 from helpers.plots import use_korean_font
 from helpers.widgets import Explorer
 
@@ -57,10 +59,10 @@ def test_attention_matches_torch_and_core_with_masks(dtype, tol):
 def test_attention_scores_are_scaled_and_masked_with_minus_inf():
     q, k = _random(3, (2, 4, 9), (2, 5, 9))
     mask = torch.ones(4, 5, dtype=torch.bool).tril()
-    scores = attention_scores(q, k, mask)
+    scores = lesson_attention_scores(q, k, mask)
     torch.testing.assert_close(scores[..., mask], (q @ k.transpose(-2, -1) / 3.0)[..., mask])
     assert torch.isneginf(scores[..., ~mask]).all()
-    torch.testing.assert_close(attention_scores(q, k), q @ k.transpose(-2, -1) / 3.0)
+    torch.testing.assert_close(lesson_attention_scores(q, k), q @ k.transpose(-2, -1) / 3.0)
 
 
 def test_attention_unbatched_and_cross_shapes():
@@ -184,11 +186,26 @@ def test_03_1_rejects_typical_mistakes(fn, text):
     assert re.search(text, result.message), result.message
 
 
+def _with_lesson_attention_scores(X, W_Q, W_K, W_V):
+    w = torch.softmax(lesson_attention_scores(X @ W_Q, X @ W_K), -1)  # section 2's attention_scores, renamed
+    return w @ (X @ W_V), w
+
+
+def _with_sdpa(X, W_Q, W_K, W_V):
+    return sdpa(X @ W_Q, X @ W_K, X @ W_V)  # section 2's scaled_dot_product_attention, renamed
+
+
+def _with_core_attention(X, W_Q, W_K, W_V):
+    return core_attention(X @ W_Q, X @ W_K, X @ W_V)  # helpers.attention's checked copy, renamed
+
+
 @pytest.mark.parametrize(
     "fn",
     [
         lambda X, W_Q, W_K, W_V: scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V),
-        lambda X, W_Q, W_K, W_V: (lambda w: (w @ (X @ W_V), w))(torch.softmax(attention_scores(X @ W_Q, X @ W_K), -1)),
+        _with_lesson_attention_scores,
+        _with_sdpa,
+        _with_core_attention,
         lambda X, W_Q, W_K, W_V: (
             F.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V),
             torch.softmax((X @ W_Q) @ (X @ W_K).T / math.sqrt(W_Q.shape[1]), -1),
@@ -199,6 +216,23 @@ def test_03_1_rejects_the_section_2_function(fn):
     """The text says: write it out, without section 2's scaled_dot_product_attention."""
     result = check("03-1", fn)
     assert not result.passed and "2절의 함수 없이" in result.message, result.message
+
+
+def attention_scores(Q, K):
+    """A learner's own helper that happens to share section 2's name (a global of this module, as in a notebook)."""
+    return Q @ K.T / math.sqrt(Q.shape[-1])
+
+
+def self_attention_with_own_helper(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    w = torch.softmax(attention_scores(Q, K), -1)
+    return w @ V, w
+
+
+def test_03_1_accepts_a_learners_own_helper_named_like_section_2():
+    """Only the library's functions are off limits, not a name: the learner's attention_scores is fine."""
+    result = check("03-1", self_attention_with_own_helper)
+    assert result.passed, result.message
 
 
 def test_03_1_stub_says_not_implemented():
@@ -270,7 +304,7 @@ def test_03_2_rejects_typical_mistakes(fn, text):
 
 def test_03_3_accepts_the_exact_strength():
     c = math.sqrt(math.sqrt(2) * math.log(63))
-    for answer in (c, -c, torch.tensor(c, dtype=torch.float64), round(c, 3)):
+    for answer in (c, -c, torch.tensor(c, dtype=torch.float64), round(c, 3), np.array(2.4206), np.float32(c)):
         result = check("03-3", answer)
         assert result.passed and "ln 63" in result.message, result.message
 
@@ -279,6 +313,9 @@ def test_03_3_accepts_the_exact_strength():
     "c, text",
     [
         (10**9, "크게 할수록 통과하는 문제가 아닙니다"),
+        (2.43, "0.9029로 0.9보다 조금 큽니다: 식으로 정확한 c를 구하세요"),
+        (2.41, "0.9보다 조금 작습니다: 식으로 정확한 c를 구하세요"),
+        (np.array([2.4, 2.5]), "숫자 하나여야"),
         (5.0, "0.9보다 큽니다"),
         (1.0, "0.2246으로 0.9보다 작습니다"),
         (math.sqrt(math.log(63)), "√d_k로 나누는 것을 빠뜨렸습니다"),

@@ -20,6 +20,7 @@ from helpers.lessons.scaling_variance import (
     saturation_summary,
     softmax_jacobian,
 )
+from helpers.lessons.scaling_variance import softmax_jacobian as sj
 from helpers.plots import use_korean_font
 from helpers.widgets import Explorer
 
@@ -137,6 +138,10 @@ def _msg(ex, answer):
 def test_04_1_correct_and_wrong_answers():
     ok, _ = _msg("04-1", lambda q, k: q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]))
     assert ok
+    ok, msg = _msg("04-1", lambda q, k: q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.shape[-1]))
+    assert ok, msg  # float32 rounding is not an error
+    ok, msg = _msg("04-1", lambda q, k: q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + 1e-3)
+    assert not ok and "되어야 합니다" in msg, msg
     cases = {
         "√d_k로 나누지 않았습니다": lambda q, k: q @ k.transpose(-2, -1),
         "d_k = 4로 나눴습니다": lambda q, k: q @ k.transpose(-2, -1) / q.shape[-1],
@@ -195,6 +200,10 @@ def test_04_3_correct_and_wrong_answers():
         assert not ok and expected in msg, (expected, msg)
 
 
+def _with_sj(w):
+    return sj(w)  # section 4's softmax_jacobian, imported under another name
+
+
 @pytest.mark.parametrize(
     "fn",
     [
@@ -202,6 +211,7 @@ def test_04_3_correct_and_wrong_answers():
         lambda w: torch.func.jacrev(lambda s: torch.softmax(s, -1))(torch.log(w)),
         lambda w: softmax_jacobian(w),
         softmax_jacobian,
+        _with_sj,
     ],
 )
 def test_04_3_rejects_autograd_and_softmax_jacobian(fn):

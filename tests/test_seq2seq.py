@@ -357,7 +357,7 @@ def test_exercise_02_3_diagnoses_each_mistake():
     cases = {
         "e^0 = 1에 비례": lambda s, n: 0.0,
         "균등한 가중치": lambda s, n: n / (len(s) + n),
-        "하나**의 가중치": lambda s, n: 1 / (s.exp().sum() + 1),
+        "패딩 칸 하나의 가중치": lambda s, n: 1 / (s.exp().sum() + 1),
         "분모에 진짜 칸": lambda s, n: n / s.exp().sum(),
         "exp를 빠뜨렸": lambda s, n: n / (s.sum() + n),
         "1 − 답": lambda s, n: s.exp().sum() / (s.exp().sum() + n),
@@ -368,6 +368,7 @@ def test_exercise_02_3_diagnoses_each_mistake():
     for needle, fn in cases.items():
         result = check("02-3", fn)
         assert not result.passed and needle in result.message, (needle, result.message)
+        assert "**" not in result.message, result.message  # plain text: the message is not rendered as Markdown
     assert not check("02-3", ...).passed
 
 

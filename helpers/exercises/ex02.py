@@ -120,7 +120,7 @@ def _pad_weight(fn):
         got = answer_tensor(call_learner(fn, scores.clone(), n_pad, what=what), what)
         if got.numel() == n_pad and n_pad > 1:
             raise Wrong(
-                f"{particle(what, '이/가')} 칸마다의 가중치 {n_pad}개를 돌려줬습니다. 패딩 칸 전체가 가져가는 가중치의 **합** 하나를 돌려주세요."
+                f"{particle(what, '이/가')} 칸마다의 가중치 {n_pad}개를 돌려줬습니다. 패딩 칸 전체가 가져가는 가중치의 합 하나를 돌려주세요."
             )
         if got.numel() != 1:
             raise Wrong(f"{what}의 결과가 숫자 하나가 아닙니다 (모양 {tuple(got.shape)}).")
@@ -132,7 +132,7 @@ def _pad_weight(fn):
         wrong = {
             "zero": (
                 torch.tensor(0.0, dtype=_F64),
-                "0을 돌려줬습니다. 영벡터 키의 **점수**는 (Wq)·0 = 0이지만, 가중치는 e^0 = 1에 비례합니다. "
+                "0을 돌려줬습니다. 영벡터 키의 점수는 (Wq)·0 = 0이지만, 가중치는 e^0 = 1에 비례합니다. "
                 "가중치가 0이 되려면 점수가 −∞여야 하고, 그것이 마스크가 하는 일입니다.",
             ),
             "uniform": (
@@ -142,7 +142,7 @@ def _pad_weight(fn):
             ),
             "one": (
                 1 / (e.sum() + 1),
-                f"패딩 칸 **하나**의 가중치입니다. 패딩 칸이 {n_pad}개이면 분자도 분모도 {n_pad}개의 e^0 = 1을 셉니다.",
+                f"패딩 칸 하나의 가중치입니다. 패딩 칸이 {n_pad}개이면 분자도 분모도 {n_pad}개의 e^0 = 1을 셉니다.",
             ),
             "denominator": (
                 n_pad / e.sum(),

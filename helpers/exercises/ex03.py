@@ -5,16 +5,10 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
 import torch
 
 from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
-
-
-def _forbid(fn, names: set[str], why: str) -> None:
-    """forbid_calls, and also the forbidden function itself passed as the answer (its own source calls none)."""
-    if getattr(fn, "__name__", None) in names:
-        raise Wrong(f"{fn.__name__}을(를) 그대로 넘겼습니다. {why}")
-    forbid_calls(fn, names, why)
 
 
 def _pair(result, what: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -59,7 +53,7 @@ _SECTION_2 = {"scaled_dot_product_attention", "attention_scores", "SelfAttention
 
 @exercise("03-1")
 def _self_attention(fn):
-    _forbid(
+    forbid_calls(
         fn,
         _SECTION_2,
         "03-1은 2절의 함수 없이 투영, 점수, 소프트맥스, 가중합을 직접 쓰는 문제입니다 (softmax는 써도 됩니다).",
@@ -193,11 +187,12 @@ _MISTAKES = {
 
 @exercise("03-3")
 def _chicken_strength(c):
-    if isinstance(c, torch.Tensor) and c.numel() == 1:
-        c = c.item()
-    if isinstance(c, bool) or not isinstance(c, numbers.Real):
+    if isinstance(c, bool) or not isinstance(c, (numbers.Real, torch.Tensor, np.ndarray)):
         raise Wrong(f"세기 c는 숫자 하나여야 합니다; 받은 것은 {type(c).__name__}입니다.")
-    c = float(c)
+    c_t = answer_tensor(c, "c")  # a Python number, a 0-d tensor or array, or a one-element one
+    if c_t.numel() != 1:
+        raise Wrong(f"세기 c는 숫자 하나여야 합니다; 모양 {tuple(c_t.shape)}의 값을 받았습니다.")
+    c = c_t.item()
     if not math.isfinite(c):
         raise Wrong(f"{particle(f'c = {c}', '은/는')} 유한한 수가 아닙니다.")
     if c == 0:
@@ -212,6 +207,12 @@ def _chicken_strength(c):
     for message, c_wrong in _MISTAKES.items():
         if math.isclose(abs(c), c_wrong, rel_tol=2e-3):
             raise Wrong(f"c = {c:.4f}이면 가중치가 {w:.4f}입니다. {message}")
+    if abs(w - _TARGET) < 0.01:
+        side = "큽니다" if w > _TARGET else "작습니다"
+        raise Wrong(
+            f"c = {c:g}이면 먹었다→치킨을 가중치가 {particle(f'{w:.4f}', '으로/로')} 0.9보다 조금 {side}: "
+            "식으로 정확한 c를 구하세요 (점수 c²/√2, 다른 키 7개의 점수 0, e^s/(e^s + 7) = 0.9)."
+        )
     if w > _TARGET:
         raise Wrong(
             f"c = {c:g}이면 먹었다→치킨을 가중치가 {particle(f'{w:.4f}', '으로/로')} 0.9보다 큽니다. 크게 할수록 통과하는 문제가 "

@@ -11,13 +11,6 @@ import torch
 from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
 
 
-def _forbid(fn, names: set[str], why: str) -> None:
-    """forbid_calls, and also the forbidden function itself passed as the answer (its own source calls none)."""
-    if getattr(fn, "__name__", None) in names:
-        raise Wrong(f"{fn.__name__}을(를) 그대로 넘겼습니다. {why}")
-    forbid_calls(fn, names, why)
-
-
 def _batch_transpose_hint(fn) -> str:
     """Which transpose broke the batched case: probe with a cube (B = T_k = d_k = 4), where every one runs."""
     gen = torch.Generator().manual_seed(41)
@@ -29,12 +22,12 @@ def _batch_transpose_hint(fn) -> str:
         got = None
     fix = "k.transpose(-2, -1)로 마지막 두 축(T_k, d_k)만 바꾸세요."
     if got is not None and got.shape == (4, 2, 4):
-        if torch.allclose(got, q @ k.transpose(0, 1) / 2, atol=1e-9):
+        if torch.allclose(got, q @ k.transpose(0, 1) / 2, atol=1e-5):
             return (
                 "k.transpose(0, 1)은 배치 차원이 있으면 첫 두 축, 곧 배치 축 B와 키 축 T_k를 맞바꿉니다 "
                 f"((B, T_k, d_k) → (T_k, B, d_k)): 2차원에서만 kᵀ입니다. {fix}"
             )
-        if torch.allclose(got, q @ k.permute(2, 1, 0) / 2, atol=1e-9):
+        if torch.allclose(got, q @ k.permute(2, 1, 0) / 2, atol=1e-5):
             return f"k.T는 모든 축의 순서를 뒤집어 (B, T_k, d_k)를 (d_k, T_k, B)로 만듭니다. {fix}"
     return f"2차원에서만 맞는 전치(k.T, k.transpose(0, 1))는 배치 축까지 옮깁니다. {fix}"
 
@@ -70,27 +63,27 @@ def _scaled_scores(fn):
                 f"{what}의 모양이 {tuple(got.shape)}입니다. "
                 f"(…, T_q, T_k) = {particle(tuple(want.shape), '이/가')} 되어야 합니다."
             )
-        if torch.allclose(got, want, atol=1e-9):
+        if torch.allclose(got, want, atol=1e-5):
             continue
-        if torch.allclose(got, raw, atol=1e-9):
+        if torch.allclose(got, raw, atol=1e-5):
             raise Wrong(f"√d_k로 나누지 않았습니다 ({what}: d_k = {d_k}). 점수의 분산이 1이 아니라 d_k가 됩니다.")
-        if torch.allclose(got, raw / d_k, atol=1e-9):
+        if torch.allclose(got, raw / d_k, atol=1e-5):
             raise Wrong(
                 f"{particle(f'd_k = {d_k}', '으로/로')} 나눴습니다. {particle(f'√d_k = {math.sqrt(d_k):.3g}', '으로/로')} "
                 f"나눠야 분산이 1이 됩니다 (d_k로 나누면 분산이 {particle(f'1/d_k = {1 / d_k:.3g}', '으로/로')} 줄어 "
                 "가중치가 너무 평평해집니다)."
             )
-        if torch.allclose(got, raw * math.sqrt(d_k), atol=1e-9):
+        if torch.allclose(got, raw * math.sqrt(d_k), atol=1e-5):
             raise Wrong(f"√d_k를 곱했습니다. 나눠야 합니다 ({what}).")
         for name, n in (("T_q", q_shape[-2]), ("T_k", k_shape[-2])):
-            if n != d_k and torch.allclose(got, raw / math.sqrt(n), atol=1e-9):
+            if n != d_k and torch.allclose(got, raw / math.sqrt(n), atol=1e-5):
                 raise Wrong(
                     f"{particle(f'√{name} = √{n}', '으로/로')} 나눴습니다. d_k는 q와 k의 마지막 축 길이({d_k})입니다."
                 )
         worst = tuple(int(i) for i in torch.unravel_index((got - want).abs().argmax(), want.shape))
         raise Wrong(
-            f"{what}: 위치 {worst}의 점수가 {got[worst].item():.4g}인데 "
-            f"{particle(f'{want[worst].item():.4g}', '이/가')} 되어야 합니다."
+            f"{what}: 위치 {worst}의 점수가 {got[worst].item():.6g}인데 "
+            f"{particle(f'{want[worst].item():.6g}', '이/가')} 되어야 합니다."
         )
     return "q @ kᵀ / √d_k: 배치 차원이 있어도 마지막 두 축만 다룹니다."
 
@@ -155,7 +148,7 @@ _AUTOGRAD = {"jacobian", "softmax_jacobian", "jacrev", "jacfwd", "vjp", "jvp", "
 
 @exercise("04-3")
 def _jacobian(fn):
-    _forbid(
+    forbid_calls(
         fn,
         _AUTOGRAD,
         "04-3은 자동 미분이나 4절의 softmax_jacobian 없이 식 ∂w_i/∂s_j = w_i(δ_ij − w_j)로 만드는 문제입니다.",
@@ -169,22 +162,22 @@ def _jacobian(fn):
         n = len(scores)
         if got.shape != want.shape:
             raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 키가 {n}개이면 ({n}, {n}) 행렬이어야 합니다.")
-        if torch.allclose(got, want, atol=1e-9):
+        if torch.allclose(got, want, atol=1e-5):
             continue
-        if torch.allclose(got, -want, atol=1e-9):
+        if torch.allclose(got, -want, atol=1e-5):
             raise Wrong(
                 "부호가 반대입니다: ∂w_i/∂s_i = w_i(1 − w_i)는 양수입니다 (자기 점수를 올리면 자기 가중치가 커짐)."
             )
-        if torch.allclose(got, torch.diag(w), atol=1e-9):
+        if torch.allclose(got, torch.diag(w), atol=1e-5):
             raise Wrong("diag(w)만 있습니다. 모든 가중치가 합 1을 나눠 가지므로 w wᵀ를 빼야 합니다.")
-        if torch.allclose(got, -torch.outer(w, w), atol=1e-9):
+        if torch.allclose(got, -torch.outer(w, w), atol=1e-5):
             raise Wrong("−w wᵀ만 있습니다. 대각선에 w_i를 더해야 합니다 (diag(w) − w wᵀ).")
-        if torch.allclose(got, torch.diag(w * (1 - w)), atol=1e-9):
+        if torch.allclose(got, torch.diag(w * (1 - w)), atol=1e-5):
             raise Wrong(
                 "대각선 w_i(1 − w_i)는 맞지만 비대각 성분 −w_i w_j가 빠졌습니다: 한 점수를 올리면 "
                 "다른 가중치는 모두 줄어듭니다."
             )
-        if torch.allclose(got, torch.outer(w, w) - torch.diag(w), atol=1e-9):
+        if torch.allclose(got, torch.outer(w, w) - torch.diag(w), atol=1e-5):
             raise Wrong("부호가 반대입니다: diag(w) − w wᵀ 순서로 빼세요.")
         i, j = (int(t) for t in torch.unravel_index((got - want).abs().argmax(), want.shape))
         raise Wrong(

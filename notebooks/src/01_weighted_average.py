@@ -46,9 +46,9 @@ print(f"총점 {raw.sum():.0f} / {full_marks.sum():.0f} = {total_percent:.2f}%")
 assert round(total_percent.item(), 2) == 76.40
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 총점을 만점으로 나눈 이 숫자는 사실 **과목별 백분율의 가중 평균**입니다. 과목 $i$의 백분율을 $x_i = \text{원점수}_i / \text{만점}_i$, 가중치(weight)를 만점의 비율 $w_i = \text{만점}_i / \sum_j \text{만점}_j$ 로 두면
+# 총점을 만점으로 나눈 이 숫자는 사실 **과목별 백분율의 가중 평균**입니다. 과목 $i$의 백분율을 $x_i = \text{원점수}_i / \text{만점}_i \times 100$, 가중치(weight)를 만점의 비율 $w_i = \text{만점}_i / \sum_j \text{만점}_j$ 로 두면
 #
-# $$\frac{\sum_i \text{원점수}_i}{\sum_j \text{만점}_j} = \sum_i \underbrace{\frac{\text{만점}_i}{\sum_j \text{만점}_j}}_{w_i} \cdot \underbrace{\frac{\text{원점수}_i}{\text{만점}_i}}_{x_i}, \qquad w_i \ge 0,\ \sum_i w_i = 1.$$
+# $$\frac{\sum_i \text{원점수}_i}{\sum_j \text{만점}_j} \times 100 = \sum_i \underbrace{\frac{\text{만점}_i}{\sum_j \text{만점}_j}}_{w_i} \cdot \underbrace{\frac{\text{원점수}_i}{\text{만점}_i} \times 100}_{x_i}, \qquad w_i \ge 0,\ \sum_i w_i = 1.$$
 #
 # 국영수의 가중치(0.2)는 탐구 과목의 가중치(0.1)의 두 배입니다. 코드로 확인합니다.
 
@@ -109,7 +109,7 @@ assert torch.isclose((w_raw * percent).sum() / w_raw.sum(), weighted)
 # 1. **가중치를 정한다**: 항목마다 $w_i \ge 0$, $\sum_i w_i = 1$.
 # 2. **가중합을 구한다**: $\text{출력} = \sum_i w_i\, v_i$.
 #
-# 어텐션도 똑같습니다. 다른 점은 두 가지입니다. 항목 $v_i$가 숫자가 아니라 **벡터**(예: 단어의 임베딩(embedding))이고, 가중치를 사람이 정하지 않고 **데이터에서 계산**한다는 점입니다. 무엇을 찾는지(쿼리(query))와 각 항목이 무엇인지(키(key))를 비교해 점수를 매기고, 그 점수를 가중치로 바꿉니다. 섞이는 내용 벡터는 밸류(value)라고 부릅니다.
+# 어텐션도 똑같습니다. 다른 점은 두 가지입니다. 항목 $v_i$가 숫자가 아니라 **벡터**(예: 단어의 임베딩(embedding))이고, 가중치를 사람이 정하지 않고 **데이터에서 계산**한다는 점입니다. 무엇을 찾는지 나타내는 쿼리(query)와 각 항목이 무엇인지 나타내는 키(key)를 비교해 점수를 매기고, 그 점수를 가중치로 바꿉니다. 섞이는 내용 벡터는 밸류(value)라고 부릅니다.
 #
 # 가중치가 합 1인 양수이므로 출력은 항상 밸류 벡터들의 **볼록 결합**(convex combination)입니다. 밸류 벡터들의 볼록 껍질(convex hull), 곧 그 점들을 모두 감싸는 가장 작은 볼록 영역 안에 놓입니다.
 
@@ -228,7 +228,7 @@ area_scores = torch.tensor([1.0, 0.5, 2.0, -1.0])
 print("영역별 백분율:", area_percent.tolist())
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# 아래 접힌 셀은 슬라이더 그림을 만드는 코드입니다. 그림을 **한 번만** 만들고, 슬라이더가 움직이면 막대 높이·글자·제목만 바꿉니다(`softmax`로 가중치 계산). 그래서 끄는 동안에도 그림이 손을 따라옵니다.
+# 아래 접힌 셀은 슬라이더 그림을 만드는 코드입니다. 그림을 **한 번만** 만들고, 슬라이더가 움직이면 막대 높이·글자·제목만 바꿉니다(`softmax`로 가중치 계산). 그래서 슬라이더를 움직이는 동안에도 그림이 손을 따라옵니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import matplotlib.pyplot as plt

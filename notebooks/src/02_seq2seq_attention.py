@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 02. seq2seq와 어텐션
 #
-# 인코더–디코더가 입력 전체를 벡터 하나에 담으면 긴 입력에서 무너집니다. 디코더가 출력 단계마다 입력을 다시 보게 하는 어텐션(attention)이 이 병목을 어떻게 푸는지, 작은 모델의 코드를 읽고 학습 결과를 측정합니다.
+# 인코더–디코더가 입력 전체를 벡터 하나에 담으면 긴 입력에서 쉽게 무너집니다(5절: 같은 학습 예산에서). 디코더가 출력 단계마다 입력을 다시 보게 하는 어텐션(attention)이 이 병목을 어떻게 푸는지, 작은 모델의 코드를 읽고 학습 결과를 측정합니다.
 #
 # **학습 목표**
 # - 같은 학습 예산에서 고정된 문맥 벡터(context vector) 하나가 병목이 된다는 것을 입력 길이별·출력 위치별 정확도로 측정해 보인다.
@@ -41,7 +41,7 @@ setup()
 # - **정답 정렬을 미리 압니다.** 길이 $L$인 입력에서 출력 $t$번째 글자는 입력 $L-1-t$번째 글자입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 길이가 다른 시퀀스를 한 배치로 묶으려고 짧은 시퀀스 뒤를 패딩(`·`)으로 채우고, 어느 칸이 진짜 글자인지는 아래의 `padding_mask`(True = 진짜 토큰)로 표시합니다. 이 마스크는 뒤의 노트북들(09번의 마스크 등)에서도 그대로 씁니다.
+# 길이가 다른 시퀀스를 한 배치로 묶으려고 짧은 시퀀스 뒤를 패딩(`·`)으로 채우고, 어느 칸이 진짜 글자인지는 아래의 패딩 마스크(padding mask) `padding_mask`(True = 진짜 토큰)로 표시합니다. 이 마스크는 뒤의 노트북들(09번의 마스크 등)에서도 그대로 씁니다.
 
 # %% tags=["save"]
 import torch
@@ -333,7 +333,7 @@ class Decoder(nn.Module):
         return logits, state, weights
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 전체 모델은 임베딩(인코더와 디코더가 함께 씀), 인코더, 첫 상태를 만드는 `bridge`, 디코더입니다. 학습할 때는 매 단계 직전 **정답** 글자를 넣고(교사 강요(teacher forcing)), 평가할 때는 모델이 방금 낸 글자를 넣습니다(탐욕적(그리디) 디코딩(greedy decoding)).
+# 전체 모델은 임베딩(인코더와 디코더가 함께 씀), 인코더, 첫 상태를 만드는 `bridge`, 디코더입니다. 학습할 때는 매 단계 직전 **정답** 글자를 넣고(교사 강요(teacher forcing)), 평가할 때는 모델이 방금 낸 글자를 넣습니다(탐욕적 디코딩(greedy decoding, 그리디 디코딩)).
 
 # %% tags=["save"]
 class Seq2Seq(nn.Module):
@@ -634,7 +634,7 @@ draw_loss_curves(results["models"], ax=ax1)
 draw_accuracy_vs_length(stored_acc, ax=ax2, train_max=MAX_LEN, title="입력 길이에 따른 시퀀스 정확도")
 for kind, r in live_acc.items():
     ax2.scatter(r["length"], r["sequence"], facecolors="none", edgecolors=STYLE[kind][1], s=50)
-ax2.legend(fontsize=7, loc="center left", bbox_to_anchor=(0.3, 0.45))
+ax2.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.4, 0.07))
 fig.tight_layout()
 plt.show()
 
@@ -670,7 +670,7 @@ assert min(live_acc["dot"]["sequence"]) < 0.99  # "0.99 이상" holds for the st
 assert max(stored_acc["none"]["sequence"][15:MAX_LEN]) == 0  # L = 16..20
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 학습한 길이 범위(1–20) 안에서 두 어텐션 모델의 시퀀스 정확도는 저장된 표본(길이마다 200개)에서 모든 길이 0.99 이상입니다. 그러나 이것은 표본에 대한 말입니다. 새 표본 50개로 다시 재면 내적 모델은 길이 20에서 50개 중 49개(0.98)를 맞혀 0.99 아래이고, 200개 중 2개를 틀린 길이의 95% 신뢰구간 하한은 0.96입니다. 이 표본들로 말할 수 있는 것은 "길이 1–20에서 대략 0.96 이상"까지입니다. 어텐션 없는 모델(길이 16부터 0)과의 차이는 이 불확실성보다 훨씬 큽니다.
+# 학습한 길이 범위(1–20) 안에서 두 어텐션 모델의 시퀀스 정확도는 저장된 표본(길이마다 200개)에서 모든 길이 0.99 이상입니다. 그러나 이것은 표본에 대한 말입니다. 새 표본 50개로 다시 재면 내적 모델은 길이 20에서 50개 중 49개(0.98)를 맞혀 0.99 아래이고, 200개 중 2개를 틀린 길이의 95% 신뢰구간(confidence interval) 하한은 0.96입니다. 이 표본들로 말할 수 있는 것은 "길이 1–20에서 대략 0.96 이상(길이마다 따로 잰 구간)"까지입니다. 어텐션 없는 모델(길이 16부터 0)과의 차이는 이 불확실성보다 훨씬 큽니다.
 #
 # 파라미터(parameter) 수 차이로는 설명하기 어렵습니다. 어텐션 모델이 더하는 것은 점수 함수의 행렬뿐이고, 그 양은 어텐션 없는 모델의 15%가 안 됩니다.
 

@@ -35,12 +35,12 @@ setup()
 # %% [markdown]
 # ## 1. 같은 토큰, 세 가지 역할
 #
-# 01번에서는 토큰(token) 벡터 $x$ 하나를 쿼리·키·밸류에 그대로 썼습니다. 그러면 토큰 $i$가 토큰 $j$에 주는 점수(score)는 두 벡터의 내적(dot product) $x_i \cdot x_j$이고, 이것은 $x_j \cdot x_i$와 같습니다. 즉 "$i$가 $j$를 찾는 정도"와 "$j$가 $i$를 찾는 정도"가 **항상 같습니다**.
+# 01번에서는 토큰(token) 벡터 $x$ 하나를 쿼리·키·밸류에 그대로 썼습니다. 그러면 토큰 $i$가 토큰 $j$에 주는 점수(score)는 두 벡터의 내적(dot product) $x_i \cdot x_j$이고, 이것은 $x_j \cdot x_i$와 같습니다. 즉 **점수로 잰** "$i$가 $j$를 찾는 정도"와 "$j$가 $i$를 찾는 정도"는 항상 같습니다(가중치는 행마다 따로 소프트맥스를 거치므로 다를 수 있습니다: 6절).
 #
 # 언어의 관계는 대개 한쪽 방향입니다. "먹었다"는 "무엇을?"의 답인 "치킨을"을 찾고 싶지만, "치킨을"이 "먹었다"를 똑같은 세기로 찾을 이유는 없습니다. 또 한 단어가 **찾는 것**, 그 단어가 **찾아지는 기준**, 찾아졌을 때 **건네주는 내용**은 서로 다른 정보입니다. 그래서 트랜스포머는 같은 $x$에 학습되는 행렬 세 개를 곱해 역할을 나눕니다.
 
 # %% [markdown]
-# ### 도서관 비유
+# ### 도서관 비유 ([원문 004](../SOURCES.md))
 #
 # | 역할 | 도서관에서 | 어텐션에서 | 만드는 행렬 |
 # |---|---|---|---|
@@ -82,7 +82,7 @@ assert torch.allclose(same, same.T)
 assert not torch.allclose(projected, projected.T)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: "대칭이 아니다"가 핵심입니다. S[0,1]과 S[1,0]을 짚으며 "0번이 1번을 찾는 정도와 1번이 0번을 찾는 정도가 이제 다르다"고 말하세요. 도서관 비유의 한계(한 권을 고르는 게 아니라 모든 책을 섞는다)도 꼭 언급하세요. 청중이 비유를 너무 문자 그대로 받아들이는 것을 막아 줍니다.
+# 발표 노트: "대칭이 아니다"가 핵심입니다. S[0,1]과 S[1,0]을 짚으며 "0번이 1번을 찾는 정도와 1번이 0번을 찾는 정도가 이제 다르다"고 말하세요. [원문 004](../SOURCES.md)에서 가져온 도서관 비유의 한계(한 권을 고르는 게 아니라 모든 책을 섞는다)도 꼭 언급하세요. 청중이 비유를 너무 문자 그대로 받아들이는 것을 막아 줍니다.
 
 # %% [markdown]
 # ## 2. 코드: 배치와 마스크가 있는 어텐션
@@ -109,7 +109,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     return weights @ v, weights                               # (..., T_q, d_v), (..., T_q, T_k)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 시퀀스 2개(배치 크기 2), 헤드 3개, 토큰 5개짜리 입력에 두 번째 문장은 길이가 3뿐이라고 가정한 패딩 마스크와 인과 마스크(causal mask)를 함께 걸고, PyTorch의 함수와 비교합니다. 두 구현은 계산 순서가 조금씩 달라 반올림 오차만큼 다를 수 있으므로, 차이가 float64 반올림 수준(1e-12)보다 작은지를 확인합니다.
+# 시퀀스 2개(배치 크기 2), 헤드 3개, 토큰 5개짜리 입력에 두 번째 문장은 길이가 3뿐이라고 가정한 패딩 마스크(padding mask)와 인과 마스크(causal mask)를 함께 걸고, PyTorch의 함수와 비교합니다. 두 구현은 계산 순서가 조금씩 달라 반올림 오차만큼 다를 수 있으므로, 차이가 float64 반올림 수준(1e-12)보다 작은지를 확인합니다.
 
 # %%
 seed_everything(1)
@@ -220,7 +220,7 @@ assert x_plain[0] @ x_plain[1] > x_plain[0] @ x_plain[0]
 assert torch.allclose(ias_w[2], torch.full((4,), 0.25, dtype=torch.float64))
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 원문이 준 정보로 계산할 수 있는 것은 1.5까지라는 점을 강조하세요. 4×4 행렬은 나머지 세 단어의 임베딩을 가정해야만 나옵니다. "자기 자신이 가장 높다"는 자주 듣는 말이지만 W^Q와 W^K가 다르면 보장되지 않고, 같아도 벡터 길이 때문에 깨진다는 것을 I·(2×I) 예로 보여 주세요.
+# 발표 노트: 원문이 준 정보로 계산할 수 있는 것은 1.5까지라는 점을 강조하세요. 4×4 행렬은 나머지 세 단어의 임베딩을 가정해야만 나옵니다. "자기 자신이 가장 높다"는 자주 듣는 말이지만 W^Q와 W^K가 다르면 보장되지 않고, 같아도 벡터의 크기(노름) 때문에 깨진다는 것을 I·(2×I) 예로 보여 주세요.
 
 # %% [markdown]
 # ## 4. "어제 밤에 배가 고파서 치킨을 시켜서 먹었다" ([원문 003](../SOURCES.md))
@@ -243,7 +243,7 @@ assert abs(Q[0, 0] - 0.19) < 1e-12
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 원문의 숫자와 비교
 #
-# 원문이 출력한 단계마다, 원문 자신의 앞 단계 숫자(또는 원문의 $X$, $W$)로 다시 계산한 값과의 가장 큰 차이를 한 표로 봅니다. 원문은 소수 둘째(가중치는 셋째) 자리까지 적었으므로, 반올림만으로 생기는 차이는 0.005(0.0005) 이하, 가중치 8개의 행 합은 $1 \pm 8 \times 0.0005 = 1 \pm 0.004$여야 합니다.
+# 원문이 출력한 단계마다, 원문 자신의 앞 단계 숫자(또는 원문의 $X$, $W$)로 다시 계산한 값과의 가장 큰 차이를 한 표로 봅니다. 원문은 $Q, K, V$를 소수 둘째 자리, 점수·가중치·출력을 셋째 자리까지 적었습니다. 원문이 **적은 숫자로 다시 곱했다면** 차이는 마지막 자리의 반올림, 곧 0.005(셋째 자리는 0.0005)뿐입니다. 원문이 반올림하기 **전**의 값으로 계산했다면 앞 단계의 반올림 오차가 곱셈과 소프트맥스를 거쳐 커질 수 있으므로, 표의 "반올림 한계"는 그 최댓값을 원문의 숫자로 계산해 넉넉히 잡습니다. 예를 들어 $Q$와 $K$의 성분이 각각 0.005까지 틀리면 $(QK^\top)_{ij}$는 $0.005\,(\sum_c |Q_{ic}| + \sum_c |K_{jc}|) + 4 \cdot 0.005^2$까지 움직이고, 적을 때 0.0005가 더해집니다. 가중치 8개의 행 합은 $1 \pm 8 \times 0.0005 = 1 \pm 0.004$여야 합니다.
 
 # %% slideshow={"slide_type": "subslide"}
 def max_diff(a, b):
@@ -252,20 +252,31 @@ def max_diff(a, b):
 
 seed_row_sums = claims["weights"].sum(-1)                       # (8,)
 seed_exp = torch.exp(claims["scaled_scores"][BAE])              # (8,)
+seed_w_bae = seed_exp / seed_exp.sum()                          # (8,) softmax of the seed's scores
 seed_out_bae = claims["weights_row_bae"] @ claims["V"]          # (4,)
-checks = [  # (step, what is compared, largest difference, rounding allows)
-    ("Q = XW_Q", "원문 X·W_Q", max_diff(Q, claims["Q"]), 0.005),
-    ("K = XW_K", "원문 X·W_K", max_diff(K, claims["K"]), 0.005),
-    ("V = XW_V", "원문 X·W_V", max_diff(V, claims["V"]), 0.005),
-    ("QKᵀ", "원문 Q·원문 Kᵀ", max_diff(claims["Q"] @ claims["K"].T, claims["QK_T"]), 0.005),
-    ("QKᵀ/2", "원문 QKᵀ / 2", max_diff(claims["QK_T"] / 2, claims["scaled_scores"]), 0.0006),
-    ("가중치 행 합", "1", (seed_row_sums - 1).abs().max().item(), 0.004),
-    ("'배' 행 가중치", "원문 점수의 softmax", max_diff(seed_exp / seed_exp.sum(), claims["weights_row_bae"]), 0.0006),
-    ("'배' 출력", "원문 가중치 × 원문 V", max_diff(seed_out_bae, claims["output_row_bae"]), 0.0006),
+r2, r3 = 0.005, 0.0005              # half a unit in the 2nd / 3rd decimal: what printing a number can change
+abs_q, abs_k, abs_v = claims["Q"].abs().sum(-1), claims["K"].abs().sum(-1), claims["V"].abs().sum(0)
+bound = {  # the most rounding can explain if the seed computed from unrounded numbers, rounding only what it printed
+    "QKᵀ": (r2 * (abs_q[:, None] + abs_k[None, :])).max().item() + 4 * r2**2 + r3,   # Q, K each off by ≤ r2
+    "QKᵀ/2": r3 / 2 + r3,                                                             # QKᵀ off by ≤ r3
+    "'배' 행 가중치": (seed_w_bae * math.expm1(2 * r3)).max().item() + r3,           # scores off by ≤ r3
+    "'배' 출력": (r2 * claims["weights_row_bae"].sum() + r3 * abs_v.max()).item() + 8 * r2 * r3 + r3,
+}
+
+# %% slideshow={"slide_type": "subslide"}
+checks = [  # (step, what is compared, largest difference, most that rounding explains)
+    ("Q = XW_Q", "원문 X·W_Q", max_diff(Q, claims["Q"]), r2),
+    ("K = XW_K", "원문 X·W_K", max_diff(K, claims["K"]), r2),
+    ("V = XW_V", "원문 X·W_V", max_diff(V, claims["V"]), r2),
+    ("QKᵀ", "원문 Q·원문 Kᵀ", max_diff(claims["Q"] @ claims["K"].T, claims["QK_T"]), bound["QKᵀ"]),
+    ("QKᵀ/2", "원문 QKᵀ / 2", max_diff(claims["QK_T"] / 2, claims["scaled_scores"]), bound["QKᵀ/2"]),
+    ("가중치 행 합", "1", (seed_row_sums - 1).abs().max().item(), 8 * r3),
+    ("'배' 행 가중치", "원문 점수의 softmax", max_diff(seed_w_bae, claims["weights_row_bae"]), bound["'배' 행 가중치"]),
+    ("'배' 출력", "원문 가중치 × 원문 V", max_diff(seed_out_bae, claims["output_row_bae"]), bound["'배' 출력"]),
 ]
-print(f"{'단계':<12}{'다시 계산한 것':<20}{'최대 차이':>8}   반올림으로 설명됨?")
+print(f"{'단계':<12}{'다시 계산한 것':<20}{'최대 차이':>8}  반올림 한계   반올림으로 설명됨?")
 for step, ref, diff, allowed in checks:
-    print(f"{step:<12}{ref:<20}{diff:>8.4f}   {'예' if diff <= allowed else '아니오'}")
+    print(f"{step:<12}{ref:<20}{diff:>8.4f}{allowed:>12.4f}   {'예' if diff <= allowed + 1e-12 else '아니오'}")
 
 # %% slideshow={"slide_type": "subslide"}
 print("행 합이 1 ± 0.004를 벗어나는 행:", [tokens[i] for i in torch.nonzero((seed_row_sums - 1).abs() > 0.004).flatten()])
@@ -273,22 +284,25 @@ print("'어제'의 쿼리: 계산", Q[0].numpy().round(2), " 원문", claims["Q"
 print("'배'의 출력: 원문", claims["output_row_bae"].numpy().round(3), " 원문 가중치×원문 V", seed_out_bae.numpy().round(3),
       " 바른 값", output[BAE].numpy().round(3))
 final = claims["final_output_text"]
-print(f"원문 결론의 출력 {final.tolist()}: 길이 {final.numel()} (d_v = {V.shape[1]}),",
+print(f"원문 결론의 출력 {final.tolist()}: 성분 {final.numel()}개 (d_v = {V.shape[1]}),",
       f"V 첫 열의 최댓값 {V[:, 0].max():.2f} (원문 V: {claims['V'][:, 0].max():.2f})")
 
 # %% slideshow={"slide_type": "skip"}
 diffs = {step: diff for step, _, diff, _ in checks}
+explained = {step: diff <= allowed + 1e-12 for step, _, diff, allowed in checks}
+assert [step for step, ok in explained.items() if ok] == ["QKᵀ/2", "'배' 행 가중치"]
 assert [round(diffs[n], 2) for n in ("Q = XW_Q", "K = XW_K", "V = XW_V")] == [0.11, 0.12, 0.12]
 assert torch.allclose(Q[0], torch.tensor([0.19, 0.15, 0.19, 0.17], dtype=torch.float64))
-assert abs(diffs["QKᵀ"] - 0.099) < 5e-4 and diffs["QKᵀ/2"] <= 0.0006 and diffs["'배' 행 가중치"] < 0.0006
+assert abs(diffs["QKᵀ"] - 0.099) < 5e-4 and diffs["QKᵀ"] > 7 * bound["QKᵀ"] and abs(bound["QKᵀ"] - 0.0123) < 5e-5
+assert abs(bound["'배' 출력"] - 0.0065) < 5e-5 and diffs["'배' 출력"] > 5 * bound["'배' 출력"]
 assert [tokens[i] for i in torch.nonzero((seed_row_sums - 1).abs() > 0.004).flatten()] == ["치킨을"]
-assert abs(seed_row_sums[5] - 0.992) < 1e-9 and diffs["'배' 출력"] > 0.03
+assert abs(seed_row_sums[5] - 0.992) < 1e-9 and abs(diffs["'배' 출력"] - 0.033) < 5e-4
 assert torch.allclose(seed_out_bae, torch.tensor([0.242, 0.201, 0.194, 0.176], dtype=torch.float64), atol=5e-4)
 assert torch.allclose(output[BAE], torch.tensor([0.202, 0.179, 0.189, 0.209], dtype=torch.float64), atol=5e-4)
 assert final.numel() != V.shape[1] and final[0] > max(V[:, 0].max(), claims["V"][:, 0].max())
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기 (계산)**: 앞뒤가 맞는 단계는 $\sqrt{d_k} = 2$로 나누기와 "배" 행의 소프트맥스뿐입니다. ① $Q, K, V$는 원문 자신의 $X$와 $W$로 다시 곱하면 나오지 않습니다("어제"의 쿼리는 $[0.19, 0.15, 0.19, 0.17]$, 원문은 $[0.17, 0.24, 0.17, 0.22]$). ② 원문의 $QK^\top$는 원문의 $Q$와 $K$를 곱한 것과도 최대 0.099 다릅니다. ③ "치킨을" 행의 가중치 합은 0.992로 반올림 범위를 벗어납니다. ④ "배"의 출력 $[0.275, 0.222, 0.206, 0.183]$은 원문 자신의 가중치와 $V$를 곱한 $[0.242, 0.201, 0.194, 0.176]$과도 다르고, 바른 값은 $[0.202, 0.179, 0.189, 0.209]$입니다. ⑤ 결론의 "최종 Output $[0.73, 0.32]$"는 어디에서도 나오지 않습니다. 출력은 4차원이어야 하고, 합 1인 양의 가중치로 섞은 값은 $V$의 각 열의 최댓값(첫 열 0.28, 원문의 $V$로도 0.32)을 넘을 수 없습니다.
+# > **원문 바로잡기 (계산)**: 앞뒤가 맞는 단계는 $\sqrt{d_k} = 2$로 나누기와 "배" 행의 소프트맥스뿐입니다. ① $Q, K, V$는 원문 자신의 $X$와 $W$로 다시 곱하면 나오지 않습니다("어제"의 쿼리는 $[0.19, 0.15, 0.19, 0.17]$, 원문은 $[0.17, 0.24, 0.17, 0.22]$). ② 원문의 $QK^\top$는 원문의 $Q$와 $K$를 곱한 것과도 최대 0.099 다릅니다(반올림으로는 많아야 0.0123). ③ "치킨을" 행의 가중치 합은 0.992로 반올림 범위를 벗어납니다. ④ "배"의 출력 $[0.275, 0.222, 0.206, 0.183]$은 원문 자신의 가중치와 $V$를 곱한 $[0.242, 0.201, 0.194, 0.176]$과도 0.033까지 다르고(반올림으로는 많아야 0.0065), 바른 값은 $[0.202, 0.179, 0.189, 0.209]$입니다. ⑤ 결론의 "최종 Output $[0.73, 0.32]$"는 어디에서도 나오지 않습니다. 출력은 4차원이어야 하고, 합 1인 양의 가중치로 섞은 값은 $V$의 각 열의 최댓값(첫 열 0.28, 원문의 $V$로도 0.32)을 넘을 수 없습니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 숫자가 실제로 보여 주는 것
@@ -302,7 +316,7 @@ print("'배' 행의 가중치 (큰 순서):", [(tokens[j], round(row[j].item(), 
 rank_gopaseo = (order == GOPASEO).nonzero().item() + 1
 print(f"'고파서'의 순위: {rank_gopaseo}/8,  모든 가중치와 1/8 = 0.125의 최대 차이: {(weights - 1 / 8).abs().max():.3f}")
 print("각 쿼리의 1위 키:", [tokens[j] for j in weights.argmax(-1)])
-print("키의 길이 ‖k‖:", dict(zip(tokens, K.norm(dim=-1).numpy().round(3).tolist())))
+print("키의 크기(노름) ‖k‖:", dict(zip(tokens, K.norm(dim=-1).numpy().round(3).tolist())))
 q_unit = Q / Q.norm(dim=-1, keepdim=True)                      # (8, 4) query directions
 print(f"쿼리끼리의 코사인 유사도 최솟값: {(q_unit @ q_unit.T).min():.3f},",
       f"점수 범위: {scores.min():.3f} ~ {scores.max():.3f}")
@@ -315,6 +329,8 @@ assert (weights.argmax(-1) == BAE).all() and K.norm(dim=-1).argmax() == BAE
 assert (q_unit @ q_unit.T).min() > 0.89 and abs(K[BAE].norm() - 0.593) < 5e-4
 assert (output - V.mean(0)).abs().max() < 0.002
 assert 0.03 < scores.min() and scores.max() < 0.17
+assert all({round(x, 1) for x in W.flatten().tolist()} <= {0.1, 0.2, 0.3, 0.4, 0.5} for W in (W_Q, W_K, W_V))
+assert (W_V.min(), W_V.max()) == (0.1, 0.4) and max(W_Q.max(), W_K.max()) == 0.5  # hand-picked one-decimal numbers
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # > **원문 바로잡기 (결론)**: "배"가 가장 많이 보는 토큰은 "고파서"가 아니라 **"배" 자신**(0.131)이고, "고파서"(0.122)는 8개 중 7번째입니다. 원문 자신의 가중치로도 "고파서"(0.122)는 가장 큰 값(0.129)보다 작습니다.
@@ -322,9 +338,9 @@ assert 0.03 < scores.min() and scores.max() < 0.17
 # 더 중요한 것은 **모든** 가중치가 균등값 $1/8 = 0.125$에서 0.007 이내라는 점입니다. 이 행렬에서 의미를 읽어 내는 것은 무리입니다.
 #
 # 1. 점수가 작습니다. $X$와 $W$의 성분이 0.5 이하라 점수가 0.03~0.16 범위에 있고, 이렇게 작은 점수 차이는 소프트맥스를 거의 움직이지 못합니다.
-# 2. 모든 성분이 양수입니다. 그러면 쿼리들이 거의 같은 방향을 가리키고(코사인 유사도 0.89 이상), 순위는 쿼리보다 **거의** 키의 길이가 정합니다(길이가 거의 같은 키끼리는 순서가 바뀌기도 합니다). 가장 긴 키는 "배"(‖k‖ = 0.593)이고, **모든 쿼리가 이 키를 1위로** 고릅니다.
+# 2. 모든 성분이 양수입니다. 그러면 쿼리들이 거의 같은 방향을 가리키고(코사인 유사도 0.89 이상), 순위는 쿼리보다 **거의** 키의 크기(노름) $\|k\|$가 정합니다(크기가 거의 같은 키끼리는 순서가 바뀌기도 합니다). 크기가 가장 큰 키는 "배"(‖k‖ = 0.593)이고, **모든 쿼리가 이 키를 1위로** 고릅니다.
 #
-# 그래서 출력의 모든 행이 거의 같습니다(균등한 가중치의 가중합은 $V$의 평균). 원문의 $W$는 손으로 적은 숫자일 뿐 학습된 것이 아니므로, 이 예제는 **계산 순서**를 보여 줄 뿐 "배"의 뜻에 대해서는 아무것도 보여 주지 않습니다.
+# 그래서 출력의 모든 행이 거의 같습니다(균등한 가중치의 가중합은 $V$의 평균). 원문은 $V$를 만드는 행렬을 "학습된 $W_V$"라고 부르지만, 그 성분은 0.1~0.4(다른 $W$는 0.1~0.5)에서 손으로 고른 숫자일 뿐 학습된 것이 아닙니다. 그러므로 이 예제는 **계산 순서**를 보여 줄 뿐 "배"의 뜻에 대해서는 아무것도 보여 주지 않습니다.
 
 # %% slideshow={"slide_type": "subslide"}
 panels = {"Q": (Q, "쿼리 Q = X·W_Q"), "K": (K, "키 K = X·W_K"), "V": (V, "밸류 V = X·W_V"),
@@ -489,7 +505,7 @@ plt.show()
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # "먹었다"는 가중치의 거의 전부를 "치킨을"에 주고, 그 결과 "먹었다"의 출력에 "목적어" 특징이 실립니다. 동사가 자기 목적어의 정보를 가져온 것입니다. 반대 방향은 아닙니다. "치킨을"의 쿼리는 영벡터라 "먹었다"에 주는 **점수가 0**이고, 모든 키를 1/8씩 볼 뿐입니다. 이 **비대칭**은 쿼리와 키를 서로 다른 행렬로 만들었기 때문에 점수 자체에 들어 있습니다.
 #
-# 행렬 하나 $W$를 쿼리와 키에 함께 쓰면 **점수** $S = XW(XW)^\top/\sqrt{d_k}$가 언제나 대칭입니다. "먹었다"가 "치킨을"에 주는 점수와 "치킨을"이 "먹었다"에 주는 점수가 같습니다. 그래도 **가중치**는 행마다 따로 소프트맥스를 거치므로 한쪽만 보는 모양이 나올 수는 있습니다. 다만 길이 하나뿐입니다. $S$는 그람 행렬이라 $S_{ij}^2 \le S_{ii} S_{jj}$이므로, $i$가 자기 자신보다 $j$에 더 큰 점수를 주면($S_{ij} > S_{ii}$) $j$는 반드시 $i$보다 자기 자신에게 더 큰 점수를 줍니다($S_{jj} > S_{ij}$). 상대 행에 더 센 경쟁자(대개 자기 자신)가 있어야 합니다. 아래는 행렬 하나가 동사를 $[1, 0]$, 목적어를 $[3, 0]$으로 보내는 예입니다.
+# 행렬 하나 $W$를 쿼리와 키에 함께 쓰면 **점수** $S = XW(XW)^\top/\sqrt{d_k}$가 언제나 대칭입니다. "먹었다"가 "치킨을"에 주는 점수와 "치킨을"이 "먹었다"에 주는 점수가 같습니다. 그래도 **가중치**는 행마다 따로 소프트맥스를 거치므로 한쪽만 보는 모양이 나올 수는 있습니다. 다만 방법은 하나뿐입니다. $S$는 그람 행렬이라 $S_{ij}^2 \le S_{ii} S_{jj}$이므로, $i$가 자기 자신보다 $j$에 더 큰 점수를 주면($S_{ij} > S_{ii}$) $j$는 반드시 $i$보다 자기 자신에게 더 큰 점수를 줍니다($S_{jj} > S_{ij}$). 상대 행에 더 센 경쟁자(대개 자기 자신)가 있어야 합니다. 아래는 행렬 하나가 동사를 $[1, 0]$, 목적어를 $[3, 0]$으로 보내는 예입니다.
 
 # %% slideshow={"slide_type": "subslide"}
 W_shared = torch.zeros(5, 2, dtype=torch.float64)
@@ -546,7 +562,7 @@ print("B = T = E = 4: 1번 문장만 바꿨는데 0번 문장의 출력이 바�
 
 # %%
 seed_everything(3)
-q, k = torch.randn(2, 5, 8), torch.randn(2, 5, 8)            # (B=2, T=5, d=8), as in the seed's test
+q, k = torch.randn(2, 5, 8), torch.randn(2, 5, 8)            # (B=2, T=5, d=8)
 energy = q @ k.transpose(-2, -1)                              # (B, T_q, T_k): transpose fixed
 row_sums = torch.softmax(energy, dim=1).sum(-1)               # what each query's weights add up to
 print(f"dim=1: 각 쿼리의 가중치 합 {row_sums.min():.2f} ~ {row_sums.max():.2f}")
@@ -703,13 +719,13 @@ check("03-3", c)
 # %% [markdown]
 # ## 스터디 토론 질문
 #
-# 1. $W^Q = W^K$로 묶으면 학습할 행렬이 하나 줄어듭니다. 점수 행렬은 어떤 성질을 갖게 될까요(1절, 6절)? 6절의 행렬 하나짜리 예에서 "치킨을"이 "먹었다"를 거의 보지 않게 된 것은 무엇 덕분이었고, 그 방식은 "먹었다 → 치킨을" 같은 관계를 배우는 데 왜 불리할까요? ($S_{ij}^2 \le S_{ii} S_{jj}$)
+# 1. 학습된 모델에서 $W^Q = W^K$로 묶으면 어떤 헤드(예: 바로 앞 토큰을 보는 이전 토큰 헤드, 07번)를 만들기 어려울까요? 6절의 $S_{ij}^2 \le S_{ii} S_{jj}$를 모든 위치 $i$에 적용해 보세요.
 # 2. 배 예제에서 모든 쿼리가 "배"를 1위로 골랐습니다. $X$와 $W$의 성분이 모두 양수라서 생긴 일이라면, 학습된 모델에서는 어떻게 다를까요? 학습된 모델이 특정 토큰(예: 문장 첫 토큰)에 가중치를 몰아주는 현상과 비교해 보세요.
 # 3. 원문의 결론("배 = 사람의 배")처럼, 학습되지 않은 손 계산 예제에서 의미를 읽고 싶어지는 이유는 무엇일까요? 어떤 실험을 해야 그런 결론을 말할 수 있을까요?
 # 4. 원문 002의 코드는 배치 없는 입력에서는 맞게 동작했습니다. 어텐션 코드를 테스트할 때 어떤 입력 모양을 골라야 이런 버그가 드러날까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번과 3번을 먼저 하세요. 1번의 답은 6절에 있습니다: 점수는 대칭이고 $S_{ij}^2 \le S_{ii}S_{jj}$라서, 행렬 하나로 한쪽만 보게 하려면 상대 토큰이 자기 자신을 더 세게 봐야 합니다(그 토큰의 가중치가 자기 자신에게 묶임). 3번은 "숫자를 검증하는 습관"이라는 오늘의 부주제를 정리합니다. 2번은 04·05번(점수의 크기, 온도)과 이어지고, 4번의 답은 "B, T, E를 모두 다른 수로, 그리고 한 배치 항목만 바꿔 다른 항목의 출력이 그대로인지 본다"입니다.
+# 발표 노트: 1번과 3번을 먼저 하세요. 1번은 6절의 부등식을 한 번 더 쓰는 문제입니다. 토큰 $i$가 자기 자신보다 $i-1$에 여유 $m$만큼 큰 점수를 주려면 $S_{i,i-1} > S_{ii} + m$이고, $S_{i,i-1}^2 \le S_{ii}S_{i-1,i-1}$에서 $S_{i-1,i-1} > S_{i,i-1} > S_{ii} + m$입니다. 이것이 모든 위치에서 성립하려면 자기 점수 $S_{ii} = \|x_i W\|^2/\sqrt{d_k} \ge 0$이 한 칸마다 $m$씩 줄어야 하므로, 길이 $n$이면 첫 토큰은 $S_{00} > (n-1)\,m$이어야 합니다: 앞쪽 토큰의 벡터가 문장 길이만큼 커져야 하니 긴 문장에서는 사실상 만들 수 없습니다. $W^Q \ne W^K$이면 쿼리는 "한 칸 앞 위치"를, 키는 "내 위치"를 나타내게 해 곧바로 만듭니다(07번의 이전 토큰 헤드). 3번은 "숫자를 검증하는 습관"이라는 오늘의 부주제를 정리합니다. 2번은 04·05번(점수의 크기, 온도)과 이어지고, 4번의 답은 "B, T, E를 모두 다른 수로, 그리고 한 배치 항목만 바꿔 다른 항목의 출력이 그대로인지 본다"입니다.
 
 # %% [markdown]
 # ## 요약

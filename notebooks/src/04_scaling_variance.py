@@ -23,6 +23,7 @@ import math
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import numpy as np
 import seaborn as sns
 import torch
 import torch.nn.functional as F
@@ -150,22 +151,22 @@ assert abs(var_pm / 64 - 1) < 0.06
 # > **원문 000 다듬기**: [원문 000](../SOURCES.md)은 "$d_k$가 커질 경우, dot product의 **값이 커지게 되어**" 소프트맥스가 한 토큰에 쏠린다고 쓰고, 원문 004도 "값이 너무 커지는 것을 방지"한다고 정리합니다([원문 004](../SOURCES.md)). 틀린 말은 아니지만 더 정확히 말할 수 있습니다. 위 표에서 내적의 **평균은 모든 $d_k$에서 0 근처**입니다. 커지는 것은 값의 **퍼짐**, 곧 표준편차 $\sqrt{d_k}$입니다. 점수들이 0을 중심으로 양쪽으로 멀리 흩어지면 가장 큰 점수와 나머지의 **차이**가 커지고, 소프트맥스는 그 차이만 보기 때문에 포화됩니다(4절). "$|q\cdot k|$가 전형적으로 $\sqrt{d_k}$만큼 커진다"고 읽으면 원문의 말과 이 노트북의 측정이 같은 이야기입니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# ### 쿼리와 키의 길이: $d_q = d_k$
+# ### 쿼리와 키의 차원: $d_q = d_k$
 #
-# ([원문 001](../SOURCES.md)의 "Key의 차원은 3"은 03번에서 바로잡았습니다: $K_I = [1,0,1,1]$이므로 $d_k = 4$이고, 3은 내적 값입니다.) 쿼리와 키의 길이가 다르면 어떻게 될까요?
+# ([원문 001](../SOURCES.md)의 "Key의 차원은 3"은 03번에서 바로잡았습니다: $K_I = [1,0,1,1]$이므로 $d_k = 4$이고, 3은 내적 값입니다.) 쿼리와 키의 차원(성분 수)이 다르면 어떻게 될까요?
 
 # %%
 try:
     scaled_dot_product_attention(torch.randn(2, 3), torch.randn(5, 4), torch.randn(5, 7))
-    raise AssertionError("a dot product of lengths 3 and 4 should not compute")
+    raise AssertionError("a dot product of 3- and 4-dimensional vectors should not compute")
 except RuntimeError as err:
-    print("d_q=3, d_k=4:", type(err).__name__, "(길이가 다른 두 벡터의 내적은 계산되지 않음)")
+    print("d_q=3, d_k=4:", type(err).__name__, "(차원이 다른 두 벡터의 내적은 계산되지 않음)")
 out, _ = scaled_dot_product_attention(torch.randn(2, 4), torch.randn(5, 4), torch.randn(5, 7))
 print("d_k=4, d_v=7: 출력 모양", tuple(out.shape))
 assert out.shape == (2, 7)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기**: 원문 000은 $d_q$와 $d_k$가 "거의 같은게 관례"라고 씁니다. 점수가 **내적**이라면 쿼리와 키의 길이는 관례가 아니라 **반드시 같아야** 합니다. 길이가 다르면 내적이 정의되지 않습니다(위 셀의 `RuntimeError`). 다른 점수 함수라면 사정이 다릅니다. 02번의 가법 어텐션은 $q$와 $k$를 각자 다른 행렬로 투영한 뒤 더하므로 $d_q \ne d_k$여도 됩니다. 내적 어텐션에서도 길이가 달라도 되는 것은 밸류(value)의 차원 $d_v$입니다.
+# > **원문 바로잡기**: 원문 000은 $d_q$와 $d_k$가 "거의 같은게 관례"라고 씁니다. 점수가 **내적**이라면 쿼리와 키의 차원(성분 수)은 관례가 아니라 **반드시 같아야** 합니다. 차원이 다르면 내적이 정의되지 않습니다(위 셀의 `RuntimeError`). 다른 점수 함수라면 사정이 다릅니다. 02번의 가법 어텐션은 $q$와 $k$를 각자 다른 행렬로 투영한 뒤 더하므로 $d_q \ne d_k$여도 됩니다. 내적 어텐션에서도 달라도 되는 것은 밸류(value)의 차원 $d_v$입니다.
 
 # %% [markdown]
 # ## 4. 넓게 퍼진 점수가 소프트맥스에 하는 일: 포화
@@ -323,16 +324,21 @@ jac_curves = (col(raw, "jacobian"), col(scaled, "jacobian"))          # drawn ag
 
 # %% slideshow={"slide_type": "subslide"}
 rows64 = {name: saturation_rows(64, scale) for name, scale in (("나누지 않음", "none"), ("√d_k로 나눔", "sqrt"))}
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.2), sharey=True)
+HIST_EDGES = np.logspace(-8, 2, 41)                 # the same 40 bins for both series and both panels
+fig, axes = plt.subplots(1, 2, figsize=(9.5, 2.9), sharey=True)
 for ax, key, label in zip(axes, ("grad_q", "grad_s"), ("‖∂L/∂q‖ (쿼리)", "‖∂L/∂s‖ (소프트맥스 입력)")):
     for (name, r), color in zip(rows64.items(), ("tab:gray", "tab:blue")):
-        sns.histplot(x=r[key].clamp_min(1e-8).numpy(), bins=40, log_scale=True, color=color, alpha=0.6,
-                     element="step", label=name, ax=ax)
-    ax.axvline(0.1, color="tab:red", linestyle=":", linewidth=1)
+        sns.histplot(x=r[key].clamp_min(1e-8).numpy(), bins=np.log10(HIST_EDGES), log_scale=True, color=color,
+                     alpha=0.6, element="step", label=name, ax=ax)   # on a log axis seaborn takes log10 edges
     ax.set(xlabel=f"{label}, 로그 축", ylabel="행의 수", title=f"d_k = 64: {label}")
+axes[0].axvline(0.1, color="tab:red", linestyle=":", linewidth=1, label="0.1 (아래 출력의 기준)")
 axes[0].legend(loc="upper left", fontsize=8)
 fig.tight_layout()
 plt.show()
+
+# %% slideshow={"slide_type": "skip"}
+assert all(HIST_EDGES[0] <= r[key].clamp_min(1e-8).min() and r[key].max() <= HIST_EDGES[-1]
+           for r in rows64.values() for key in ("grad_q", "grad_s"))          # every row falls in a bin
 
 # %% slideshow={"slide_type": "subslide"}
 for name, r in rows64.items():
@@ -354,7 +360,7 @@ assert 0.08 < tiny_raw < 0.15 and tiny_raw < sat_raw.double().mean() / 2
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 읽는 법:
-# - **나누면** 기울기가 한 덩어리로 모여 있습니다. 중앙값이 약 1이고, 5%~95% 범위가 4배 안쪽이며, 0.1보다 작은 행이 없습니다.
+# - **나누면** 기울기가 한 덩어리로 모여 있습니다. 중앙값이 약 1이고, 5%~95% 범위가 4배 안쪽이며, 0.1(왼쪽 그림의 빨간 점선)보다 작은 쿼리 기울기가 없습니다.
 # - **나누지 않으면** 분포가 아주 작은 값 쪽으로 긴 꼬리를 늘어뜨립니다. 포화되지 않은 행의 $\|\partial L/\partial q\|$는 $\|k\| \approx 8$ 인수 덕에 나눈 쪽보다 **큰** 값을 받고(그래서 중앙값이 1.8), 포화된 약 29%의 행은 중앙값 0.02 정도의 작은 기울기를 받습니다. 5%~95% 범위가 네 자릿수 넘게 벌어집니다. 오른쪽 $\|\partial L/\partial s\|$에서는 그 인수가 없어 회색 분포의 중앙값(0.22)이 파란 분포(1.04)보다 왼쪽에 있습니다.
 #
 # 그러니 키 16개, $d_k = 64$에서 맞는 말은 "기울기가 사라진다"가 아니라 **"소프트맥스를 지나는 기울기가 중앙값에서 이미 약 1/5이고, 행의 약 30%가 포화되어 기울기가 크게 줄며(쿼리 기울기 0.1 미만이 23%, 0.01 미만이 12%), 나머지 행의 기울기는 자릿수가 몇 단계나 다를 만큼 흩어진다"** 입니다. 학습률 하나로 이 모든 행을 맞출 수 없습니다. $d_k$가 커질수록 포화된 행이 늘어나(1024에서 70% 이상) 결국 중앙값까지 무너집니다.
