@@ -324,3 +324,37 @@ def test_forbid_calls_sees_the_notebooks_own_copy_of_a_lesson_function(tmp_path)
     exec(compile(answer.read_text(), str(answer), "exec"), scope)
     result = check("03-1", scope["self_attention"])
     assert not result.passed and "scaled_dot_product_attention" in result.message, result.message
+
+
+def _wrapped_softmax(x):
+    return torch.softmax(x, dim=-1)
+
+
+def test_forbid_calls_sees_through_wrappers_defaults_containers_and_partials():
+    import functools
+
+    from helpers.exercises import Wrong, forbid_calls
+
+    sm = torch.softmax
+
+    def via_default(x, f=torch.softmax):
+        return f(x, dim=-1)
+
+    def via_container(x):
+        return [sm][0](x, dim=-1)
+
+    def via_lambda_argument(x):
+        return (lambda f: f(x, dim=-1))(sm)
+
+    def via_wrapper(x):
+        return _wrapped_softmax(x)
+
+    partial = functools.partial(torch.softmax, dim=-1)
+    for fn in (via_default, via_container, via_lambda_argument, via_wrapper, partial):
+        with pytest.raises(Wrong, match="softmax"):
+            forbid_calls(fn, {"softmax"}, "직접 쓰세요.")
+
+    def own(x):
+        return x.exp() / x.exp().sum()
+
+    forbid_calls(own, {"softmax"}, "직접 쓰세요.")  # nothing forbidden: no error

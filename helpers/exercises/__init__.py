@@ -208,22 +208,59 @@ def _lesson_modules() -> list:
 def forbid_calls(fn, names: set[str], why: str) -> None:
     """Raise Wrong if the learner's function calls one of ``names`` (an exercise that asks to
     build something without the ready-made function shown earlier). A name is resolved through the
-    function's globals: ``import softmax_jacobian as sj`` and a call ``sj(...)`` is caught, and a
-    helper of the learner's own that happens to carry a forbidden name is not."""
+    function's globals: ``import softmax_jacobian as sj`` and a call ``sj(...)`` is caught, a
+    ``functools.partial`` of a forbidden function too, and the learner's own helpers that the answer
+    calls are read the same way (a wrapper does not hide the call); a helper of the learner's own that
+    happens to carry a forbidden name is not refused for its name."""
+    fn = getattr(fn, "func", fn)  # functools.partial(f, ...) is f
     if getattr(fn, "__name__", None) in names and _from_a_library(fn):  # the forbidden function itself
         raise Wrong(f"{fn.__name__}을(를) 그대로 넘겼습니다. {why}")
-    scope = getattr(fn, "__globals__", {})
-    used = set()
-    for name in called_names(fn) or set():
-        target = scope.get(name)
-        if name in names:
-            if target is not None and callable(target) and not _from_a_library(target):
-                continue  # the learner's own function of that name
-            used.add(name)
-        elif getattr(target, "__name__", None) in names and _from_a_library(target):
-            used.add(f"{name}(= {target.__name__})")
+    used = _forbidden_uses(fn, names, seen=set())
     if used:
         raise Wrong(f"{', '.join(sorted(used))}을(를) 불렀습니다. {why}")
+
+
+def _forbidden_uses(fn, names: set[str], seen: set, depth: int = 0) -> set[str]:
+    """The forbidden functions fn reaches: by a call or any other use of a global name (``[f][0](x)``,
+    ``(lambda g: g(x))(f)``), through a default argument or a closure, and, up to three levels down,
+    inside the learner's own functions it uses."""
+    if id(fn) in seen or depth > 3:
+        return set()
+    seen.add(id(fn))
+    scope = getattr(fn, "__globals__", {})
+    referenced = dict.fromkeys(called_names(fn) or set())
+    for code in _code_objects(getattr(fn, "__code__", None)):
+        referenced.update(dict.fromkeys(code.co_names))
+    values = [(name, scope.get(name)) for name in referenced]
+    values += [("기본값", d) for d in (getattr(fn, "__defaults__", None) or ())]
+    values += [("기본값", d) for d in (getattr(fn, "__kwdefaults__", None) or {}).values()]
+    code = getattr(fn, "__code__", None)
+    for name, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
+        try:
+            values.append((name, cell.cell_contents))
+        except ValueError:  # an empty cell
+            continue
+    used = set()
+    for name, target in values:
+        target = getattr(target, "func", target)  # a partial stands for its function
+        mine = target is not None and callable(target) and not _from_a_library(target)
+        if name in names and not mine and name != "기본값":
+            used.add(name)
+        elif getattr(target, "__name__", None) in names and callable(target) and not mine:
+            used.add(f"{name}(= {target.__name__})")
+        elif mine and getattr(target, "__code__", None) is not None:
+            used |= {f"{name} 안의 {inner}" for inner in _forbidden_uses(target, names, seen, depth + 1)}
+    return used
+
+
+def _code_objects(code):
+    """A code object and every code object nested in it (lambdas, comprehensions, inner functions)."""
+    if code is None:
+        return
+    yield code
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            yield from _code_objects(const)
 
 
 def answer_tensor(x, what: str) -> torch.Tensor:
