@@ -260,7 +260,7 @@ def test_14_1_accepts_closed_forms_and_names_each_shortcut():
         "숫자 하나": lambda n, bm, bn: "72",
         "tile_map": lambda n, bm, bn: int((fa.tile_map(n, bm, bn, True) > 0).sum()),
         "tm(= tile_map)": _via_alias,
-        "반복문": _loop_answer,
+        "반복이 있습니다": _loop_answer,
         "커널의 반복을 세면": lambda n, bm, bn: 3,
     }
     for words, fn in wrong.items():
@@ -437,6 +437,24 @@ def test_14_1_rejects_the_notebooks_own_tile_map_and_hidden_loops(tmp_path):
     )
     scope = dict(ns)
     exec(compile(answer.read_text(), str(answer), "exec"), scope)
-    for name, words in (("via_tile_map", "tile_map"), ("via_range", "range"), ("recursive", "recursive")):
+    for name, words in (("via_tile_map", "tile_map"), ("via_range", "range 호출"), ("recursive", "재귀")):
+        result = check("14-1", scope[name])
+        assert not result.passed and words in result.message, (name, result.message)
+
+
+def test_14_1_refuses_tile_map_by_name_where_the_lesson_module_cannot_load(tmp_path):
+    """Without Triton the lesson module does not import, so a notebook's tile_map is known by its name only."""
+    ns = {"__name__": "__main__", "math": math, "torch": torch}
+    exec("def tile_map(n, block_m, block_n, causal):\n    return torch.ones(1)\n", ns)  # not the lesson's code
+    answer = tmp_path / "answer.py"
+    answer.write_text(
+        "def direct(n, bm, bn):\n    return int(tile_map(n, bm, bn, True).sum())\n\n"
+        "def by_key(n, bm, bn):\n    return int(globals()['tile_map'](n, bm, bn, True).sum())\n\n"
+        "def helper(n, bm):\n    return sum(i for i in range(n // bm))\n\n"
+        "def via_helper(n, bm, bn):\n    return (bm // bn) * (helper(n, bm) + n // bm)\n"
+    )
+    scope = dict(ns)
+    exec(compile(answer.read_text(), str(answer), "exec"), scope)
+    for name, words in (("direct", "tile_map"), ("by_key", "tile_map"), ("via_helper", "helper 안의")):
         result = check("14-1", scope[name])
         assert not result.passed and words in result.message, (name, result.message)

@@ -21,21 +21,57 @@ def _forward_blocks(n: int, block_m: int, block_n: int) -> int:
     return sum(len(range(0, min((i + 1) * block_m, n), block_n)) for i in range(math.ceil(n / block_m)))
 
 
-def _loops(fn) -> list[str]:
-    """The loops and comprehensions in the learner's function (empty when its source cannot be read)."""
+LOOP_WORDS = {
+    "For": "for 반복문",
+    "While": "while 반복문",
+    "ListComp": "컴프리헨션",
+    "SetComp": "컴프리헨션",
+    "DictComp": "컴프리헨션",
+    "GeneratorExp": "제너레이터 식",
+}
+HIDDEN_LOOPS = {"range", "map", "arange", "sum", "reduce", "cumsum", "tril", "tril_indices", "count_nonzero"}
+
+
+def _loops(fn, depth: int = 0) -> list[str]:
+    """The loops in the learner's function, in words: loop statements, comprehensions, calls that loop in
+    disguise (range, sum, tril().count_nonzero() ...), recursion, and the same in the learner's own helpers
+    it calls (one level down). Empty when its source cannot be read."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
         return []
-    kinds = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-    found = {type(node).__name__ for node in ast.walk(tree) if isinstance(node, kinds)}
-    hidden = {"range", "map", "arange", "sum", "reduce", "cumsum", getattr(fn, "__name__", "")}  # loops in disguise
+    found = {LOOP_WORDS[type(node).__name__] for node in ast.walk(tree) if type(node).__name__ in LOOP_WORDS}
     calls = {
         node.func.id if isinstance(node.func, ast.Name) else node.func.attr
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
     }
-    return sorted(found | (calls & hidden))
+    found |= {f"{name} 호출" for name in calls & HIDDEN_LOOPS}
+    if getattr(fn, "__name__", None) in calls:
+        found.add("자기 자신을 부르는 재귀")
+    if any(isinstance(node, ast.Import | ast.ImportFrom) for node in ast.walk(tree)) or "itertools" in calls:
+        found.add("함수 안의 import")
+    scope = getattr(fn, "__globals__", {})
+    for name in calls if depth == 0 else ():
+        helper = scope.get(name)
+        if inspect.isfunction(helper) and getattr(helper, "__module__", "") in ("__main__", fn.__module__):
+            found |= {f"{name} 안의 {word}" for word in _loops(helper, depth + 1)}
+    return sorted(found)
+
+
+def _names_tile_map(fn) -> bool:
+    """The notebook's own tile_map (module __main__, also where Triton is missing), by any name."""
+    scope, code = getattr(fn, "__globals__", {}), getattr(fn, "__code__", None)
+    stack = [code] if code else []
+    while stack:
+        current = stack.pop()
+        stack += [c for c in current.co_consts if inspect.iscode(c)]
+        if "tile_map" in current.co_consts or "tile_map_view" in current.co_consts:
+            return True  # globals()["tile_map"]
+        for name in current.co_names:
+            if getattr(scope.get(name), "__name__", None) in ("tile_map", "tile_map_view"):
+                return True
+    return False
 
 
 def _as_float(got, call: str = "causal_blocks(...)") -> float:
@@ -72,12 +108,15 @@ HINTS_14_1 = [
 
 @exercise("14-1")
 def _causal_blocks(fn):
-    forbid_calls(fn, {"tile_map", "tile_map_view"}, "6절의 tile_map을 부르지 말고, 반복 범위에서 닫힌 식을 유도하세요.")
+    why = "6절의 tile_map을 부르지 말고, 반복 범위에서 닫힌 식을 유도하세요."
+    forbid_calls(fn, {"tile_map", "tile_map_view"}, why)
+    if _names_tile_map(fn):
+        raise Wrong(f"tile_map을 불렀습니다. {why}")
     loops = _loops(fn)
     if loops:
         raise Wrong(
-            f"반복({', '.join(loops)})이 있습니다. 타일 i가 방문하는 블록 수를 더한 합을 "
-            "반복문 없이 닫힌 식으로 쓰세요 (1 + 2 + … + T = T(T + 1)/2)."
+            f"반복이 있습니다({', '.join(loops)}). 타일 i가 방문하는 블록 수를 더한 합을 "
+            "반복 없이 닫힌 식으로 쓰세요 (1 + 2 + … + T = T(T + 1)/2)."
         )
     cases = [(1024, 128, 64), (512, 64, 32), (4096, 128, 64), (256, 64, 64), (1536, 128, 32), (64, 64, 16)]
     for n, bm, bn in cases:
@@ -198,7 +237,7 @@ def _to_tf32(fn):
         err = float((rounded - exact).abs().max())
         assert err > 1e-4  # far above the 2e-6 bound of section 3
         return (
-            f"비트 단위로 같습니다 (가운데는 짝수 쪽, 지수로의 자리올림 포함). Q와 K를 TF32로 반올림하면 어텐션 출력이 최대 "
+            f"비트 단위로 같습니다 (가운데는 짝수 쪽, 지수로의 자리올림 포함). Q와 K를 TF32로 반올림하면(Triton의 tl.dot처럼 버리면 더 큽니다) 어텐션 출력이 최대 "
             f"{err:.1e} 변합니다: 3절의 float32 경계 2e-6의 수백 배라서, GPU에서 TF32로 곱하면 그 검사는 떨어집니다."
         )
     chopped = (x.view(torch.int32) & ~0x1FFF).view(torch.float32)

@@ -7,14 +7,14 @@
 # - GPU의 구조(스트리밍 멀티프로세서, HBM, 공유 메모리와 레지스터)와 Triton 프로그램·그리드를 설명하고, 08번의 파이썬 반복문이 GPU에서 느린 이유를 HBM 읽기·쓰기 양으로 센다.
 # - 08번의 온라인 소프트맥스(m, ℓ, exp2 보정)를 한 줄씩 옮긴 순전파 커널을 읽고, 인과·비인과, 타일의 배수가 아닌 N, float32·float16에서 `F.scaled_dot_product_attention`과 비교한다.
 # - 역전파를 유도하고(D = rowsum(dO ∘ O)), 저장한 logsumexp로 가중치를 재계산하는 dK·dV 커널과 dQ 커널을 `torch.autograd.Function`으로 묶어 autograd의 기울기와 비교한다.
-# - 인과 마스크에서 건너뛰는 키 블록 수, TF32가 검사를 깨뜨리는 이유를 계산하고, GPU 벤치마크를 어떻게 재고 읽는지 안다.
+# - 인과 마스크에서 건너뛰는 키 블록 수를 세고, TF32가 검사를 깨뜨리는 이유를 설명하고, GPU 벤치마크를 어떻게 재고 읽는지 안다.
 #
 # **선수 지식**: 08번(온라인 소프트맥스, `chunked_attention`, HBM/SRAM), 09번(인과 마스크), 04번(√d_k)
 #
 # **예상 시간**: 혼자 공부 70분 / 스터디 발표 35분 (제목에 *(건너뛰기 가능)* 이 붙은 절은 발표 시간이 짧으면 건너뜁니다)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 한 문장으로 시작하세요. "08번의 반복문과 오늘의 커널은 같은 식이다. 다른 것은 반복문의 한 단계가 HBM을 거치느냐, 레지스터 안에서 끝나느냐뿐이다." GPU가 없는 사람도 모든 셀을 돌릴 수 있다는 점(Triton 인터프리터)을 먼저 보여 주세요. 슬라이더 데모는 6절(타일 지도), 손 계산은 4절(역전파의 D)입니다. 시간이 짧으면 *(건너뛰기 가능)* 표시가 붙은 1절의 "반복문이 GPU에서 느린 이유"와 5절(TF32)을 건너뜁니다.
+# 발표 노트: 한 문장으로 시작하세요. "08번의 반복문과 오늘의 커널은 같은 식이다. 다른 것은 반복문의 한 단계가 HBM을 거치느냐, 레지스터 안에서 끝나느냐뿐이다." GPU가 없는 사람도 모든 셀을 돌릴 수 있다는 점(Triton 인터프리터)을 먼저 보여 주세요. 슬라이더 데모는 6절(타일 지도), 손 계산은 4절(역전파의 D)입니다. 시간이 짧으면 *(건너뛰기 가능)* 표시가 붙은 1절의 "반복문이 GPU에서 느린 이유"와 5절(TF32)을 건너뜁니다. 1절을 건너뛰었다면 토론 질문 2·3 전에 1절의 HBM 모형을 한 줄로 소개하세요.
 
 # %% slideshow={"slide_type": "skip"}
 import math
@@ -40,7 +40,7 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 #
 # | 부분 | 하는 일 | 크기 (H100 SXM, 제조사 사양) |
 # |---|---|---|
-# | 스트리밍 멀티프로세서(streaming multiprocessor, SM) | 커널의 프로그램(4절에서 설명; CUDA의 스레드 블록(thread block))을 받아 실행하는 연산 단위. 자원이 허락하면 여러 개를 동시에. 텐서 코어(tensor core)가 행렬곱을 한다 | 132개 |
+# | 스트리밍 멀티프로세서(streaming multiprocessor, SM) | 커널의 프로그램(바로 아래 "Triton 프로그램"에서 설명; CUDA의 스레드 블록(thread block))을 받아 실행하는 연산 단위. 자원이 허락하면 여러 개를 동시에. 텐서 코어(tensor core)가 행렬곱을 한다 | 132개 |
 # | 레지스터(register) | SM 안, 가장 빠름. 누적기(accumulator) `acc`, `m`, `ℓ`이 여기 산다 | SM마다 256 KB |
 # | 공유 메모리(shared memory, 08의 SRAM) | SM 안, 빠름. 타일을 잠시 올려 두는 곳 | SM마다 최대 228 KB |
 # | HBM | GPU 본체 메모리, 크고 느림. Q, K, V, O가 사는 곳 | 80 GB, 3.35 TB/s |
@@ -48,7 +48,7 @@ HAVE_TRITON = triton_or_skip()  # no Triton wheel (macOS, Windows): the kernel c
 # fp16 텐서 코어의 행렬곱 최고 성능은 약 989 TFLOP/s입니다(희소성(sparsity)을 쓰지 않는 값, [NVIDIA 2022](../SOURCES.md)). 바이트 하나를 HBM에서 가져오는 동안 수백 FLOP을 할 수 있다는 뜻입니다(아래 출력). 이 숫자들은 제조사 사양입니다. 실제 장치에서 잰 대역폭과 행렬곱 성능은 7절의 벤치마크가 저장합니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **Triton 프로그램.** Triton([Tillet 등 2019](../SOURCES.md))에서는 커널 하나를 **프로그램**(program) 하나의 일로 씁니다. 프로그램 하나는 쿼리 타일 하나를 맡고, `tl.program_id(0)`로 자기가 몇 번째 타일인지 압니다. 실행할 때 프로그램의 개수를 **그리드**(grid)로 정하면, GPU가 프로그램들을 SM에 나눠 동시에 돌립니다. 이 노트북의 순전파 그리드는 (쿼리 타일 수, 배치 × 헤드)입니다.
+# **Triton 프로그램.** Triton([Tillet 등 2019](../SOURCES.md))에서 커널 코드는 **프로그램**(program) 하나가 할 일을 적은 것입니다. 프로그램 하나는 쿼리 타일 하나를 맡고, `tl.program_id(0)`로 자기가 몇 번째 타일인지 압니다. 실행할 때 프로그램의 개수를 **그리드**(grid)로 정하면, GPU가 프로그램들을 SM에 나눠 동시에 돌립니다. 이 노트북의 순전파 그리드는 (쿼리 타일 수, 배치 × 헤드)입니다.
 #
 # 프로그램 안에서 `tl.load`는 HBM에서 타일 하나를 읽고 `tl.store`는 씁니다. 그 사이의 계산(`tl.dot`, `tl.exp2`, `tl.max`)은 모두 레지스터와 공유 메모리 안에서 끝납니다. 08번의 반복문과 다른 점이 바로 이것입니다.
 
@@ -367,7 +367,7 @@ class FlashAttention(torch.autograd.Function):
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 과정의 공개 함수 `helpers.attention.flash_attention`이 부르는 것이 아래 함수입니다(입력 검사를 더해서). 손실 하나를 정해 `backward()`를 부르고, 같은 입력을 float64로 바꿔 PyTorch SDPA와 autograd로 구한 세 기울기와 비교합니다. 인과·비인과, 타일의 배수가 아닌 N(100, 77), float32와 float16입니다. 이 저장소의 출력은 CPU 인터프리터에서 나온 것이고, GPU에서 컴파일된 커널로 이 검사를 돌려 본 적은 아직 없습니다(GPU의 `exp2`는 근사 명령이고 타일도 다릅니다).
+# 이 과정의 공개 함수 `helpers.attention.flash_attention`이 부르는 것이 아래 함수입니다(입력 검사를 더해서). 손실 하나를 정해 `backward()`를 부르고, 같은 입력을 float64로 바꿔 PyTorch SDPA와 autograd로 구한 세 기울기와 비교합니다. 인과·비인과, 타일의 배수가 아닌 N(100, 77), float32와 float16입니다. 이 저장소의 출력은 CPU 인터프리터에서 나온 것이고, GPU에서 컴파일된 커널로 이 검사를 돌려 본 적은 아직 없습니다. CPU에서 통과한 검사가 GPU에서 왜 달라질 수 있는지는 5절과 토론 질문 4에서 다룹니다.
 
 # %% tags=["save"]
 def flash_attention(q, k, v, causal=False):  # (B, h, N, d) each
@@ -407,7 +407,7 @@ with torch.no_grad():
     forgot = p * (d_o @ v.T)  # dS without D
     rel = ((forgot - right) @ k).norm() / (right @ k).norm()
     rel_k = ((forgot - right).T @ q).norm() / (right.T @ q).norm()
-print(f"D를 빼먹으면 dQ의 상대 오차 {rel:.0%}, dK {rel_k:.0%}: 위의 경계(5e-6)보다 훨씬 크므로 검사가 잡습니다")
+print(f"D를 빼먹으면 dQ의 상대 오차 {rel:.0%}, dK {rel_k:.0%}: 반올림 수준(float32 1e-6)과 비교할 수도 없이 커서 검사가 잡습니다")
 assert rel > 0.1
 assert rel_k > 0.1
 
@@ -597,7 +597,7 @@ else:
 assert gpu_result is None or gpu_result["records"]
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 노트북의 역전파는 행렬곱이 7개라서, 위 관례(5개)로 센 순전파+역전파 처리량은 실제로 한 일을 약 1.3배(4.5/3.5) 적게 셉니다. 측정이 없는 동안 이 노트북은 GPU에서 잰 숫자를 하나도 주장하지 않습니다(1절의 숫자는 사양과 모형입니다). 측정이 생기면 위 셀이 처리량과 메모리를 N에 대해 그리고, 아래 셀이 비율을 계산합니다: 우리 커널 ÷ SDPA의 FlashAttention-2 백엔드, ÷ cuDNN 백엔드(순전파, N ≥ 4096), 순전파+역전파의 같은 비율, 인과 ÷ 비인과. 그 비율은 **그 GPU 하나의** 측정입니다.
+# 이 노트북의 역전파는 행렬곱이 7개라서, 위 관례(5개)로 센 순전파+역전파 처리량은 실제로 한 일을 약 1.3배(4.5/3.5) 적게 셉니다. 측정이 없는 동안 이 노트북은 GPU에서 잰 숫자를 하나도 주장하지 않습니다(1절의 숫자는 사양과 모형입니다). 측정이 생기면 위 셀이 처리량과 메모리를 N에 대해 그리고, 아래 셀이 비율을 계산합니다: 이 노트북의 커널 ÷ SDPA의 FlashAttention-2 백엔드, ÷ cuDNN 백엔드(순전파), 순전파+역전파의 같은 비율, 인과 ÷ 비인과(모두 N ≥ 4096에서의 중앙값). 그 비율은 **그 GPU 하나의** 측정입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def benchmark_ratios(result, *, dtype="float16", min_n=4096):
@@ -637,7 +637,7 @@ else:
 #
 # 각 문제는 `check("14-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **14-1.** 6절의 `tile_map`은 방문하는 블록을 반복문으로 셌습니다. 이번에는 **반복문 없이** 셉니다. N이 $B_M$의 배수이고 $B_M = r \cdot B_N$($r$은 정수)일 때, 인과 순전파에서 모든 프로그램이 방문하는 키 블록 수의 합을 닫힌 식으로 돌려주는 `causal_blocks(n, block_m, block_n)`을 완성하세요. 먼저 손으로 예측하세요: 타일 $i$($i = 0, 1, \dots$)는 키 블록을 몇 개 방문할까요? 검사기는 커널의 반복을 그대로 세어 비교하고, 반복문·내포(comprehension)와 `tile_map` 호출은 거절합니다.
+# **14-1.** 6절의 `tile_map`은 방문하는 블록을 반복문으로 셌습니다. 이번에는 **반복 없이** 닫힌 식(closed form)으로 셉니다. N이 $B_M$의 배수이고 $B_M = r \cdot B_N$($r$은 정수)일 때, 인과 순전파에서 모든 프로그램이 방문하는 키 블록 수의 합을 닫힌 식으로 돌려주는 `causal_blocks(n, block_m, block_n)`을 완성하세요. 먼저 손으로 예측하세요: 타일 $i$($i = 0, 1, \dots$)는 키 블록을 몇 개 방문할까요? 검사기는 커널의 반복을 그대로 세어 비교하고, 반복문·컴프리헨션(comprehension)·`sum`·`range`·재귀와 `tile_map` 호출은 거절합니다.
 
 # %%
 def causal_blocks(n, block_m, block_n):  # n % block_m == 0, block_m % block_n == 0
@@ -672,7 +672,7 @@ def recompute_weights(s, lse, causal):
 check("14-2", recompute_weights)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 버리는 13비트는 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보고, 그 정수에 $2^{12}-1$(0xFFF)과 남는 마지막 비트(0 또는 1)를 더한 뒤 아래 13비트를 지우면 됩니다(NaN은 다루지 않습니다). 짝수 쪽 규칙이 바로 그 마지막 비트입니다(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. PTX의 변환 명령 `cvt.rna.tf32.f32`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
+# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 아래 13비트를 없애되 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보세요. 아래 13비트를 지우기 전에 얼마를 더하면 가장 가까운 값이 될까요? 아래 13비트가 정확히 0x1000(가운데)일 때 짝수 쪽으로 보내려면 어느 비트를 보면 될까요? (NaN은 다루지 않습니다.)(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. PTX의 변환 명령 `cvt.rna.tf32.f32`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
 
 # %%
 def to_tf32(x):  # float32 tensor
