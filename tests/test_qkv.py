@@ -299,6 +299,27 @@ def test_03_2_rejects_typical_mistakes(fn, text):
     assert not result.passed and text in result.message, result.message
 
 
+def _cross_via_section_2(dec, enc, W_Q, W_K, W_V):
+    return sdpa(dec @ W_Q, enc @ W_K, enc @ W_V)  # section 2's function, imported under another name
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda dec, enc, W_Q, W_K, W_V: scaled_dot_product_attention(dec @ W_Q, enc @ W_K, enc @ W_V),
+        lambda dec, enc, W_Q, W_K, W_V: core_attention(dec @ W_Q, enc @ W_K, enc @ W_V),
+        lambda dec, enc, W_Q, W_K, W_V: (lambda w: (w @ (enc @ W_V), w))(
+            torch.softmax(lesson_attention_scores(dec @ W_Q, enc @ W_K), -1)
+        ),
+        _cross_via_section_2,
+    ],
+)
+def test_03_2_rejects_the_section_2_functions(fn):
+    """Like 03-1: the text asks for the cross attention written out, without section 2's functions."""
+    result = check("03-2", fn)
+    assert not result.passed and "03-1처럼 2절의 함수 없이" in result.message, result.message
+
+
 # --------------------------------------------------------------------------- exercise 03-3
 
 

@@ -1,5 +1,6 @@
 """Notebook 04: the saved lesson code (helpers.lessons.scaling_variance), the d_k explorer, the 04 checkers."""
 
+import functools
 import math
 import warnings
 
@@ -184,40 +185,103 @@ def test_04_2_correct_and_wrong_answers():
     assert not check("04-2", ...).passed
 
 
-def test_04_3_correct_and_wrong_answers():
-    assert check("04-3", lambda w: torch.diag(w) - torch.outer(w, w)).passed
+def _softmax_backward(w, g):
+    return w * (g - (w * g).sum(-1, keepdim=True))  # (..., T): Jᵀg without J
+
+
+def test_04_3_accepts_the_o_t_backward():
+    result = check("04-3", _softmax_backward)
+    assert result.passed and "대칭" in result.message, result.message
+    # the same answer against autograd, on shapes the checker does not use
+    s, g = torch.randn(4, 2, 9, dtype=torch.float64, requires_grad=True), torch.randn(4, 2, 9, dtype=torch.float64)
+    (want,) = torch.autograd.grad(torch.softmax(s, -1), s, g)
+    torch.testing.assert_close(_softmax_backward(torch.softmax(s, -1).detach(), g), want)
+
+
+def _first_term_only(w, g):
+    return w * g  # the w·g term is missing
+
+
+def test_04_3_diagnoses_the_common_mistakes():
     cases = {
-        "부호가 반대입니다": lambda w: torch.outer(w, w) - torch.diag(w),
-        "diag(w)만 있습니다": torch.diag,
-        "−w wᵀ만 있습니다": lambda w: -torch.outer(w, w),
-        "비대각 성분 −w_i w_j가 빠졌습니다": lambda w: torch.diag(w * (1 - w)),
-        "(3, 3) 행렬이어야": lambda w: w,
-        "성분 (0, 1)이": lambda w: torch.diag(w) - torch.outer(w, w) + torch.eye(len(w)).roll(1, 1) * 0.1,
-        "오류를 냈습니다": lambda w: w @ torch.ones(2),
+        "부호가 반대입니다": lambda w, g: -_softmax_backward(w, g),
+        "diag(w) g 항만 있습니다": _first_term_only,
+        "w wᵀ g 항의 부호가 반대": lambda w, g: w * (g + (w * g).sum(-1, keepdim=True)),
+        "앞의 w가 빠졌습니다": lambda w, g: w * g - (w * g).sum(-1, keepdim=True),
+        "g를 그대로 돌려줬습니다": lambda w, g: g,
+        "배치 전체로 합했습니다": lambda w, g: w * (g - (w * g).sum()),
+        "keepdim=True": lambda w, g: w * (g - (w * g).sum(-1)),  # (B, T) - (B,): a broadcasting error
+        "모양이": lambda w, g: _softmax_backward(w, g)[..., :1],
+        "자동 미분으로는": lambda w, g: _softmax_backward(w, g) + 0.1,
     }
     for expected, fn in cases.items():
         ok, msg = _msg("04-3", fn)
         assert not ok and expected in msg, (expected, msg)
 
 
-def _with_sj(w):
-    return sj(w)  # section 4's softmax_jacobian, imported under another name
+def _via_jacobian_matrix(w, g):
+    outer = w.unsqueeze(-1) * w.unsqueeze(-2)  # (..., T, T): J's second term, built
+    return w * g - (outer @ g.unsqueeze(-1)).squeeze(-1)
+
+
+def test_04_3_notices_a_t_by_t_tensor():
+    """Right numbers, but through a (T, T) matrix: the exercise asks for O(T)."""
+    ok, msg = _msg("04-3", _via_jacobian_matrix)
+    assert not ok and "T×T = 4096" in msg, msg
+    ok, msg = _msg("04-3", lambda w, g: w * g - torch.einsum("...i,...j,...j->...i", w, w, g) * 0 - _outer_einsum(w, g))
+    assert not ok and "T×T" in msg, msg
+
+
+def _outer_einsum(w, g):
+    return torch.einsum("...ij,...j->...i", torch.einsum("...i,...j->...ij", w, w), g)
+
+
+def _with_sj(w, g):
+    return (sj(w) @ g.unsqueeze(-1)).squeeze(-1)  # section 4's softmax_jacobian, imported under another name
+
+
+def _wrapped_jacobian(w, g):
+    return _with_sj(w, g)  # a helper of the learner's own does not hide the call
+
+
+def _vjp_of_softmax(w, g):
+    return torch.func.vjp(lambda s: torch.softmax(s, -1), torch.log(w))[1](g)[0]
+
+
+def _forward_mode(w, g):
+    import torch.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        s = fwAD.make_dual(torch.log(w), g)  # J is symmetric, so Jg = Jᵀg
+        return fwAD.unpack_dual(torch.softmax(s, -1)).tangent
+
+
+def _autograd_grad(w, g):
+    s = torch.log(w).requires_grad_(True)
+    return torch.autograd.grad(torch.softmax(s, -1), s, g)[0]
 
 
 @pytest.mark.parametrize(
     "fn",
     [
-        lambda w: torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), torch.log(w)),
-        lambda w: torch.func.jacrev(lambda s: torch.softmax(s, -1))(torch.log(w)),
-        lambda w: softmax_jacobian(w),
-        softmax_jacobian,
+        lambda w, g: (softmax_jacobian(w) @ g.unsqueeze(-1)).squeeze(-1),
         _with_sj,
+        _wrapped_jacobian,
+        lambda w, g: (torch.diag_embed(w) - w.unsqueeze(-1) * w.unsqueeze(-2)) @ g,
+        lambda w, g: (torch.diag(w) - torch.outer(w, w)) @ g,
+        lambda w, g: torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), torch.log(w)) @ g,
+        lambda w, g: torch.func.jacrev(lambda s: torch.softmax(s, -1))(torch.log(w)) @ g,
+        lambda w, g: torch.func.jacfwd(lambda s: torch.softmax(s, -1))(torch.log(w)) @ g,
+        _vjp_of_softmax,
+        _forward_mode,
+        _autograd_grad,
+        functools.partial(_with_sj),
     ],
 )
-def test_04_3_rejects_autograd_and_softmax_jacobian(fn):
-    """The text says: no torch.autograd, no section 4's softmax_jacobian; build it from the formula."""
+def test_04_3_rejects_jacobians_and_autograd(fn):
+    """The text says: no softmax_jacobian, no diag/diag_embed/outer, no automatic differentiation."""
     ok, msg = _msg("04-3", fn)
-    assert not ok and "자동 미분이나 4절의 softmax_jacobian 없이" in msg, msg
+    assert not ok and "T×T 행렬을 만들지 않고, 자동 미분도 없이" in msg, msg
 
 
 def test_04_1_bmm_on_2d_input_gets_a_hint():

@@ -84,8 +84,8 @@ def _self_attention(fn):
         "√d_k로 나누지 않았습니다 (softmax(QKᵀ)).": torch.softmax(q @ k.T, -1),
         f"{particle(f'd_k={d_k}', '으로/로')} 나눴습니다. {particle(f'√d_k = {math.sqrt(d_k):.3f}', '으로/로')} "
         "나눠야 합니다.": torch.softmax(q @ k.T / d_k, -1),
-        f"{particle(f'√d_model = √{x.shape[1]}', '으로/로')} 나눴습니다. 점수를 나누는 수는 내적의 길이, "
-        f"곧 키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(q @ k.T / math.sqrt(x.shape[1]), -1),
+        f"{particle(f'√d_model = √{x.shape[1]}', '으로/로')} 나눴습니다. 점수를 나누는 수는 "
+        f"키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(q @ k.T / math.sqrt(x.shape[1]), -1),
         f"{particle(f'√d_v = √{d_v}', '으로/로')} 나눴습니다. 점수를 나누는 수는 밸류가 아니라 "
         f"키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(q @ k.T / math.sqrt(d_v), -1),
         "소프트맥스를 열 방향(dim=0)으로 했습니다: 각 쿼리(행)의 가중치 합이 1이어야 합니다.": torch.softmax(
@@ -115,6 +115,11 @@ def _self_attention(fn):
 
 @exercise("03-2")
 def _cross_attention(fn):
+    forbid_calls(
+        fn,
+        _SECTION_2,
+        "03-2도 03-1처럼 2절의 함수 없이 투영, 점수, 소프트맥스, 가중합을 직접 쓰는 문제입니다 (softmax는 써도 됩니다).",
+    )
     dec, enc, (w_q, w_k, w_v) = _case(32, 3, 5)
     what = "cross_attention(dec, enc, W_Q, W_K, W_V)"
     hint = "힌트: 쿼리는 디코더(dec), 키와 밸류는 둘 다 인코더(enc)에서 옵니다."

@@ -78,7 +78,7 @@ def _scaled_scores(fn):
         for name, n in (("T_q", q_shape[-2]), ("T_k", k_shape[-2])):
             if n != d_k and torch.allclose(got, raw / math.sqrt(n), atol=1e-5):
                 raise Wrong(
-                    f"{particle(f'√{name} = √{n}', '으로/로')} 나눴습니다. d_k는 q와 k의 마지막 축 길이({d_k})입니다."
+                    f"{particle(f'√{name} = √{n}', '으로/로')} 나눴습니다. d_k는 q와 k의 마지막 축, 곧 키 차원({d_k})입니다."
                 )
         worst = tuple(int(i) for i in torch.unravel_index((got - want).abs().argmax(), want.shape))
         raise Wrong(
@@ -142,47 +142,98 @@ def _scale_factor(c):
     )
 
 
-# Ready-made Jacobians that 04-3 asks the learner to build by the formula instead.
-_AUTOGRAD = {"jacobian", "softmax_jacobian", "jacrev", "jacfwd", "vjp", "jvp", "grad", "backward", "hessian"}
+# What 04-3 rules out: section 4's Jacobian, the matrices it is built from, and automatic differentiation
+# in every form (torch.autograd, torch.func, forward-mode duals).
+_AUTOGRAD = {
+    "softmax_jacobian", "diag", "diag_embed", "diagflat", "outer", "eye",
+    "autograd", "func", "jacobian", "jacrev", "jacfwd", "vjp", "jvp", "grad", "backward", "hessian",
+    "make_dual", "unpack_dual", "dual_level",
+}  # fmt: skip
+
+
+class _LargestTensor(torch.overrides.TorchFunctionMode):
+    """Records the largest number of elements of any tensor a torch function or tensor method returns."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, torch.Tensor):
+                self.largest = max(self.largest, t.numel())
+        return out
+
+
+def _softmax_vjp(s, g):
+    """∂L/∂s of L = g·softmax(s), by autograd: the reference 04-3 is checked against."""
+    s = s.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(torch.softmax(s, dim=-1), s, g)
+    return grad
 
 
 @exercise("04-3")
-def _jacobian(fn):
-    forbid_calls(
-        fn,
-        _AUTOGRAD,
-        "04-3은 자동 미분이나 4절의 softmax_jacobian 없이 식 ∂w_i/∂s_j = w_i(δ_ij − w_j)로 만드는 문제입니다.",
+def _softmax_backward(fn):
+    why = (
+        "04-3은 4절의 softmax_jacobian이나 diag·outer로 T×T 행렬을 만들지 않고, 자동 미분도 없이 "
+        "J = diag(w) − w wᵀ를 g에 곱한 식을 풀어 O(T)로 계산하는 문제입니다."
     )
-    for scores in ([1.0, 2.0, 3.0], [0.5, -1.0, 0.0, 2.0], [8.0, 0.0, 0.0, 0.0, 1.0]):
-        s = torch.tensor(scores, dtype=torch.float64)
+    forbid_calls(fn, _AUTOGRAD, why)
+    gen = torch.Generator().manual_seed(43)
+    for shape in ((5,), (3, 7), (2, 3, 4), (1, 64)):
+        s = 2 * torch.randn(shape, generator=gen, dtype=torch.float64)
+        g = torch.randn(shape, generator=gen, dtype=torch.float64)
         w = torch.softmax(s, dim=-1)
-        what = f"my_jacobian(softmax({scores}))"
-        got = answer_tensor(call_learner(fn, w.clone(), what=what), what)
-        want = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, dim=-1), s)  # (T, T)
-        n = len(scores)
+        what = f"softmax_backward(w, g) (모양 {shape})"
+        batched = len(shape) > 1
+        hint = "w·g는 마지막 축으로만 합하고 keepdim=True로 축을 남기세요 (…, 1)." if batched else ""
+        mode = _LargestTensor()
+        with mode:
+            got = call_learner(fn, w.clone(), g.clone(), what=what, hint=hint)
+        got = answer_tensor(got, what)
+        want = _softmax_vjp(s, g)  # (..., T)
+        T = shape[-1]
+        if T >= 64 and mode.largest >= T * T:
+            raise Wrong(
+                f"{what}: 원소 {mode.largest}개짜리 텐서를 만들었습니다 (T×T = {T * T}). 역전파는 J를 만들지 않습니다: "
+                "J g를 항별로 풀면 w와 g의 원소별 곱과 내적 하나로 충분합니다."
+            )
         if got.shape != want.shape:
-            raise Wrong(f"{what}의 모양이 {tuple(got.shape)}입니다. 키가 {n}개이면 ({n}, {n}) 행렬이어야 합니다.")
-        if torch.allclose(got, want, atol=1e-5):
+            raise Wrong(
+                f"{what}의 모양이 {tuple(got.shape)}입니다. 점수 s와 같은 "
+                f"{particle(tuple(want.shape), '이/가')} 되어야 합니다. {hint}".strip()
+            )
+        if torch.allclose(got, want, atol=1e-10):
             continue
-        if torch.allclose(got, -want, atol=1e-5):
+        wg = (w * g).sum(-1, keepdim=True)  # (..., 1): w·g
+        close = lambda x, got=got: torch.allclose(got, x, atol=1e-8)  # noqa: E731
+        if close(-want):
+            raise Wrong(f"{what}: 부호가 반대입니다. J = diag(w) − w wᵀ에서 빼는 쪽은 w wᵀ 항입니다.")
+        if close(w * g):
             raise Wrong(
-                "부호가 반대입니다: ∂w_i/∂s_i = w_i(1 − w_i)는 양수입니다 (자기 점수를 올리면 자기 가중치가 커짐)."
+                f"{what}: diag(w) g 항만 있습니다. −w wᵀ g 항이 빠졌습니다: wᵀg는 숫자 하나(w·g)이고, "
+                "한 점수가 오르면 다른 가중치가 모두 줄어드는 효과가 이 항입니다."
             )
-        if torch.allclose(got, torch.diag(w), atol=1e-5):
-            raise Wrong("diag(w)만 있습니다. 모든 가중치가 합 1을 나눠 가지므로 w wᵀ를 빼야 합니다.")
-        if torch.allclose(got, -torch.outer(w, w), atol=1e-5):
-            raise Wrong("−w wᵀ만 있습니다. 대각선에 w_i를 더해야 합니다 (diag(w) − w wᵀ).")
-        if torch.allclose(got, torch.diag(w * (1 - w)), atol=1e-5):
+        if close(g):
+            raise Wrong(f"{what}: g를 그대로 돌려줬습니다. 소프트맥스를 지나며 J가 곱해져야 합니다.")
+        if close(w * (g + wg)):
+            raise Wrong(f"{what}: w wᵀ g 항의 부호가 반대입니다. J = diag(w) − w wᵀ이므로 빼야 합니다.")
+        if close(w * g - wg):
             raise Wrong(
-                "대각선 w_i(1 − w_i)는 맞지만 비대각 성분 −w_i w_j가 빠졌습니다: 한 점수를 올리면 "
-                "다른 가중치는 모두 줄어듭니다."
+                f"{what}: w wᵀ g에서 앞의 w가 빠졌습니다. wᵀg = w·g는 숫자 하나이고, w wᵀ g는 그 수를 곱한 벡터 w입니다."
             )
-        if torch.allclose(got, torch.outer(w, w) - torch.diag(w), atol=1e-5):
-            raise Wrong("부호가 반대입니다: diag(w) − w wᵀ 순서로 빼세요.")
-        i, j = (int(t) for t in torch.unravel_index((got - want).abs().argmax(), want.shape))
+        if batched and close(w * (g - (w * g).sum())):
+            raise Wrong(
+                f"{what}: w·g를 배치 전체로 합했습니다. 행마다 따로, 마지막 축으로만 합하세요 "
+                "(sum(dim=-1, keepdim=True))."
+            )
+        worst = tuple(int(i) for i in torch.unravel_index((got - want).abs().argmax(), want.shape))
         raise Wrong(
-            f"{what}: {particle(f'성분 ({i}, {j})', '이/가')} {got[i, j].item():.4g}인데 "
-            f"{particle(f'{want[i, j].item():.4g}', '이/가')} 되어야 합니다 "
-            f"(∂w_i/∂s_j = w_i(δ_ij − w_j))."
+            f"{what}: 위치 {worst}의 값이 {got[worst].item():.6g}인데 자동 미분으로는 "
+            f"{want[worst].item():.6g}입니다. J g를 항별로 다시 풀어 보세요."
         )
-    return "diag(w) − w wᵀ: 가중치가 원-핫에 가까워지면 모든 성분이 0으로 갑니다."
+    return (
+        "자동 미분과 같습니다: 행렬 T×T 없이 원소별 곱과 내적 하나로 O(T)입니다. 역전파에는 Jᵀg가 필요하지만 "
+        "소프트맥스의 J는 대칭(Jᵀ = J)이라 J g와 같습니다. 일반 함수에서는 전치를 잊으면 틀립니다."
+    )

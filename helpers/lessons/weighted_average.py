@@ -35,7 +35,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
         for bar, text, wi in zip(weight_bars, texts, w.tolist()):
             bar.set_height(wi)
             text.set_y(wi)
-            text.set_text(f"{wi:.2f}")
+            text.set_text(f"{wi:.2f}" if wi >= 0.005 else "<0.01")   # 0.0001 is not 0
         ax_weights.set_title("소프트맥스 가중치: 양수, 합 1" if v is None else f"가중합 = {float(w @ v):.2f}")
         return w.numpy()
 

@@ -256,7 +256,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
         for bar, text, wi in zip(weight_bars, texts, w.tolist()):
             bar.set_height(wi)
             text.set_y(wi)
-            text.set_text(f"{wi:.2f}")
+            text.set_text(f"{wi:.2f}" if wi >= 0.005 else "<0.01")   # 0.0001 is not 0
         ax_weights.set_title("소프트맥스 가중치: 양수, 합 1" if v is None else f"가중합 = {float(w @ v):.2f}")
         return w.numpy()
 
@@ -341,7 +341,7 @@ torch.testing.assert_close(by_hand_weights, torch.softmax(q @ k.T / math.sqrt(d_
 torch.testing.assert_close(by_hand, out)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고 **각 행의 합이 1**입니다. 이 그림을 어텐션 맵(attention map)이라 부릅니다. 여기서는 같은 벡터 `x`를 쿼리·키·밸류로 모두 쓰는데, 이 예에서는 자기 자신과의 내적 $\lVert x_i \rVert^2$가 가장 커서 대각선이 진합니다(더 긴 벡터와의 내적이 더 클 수도 있어서 늘 그렇지는 않습니다).
+# 쿼리가 여러 개면 가중치는 행렬이 됩니다. 행이 쿼리, 열이 키이고 **각 행의 합이 1**입니다. 이 그림을 어텐션 맵(attention map)이라 부릅니다. 여기서는 같은 벡터 `x`를 쿼리·키·밸류로 모두 쓰는데, 이 예에서는 자기 자신과의 내적 $\lVert x_i \rVert^2$가 가장 커서 대각선이 진합니다(크기가 더 큰 벡터와의 내적이 더 클 수도 있어서 늘 그렇지는 않습니다).
 
 # %%
 seed_everything(2)
@@ -376,16 +376,21 @@ def weighted_average(values, weights):
 check("01-1", weighted_average)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **01-2.** 분류 모델의 손실(05번의 지식 증류도 마찬가지)에는 가중치가 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다. 먼저 **예측**해 보세요: 안정된 `softmax`에 로그를 씌운 `torch.log(softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 아래 셀을 실행해 예측을 확인한 뒤, 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`만으로 구현하세요. 완성된 답인 `torch.log_softmax`와 `torch.logsumexp`는 쓰지 마세요(검사가 알아챕니다). (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
+# **01-2.** 분류 모델의 손실(05번의 지식 증류도 마찬가지)에는 가중치가 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다. 먼저 **예측**해 보세요: 안정된 `softmax`에 로그를 씌운 `torch.log(softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 예측을 적어 두고 다음 장 「예측 확인」에서 확인하세요. 그리고 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`만으로 구현하세요. 완성된 답인 `torch.log_softmax`, `torch.logsumexp`, `nn.LogSoftmax`(그리고 `logcumsumexp`, `Categorical`의 `logits`)는 쓰지 마세요(검사가 알아챕니다). (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
 
 # %%
-print(torch.log(softmax(torch.tensor([-1000.0, 0.0, 1000.0]))))   # predict first, then run
-
-
 def my_log_softmax(z):
     raise NotImplementedError
 
 check("01-2", my_log_softmax)
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# ### 예측 확인
+#
+# 앞 장에서 적어 둔 예측과 비교하세요. 정확한 값은 $[-2000, -1000, 0]$입니다.
+
+# %%
+print(torch.log(softmax(torch.tensor([-1000.0, 0.0, 1000.0]))))   # predicted on the slide before
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def my_log_softmax(z):

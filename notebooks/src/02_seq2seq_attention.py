@@ -89,7 +89,7 @@ assert (src[~padding_mask(lengths)] == PAD).all()
 # %% [markdown]
 # ## 2. 인코더와 고정 문맥 벡터
 #
-# 인코더는 양방향 GRU입니다. 입력 위치 $j$마다 앞에서 읽은 상태 $\overrightarrow{h}_j$와 뒤에서 읽은 상태 $\overleftarrow{h}_j$를 이어 붙여 은닉 상태 $h_j = [\overrightarrow{h}_j; \overleftarrow{h}_j]$를 만듭니다(크기 $2H = 128$). 두 방향이 마지막으로 읽은 상태를 이어 붙인 $c = [\overrightarrow{h}_{L-1}; \overleftarrow{h}_0]$가 어텐션 없는 디코더가 받는 **문맥 벡터 하나**입니다.
+# 인코더는 양방향 GRU입니다. 입력 위치 $j$마다 앞에서 읽은 상태 $\overrightarrow{h}_j$와 뒤에서 읽은 상태 $\overleftarrow{h}_j$를 이어 붙여 은닉 상태 $h_j = [\overrightarrow{h}_j; \overleftarrow{h}_j]$를 만듭니다($2H = 128$차원). 두 방향이 마지막으로 읽은 상태를 이어 붙인 $c = [\overrightarrow{h}_{L-1}; \overleftarrow{h}_0]$가 어텐션 없는 디코더가 받는 **문맥 벡터 하나**입니다.
 
 # %% tags=["save"]
 import torch.nn as nn
@@ -169,7 +169,7 @@ def attend_scores(scores, values, mask=None):
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 점수 함수 1: 가법 어텐션
 #
-# **가법 어텐션**(additive attention, [Bahdanau 등 2015](../SOURCES.md))은 쿼리와 키를 같은 크기 $d_a$의 공간으로 옮겨 더하고, 은닉층 하나짜리 신경망으로 점수를 매깁니다.
+# **가법 어텐션**(additive attention, [Bahdanau 등 2015](../SOURCES.md))은 쿼리와 키를 같은 $d_a$차원 공간으로 옮겨 더하고, 은닉층 하나짜리 신경망으로 점수를 매깁니다.
 #
 # $$e_j = v^\top \tanh\big(W_q\, q + W_k\, k_j\big), \qquad W_q \in \mathbb{R}^{d_a \times d_q},\ W_k \in \mathbb{R}^{d_a \times d_k},\ v \in \mathbb{R}^{d_a}$$
 
@@ -193,7 +193,7 @@ class AdditiveAttention(nn.Module):
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ### 점수 함수 2: 내적 어텐션
 #
-# **내적 어텐션**(dot-product attention, [Luong 등 2015](../SOURCES.md))은 쿼리와 키의 내적(dot product)입니다. 디코더 상태($H = 64$)와 인코더 상태($2H = 128$)의 크기가 다르므로, 학습되는 행렬 $W$를 끼운 "general" 형태 $e_j = (W q)^\top k_j$를 씁니다. 모든 키의 점수가 행렬곱 한 번입니다. 빌려 오는 것은 Luong 등의 **점수 함수**뿐이고, 디코더 구조는 두 모델이 같습니다(4절).
+# **내적 어텐션**(dot-product attention, [Luong 등 2015](../SOURCES.md))은 쿼리와 키의 내적(dot product)입니다. 디코더 상태($H = 64$)와 인코더 상태($2H = 128$)의 차원이 다르므로, 학습되는 행렬 $W$를 끼운 "general" 형태 $e_j = (W q)^\top k_j$를 씁니다. 모든 키의 점수가 행렬곱 한 번입니다. 빌려 오는 것은 Luong 등의 **점수 함수**뿐이고, 디코더 구조는 두 모델이 같습니다(4절).
 
 # %% tags=["save"]
 class DotAttention(nn.Module):
@@ -533,7 +533,7 @@ def alignment_explorer(weights, src_labels, tgt_labels):
     return Explorer(fig, update, {"step": slider})
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 학습이 실제로 손실을 줄이는지 작은 모델로 몇 초만 돌려 봅니다(은닉 크기 32, 길이 1–6, 30단계).
+# 학습이 실제로 손실을 줄이는지 작은 모델로 몇 초만 돌려 봅니다(은닉 차원 32, 길이 1–6, 30단계).
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트 (재현성): 아래의 작은 학습과 5절 이후의 평가는 float64로 돌립니다. float32 학습은 CPU의 벡터 폭·스레드 수에 따라 마지막 자릿수가 달라지고 그 차이가 단계마다 쌓이지만, float64에서는 그 차이가 소수점 둘째 자리까지 올라오지 않아 어느 컴퓨터에서나 같은 숫자와 같은 글자가 나옵니다. 저장된 모델을 학습한 환경(torch 버전, CPU 명령어 집합, 스레드 수)은 5절의 첫 줄에 찍힙니다.
@@ -695,10 +695,10 @@ assert add_seq[MAX_LEN + 2] > 0.9 and add_seq[MAX_LEN + 3] < 0.8   # "길이 23�
 assert stored_acc["additive"]["sequence"][-1] < 0.1 and stored_acc["dot"]["sequence"][-1] > 0.9
 
 # %% [markdown]
-# 가법 모델은 길이 23부터 급격히 무너지고, 내적 모델은 길이 28에서도 대부분 맞힙니다. 어텐션은 "어디를 볼지"를 배우지만, 그 위치를 찾는 데 쓰는 정보(인코더와 디코더의 상태가 위치를 세는 방식)는 학습한 길이 범위 안에서만 익혔습니다. 그 범위 밖에서 어떤 점수 함수가 더 잘 버티는지는 모델 하나, 시드 하나의 이 실험으로 일반화할 수 없습니다(토론 질문 3).
+# 가법 모델은 길이 23부터 급격히 무너지고, 내적 모델은 길이 28에서도 대부분 맞힙니다. 그 범위 밖에서 어떤 점수 함수가 더 잘 버티는지는 모델 하나, 시드 하나의 이 실험으로 일반화할 수 없습니다(토론 질문 3).
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 정확도 그래프가 이 노트북의 핵심 결과입니다. 빨간 선(어텐션 없음)이 길이 5와 10 사이에서 무너지는 곳, 파란·초록 선이 20까지 버티는 것, 그리고 점선 너머에서 파란 선만 떨어지는 것을 차례로 짚으세요. 마지막 것은 모델 하나씩, 시드 하나로 얻은 결과라는 점도 말해 두세요. "0.99 이상"을 말할 때는 표본 크기(길이마다 200개)를 함께 말하세요. Bahdanau 논문의 "문장 길이에 따른 BLEU" 그림과 비슷한 모양입니다.
+# 발표 노트: 정확도 그래프가 이 노트북의 핵심 결과입니다. 빨간 선(어텐션 없음)이 길이 5와 10 사이에서 무너지는 곳, 파란·초록 선이 20까지 버티는 것, 그리고 점선 너머에서 파란 선만 떨어지는 것을 차례로 짚으세요. 마지막 것은 모델 하나씩, 시드 하나로 얻은 결과라는 점도 말해 두세요. "0.99 이상"을 말할 때는 표본 크기(길이마다 200개)를 함께 말하세요. Bahdanau 논문의 "문장 길이에 따른 BLEU" 그림과 비슷한 모양입니다. 토론 질문 3의 실마리(토론 전에는 말하지 마세요): 어텐션은 "어디를 볼지"를 배우지만, 그 위치를 찾는 데 쓰는 정보(인코더와 디코더의 상태가 위치를 세는 방식)는 학습한 길이 범위 안에서만 익혔습니다.
 
 # %% [markdown]
 # ## 7. 학습된 정렬 보기

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 04. 왜 √d_k로 나누는가
 #
-# 쿼리(query)와 키(key)의 내적(dot product)은 벡터가 길어질수록 넓게 퍼지고, 넓게 퍼진 점수(score)는 소프트맥스(softmax)를 포화시켜 기울기(gradient)를 없앱니다. $\sqrt{d_k}$로 나누면 이 퍼짐이 $d_k$와 상관없이 일정해집니다.
+# 쿼리(query)와 키(key)의 내적(dot product)은 키 차원 $d_k$가 커질수록 넓게 퍼지고, 넓게 퍼진 점수(score)는 소프트맥스(softmax)를 포화시켜 기울기(gradient)를 없앱니다. $\sqrt{d_k}$로 나누면 이 퍼짐이 $d_k$와 상관없이 일정해집니다.
 #
 # **학습 목표**
 # - 성분이 독립이고 평균 0, 분산 1이면 $\mathrm{Var}(q\cdot k) = d_k$임을 단계별로 유도하고, 직접 쓴 표본 추출 코드로 확인한다.
@@ -37,7 +37,7 @@ from helpers.widgets import Explorer
 setup()
 
 # %% [markdown]
-# ## 1. 직관: 벡터가 길면 내적이 퍼진다
+# ## 1. 직관: 차원이 크면 내적이 퍼진다
 #
 # 내적 $q\cdot k = \sum_j q_j k_j$는 $d_k$개 항의 합입니다. 항마다 부호가 제멋대로라 평균은 0 근처에 머물지만, 더하는 항이 많을수록 합이 0에서 멀리 벗어날 여지도 커집니다.
 # 같은 방식으로 뽑은 쿼리 하나와 키 8개로, 키 차원(key dimension) $d_k$가 16일 때와 1024일 때의 점수를 비교해 봅니다.
@@ -171,14 +171,14 @@ assert out.shape == (2, 7)
 # %% [markdown]
 # ## 4. 넓게 퍼진 점수가 소프트맥스에 하는 일: 포화
 #
-# 소프트맥스는 점수의 **차이**만 봅니다. 두 점수의 차이가 $\Delta$이면 가중치의 비는 $e^{\Delta}$입니다. 표준편차가 32인 점수(= $d_k$ 1024)에서는 1등과 2등의 차이가 보통 10을 넘고, $e^{-10} \approx 4.5\times 10^{-5}$이니 사실상 원-핫(one-hot)이 됩니다. 이것이 포화입니다.
+# 소프트맥스는 점수의 **차이**만 봅니다. 두 점수의 차이가 $\Delta$이면 가중치의 비는 $e^{\Delta}$입니다. 표준편차가 32인 점수(= $d_k$ 1024)에서는 1등과 2등 차이의 중앙값이 약 12이고(아래 출력), $e^{-12}$는 $10^{-5}$ 정도이니 사실상 원-핫(one-hot)이 됩니다. 이것이 포화입니다.
 
 # %%
 seed_everything(4)
 top2 = (32 * torch.randn(10_000, 16, dtype=torch.float64)).topk(2, dim=-1).values   # (n, 2): 16 scores, std 32
 gap = (top2[:, 0] - top2[:, 1]).median().item()
 print(f"표준편차 32, 키 16개: 1등과 2등 점수 차이의 중앙값 {gap:.0f}, e^-차이 = {math.exp(-gap):.0e}")
-assert gap > 10
+assert gap > 10 and 11 < gap < 12.5   # "중앙값이 약 12"
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 포화가 왜 나쁜지는 소프트맥스의 기울기, 즉 야코비안(Jacobian)을 보면 압니다. $w = \mathrm{softmax}(s)$이면
@@ -320,7 +320,7 @@ jac_curves = (col(raw, "jacobian"), col(scaled, "jacobian"))          # drawn ag
 # %% [markdown]
 # ## 5. 트랜스포머의 $d_k = 64$에서는 무엇이 문제인가
 #
-# 트랜스포머 원 논문의 헤드 크기가 $d_k = 64$입니다. 위 표(키 16개)에서 이 행을 보면 나누지 않은 쪽의 $\|\partial L/\partial q\|$ **중앙값은 오히려 더 큽니다**. 그러나 그것은 연쇄 법칙의 인수 $\partial(q\cdot k)/\partial q = k$, 곧 $\|k\| \approx \sqrt{d_k} = 8$ 때문입니다. 이 8배는 학습률을 바꾼 것과 다르지 않고, Adam처럼 기울기 크기를 정규화하는 옵티마이저에서는 사라집니다. 포화가 작용하는 소프트맥스의 입력에서 재면($\|\partial L/\partial s\|$, 4절 표의 $\|J\|$ 열도 같은 방향) 나누지 않은 쪽이 **중앙값에서 이미 약 1/5**입니다. 그리고 문제는 **분포**에 있습니다. 512개 행 각각의 두 기울기를 로그 축 히스토그램으로 그려 봅니다.
+# 트랜스포머 원 논문은 헤드마다 키 차원이 $d_k = 64$입니다. 위 표(키 16개)에서 이 행을 보면 나누지 않은 쪽의 $\|\partial L/\partial q\|$ **중앙값은 오히려 더 큽니다**. 그러나 그것은 연쇄 법칙의 인수 $\partial(q\cdot k)/\partial q = k$, 곧 $\|k\| \approx \sqrt{d_k} = 8$ 때문입니다. 이 8배는 학습률을 바꾼 것과 다르지 않고, Adam처럼 기울기 크기를 정규화하는 옵티마이저에서는 사라집니다. 포화가 작용하는 소프트맥스의 입력에서 재면($\|\partial L/\partial s\|$, 4절 표의 $\|J\|$ 열도 같은 방향) 나누지 않은 쪽이 **중앙값에서 이미 약 1/5**입니다. 그리고 문제는 **분포**에 있습니다. 512개 행 각각의 두 기울기를 로그 축 히스토그램으로 그려 봅니다.
 
 # %% slideshow={"slide_type": "subslide"}
 rows64 = {name: saturation_rows(64, scale) for name, scale in (("나누지 않음", "none"), ("√d_k로 나눔", "sqrt"))}
@@ -411,7 +411,10 @@ assert w_after.numpy().round(2).tolist() == [0.96, 0.02, 0.02]
 assert w_after.max() > 0.95 and w_before.max() > 0.9999
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기**: $\mathrm{softmax}([4, 0.125, 0.25]) = [0.958, 0.020, 0.023]$입니다. 원문의 $[0.95, 0.02, 0.03]$은 어느 자리에서 반올림해도 나오지 않습니다(둘째 자리까지면 $[0.96, 0.02, 0.02]$). 더 중요한 것은 이 결과가 "부드러운 분포"가 아니라는 점입니다. 가중치의 96%가 여전히 한 키에 몰려 있습니다. 점수 32는 $d_k = 64$에서 표준편차 8의 **4배**인 드문 값이라, 나눈 뒤에도 두 번째로 큰 점수보다 3.75(표준편차의 약 4배)만큼 앞섭니다. $\sqrt{d_k}$로 나누는 것은 **전형적인** 점수의 퍼짐을 1로 맞출 뿐, 학습된 모델이 일부러 만든 큰 차이까지 없애지는 않습니다.
+# > **원문 바로잡기**: $\mathrm{softmax}([4, 0.125, 0.25]) = [0.958, 0.020, 0.023]$입니다. 원문의 $[0.95, 0.02, 0.03]$은 어느 자리에서 반올림해도 나오지 않습니다(둘째 자리까지면 $[0.96, 0.02, 0.02]$). 더 중요한 것은 이 결과가 "부드러운 분포"가 아니라는 점입니다. 가중치의 96%가 여전히 한 키에 몰려 있습니다. 점수 32는 $d_k = 64$에서 표준편차 8의 **4배**인 드문 값이라, 나눈 뒤에도 두 번째로 큰 점수보다 3.75(표준편차의 약 4배)만큼 앞섭니다.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# 발표 노트: 토론 질문 3의 실마리입니다. $\sqrt{d_k}$로 나누는 것은 **전형적인** 점수의 퍼짐을 1로 맞출 뿐, 학습된 모델이 일부러 만든 큰 차이까지 없애지는 않습니다. 토론 전에는 이 말을 하지 마세요.
 
 # %% [markdown]
 # ## 6. 슬라이더: $d_k$를 바꿔 보기
@@ -593,19 +596,20 @@ print(f"표본 분산(q·k / c) = {((q_ex * k_ex).sum(-1) / c).var():.2f}")
 check("04-2", c)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **04-3.** 가중치 벡터 `w` = softmax(s) (길이 T)를 받아 소프트맥스의 야코비안 $J_{ij} = \partial w_i/\partial s_j$ (T×T)를 돌려주는 `my_jacobian`을 완성하세요. `torch.autograd`(`jacobian`, `backward` 등)와 4절의 `softmax_jacobian`은 쓰지 말고 식으로 만드세요(검사가 알아챕니다).
+# **04-3.** 역전파는 J를 만들지 않습니다. 가중치 `w` = softmax(s) (…, T)와 위에서 내려온 기울기 `g` = $\partial L/\partial w$ (…, T)를 받아, J를 만들지 않고 $\partial L/\partial s = J^\top g$를 O(T)로 돌려주는 `softmax_backward(w, g)`를 쓰세요. 4절의 $J = \operatorname{diag}(w) - ww^\top$을 $g$에 곱한 식을 항별로 풀면 T×T 행렬 없이 계산할 수 있습니다. 먼저 손으로 유도하세요. 앞쪽 배치 차원이 있어도 동작해야 합니다. `softmax_jacobian`, `diag`·`diag_embed`·`outer`, 자동 미분(`torch.autograd`, `torch.func`)은 쓰지 마세요. 검사가 알아채고, T×T 크기의 텐서를 만들어도 알려 줍니다. 검사는 자동 미분으로 구한 기울기와 비교합니다.
 
 # %%
-def my_jacobian(w):
+def softmax_backward(w, g):
     raise NotImplementedError
 
-check("04-3", my_jacobian)
+check("04-3", softmax_backward)
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-def my_jacobian(w):
-    return torch.diag(w) - torch.outer(w, w)
+def softmax_backward(w, g):
+    wg = (w * g).sum(dim=-1, keepdim=True)   # (..., 1): wᵀg, one number per row
+    return w * (g - wg)                       # (..., T): diag(w) g − w (wᵀg); J is symmetric, so Jᵀg = Jg
 
-check("04-3", my_jacobian)
+check("04-3", softmax_backward)
 
 # %% [markdown]
 # ## 스터디 토론 질문
