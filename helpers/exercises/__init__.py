@@ -11,6 +11,7 @@ notebook NN live in ``helpers/exercises/exNN.py`` and are imported on the first
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -240,6 +241,9 @@ def _forbidden_uses(fn, names: set[str], seen: set, depth: int = 0) -> set[str]:
             values.append((name, cell.cell_contents))
         except ValueError:  # an empty cell
             continue
+    for name, target in list(values):  # a partial's bound arguments are used too
+        if isinstance(target, functools.partial):
+            values += [(name, bound) for bound in (*target.args, *target.keywords.values())]
     used = set()
     for name, target in values:
         target = getattr(target, "func", target)  # a partial stands for its function
