@@ -292,6 +292,25 @@ def test_08_1():
     assert "숫자 하나" in _msg(check("08-1", lambda n, d, h, b: "1 MiB"))
 
 
+def test_08_1_refuses_measuring_instead_of_predicting():
+    def measured(n, d, h, b):
+        q = torch.randn(b, h, n, d)
+        return peak_memory_bytes(naive_attention, q, q, q)
+
+    def profiled(n, d, h, b):
+        with torch.profiler.profile(profile_memory=True):
+            pass
+        return 0
+
+    for fn, name in (
+        (measured, "peak_memory_bytes"),
+        (lambda n, d, h, b: measure("naive", n, d)["peak_bytes"], "measure"),
+        (profiled, "profile"),
+    ):
+        message = _msg(check("08-1", fn))
+        assert name in message and "예측" in message, message
+
+
 def _right_merge(a, b):
     m = torch.maximum(a[0], b[0])
     ca, cb = torch.exp(a[0] - m), torch.exp(b[0] - m)

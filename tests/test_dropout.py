@@ -169,22 +169,35 @@ def test_explorer_updates_in_place(qkv):
     plt.close("all")
 
 
+def _old_dropout(w, keep, p, training):
+    return w * keep if training else w * (1 - p)
+
+
 def test_check_06_1():
-    assert check("06-1", lambda w, keep, p: w * keep / (1 - p)).passed
+    r = check("06-1", _old_dropout)
+    assert r.passed and "(1−p)배 다릅니다" in r.message, r.message
     cases = {
-        "1/(1−p)": lambda w, keep, p: w * keep,
-        "나눠야": lambda w, keep, p: w * keep * (1 - p),
-        "True는": lambda w, keep, p: w * ~keep / (1 - p),
-        "p로 나눴습니다": lambda w, keep, p: w * keep / p,
-        "합을 1로 다시 맞춤": lambda w, keep, p: (w * keep) / (w * keep).sum(-1, keepdim=True),
-        "모양": lambda w, keep, p: (w * keep / (1 - p)).flatten(),
-        "오류": lambda w, keep, p: w @ keep,
-        "keep 마스크를 쓰지 않았습니다": lambda w, keep, p: w / (1 - p),
+        "역 드롭아웃": lambda w, keep, p, training: w * keep / (1 - p) if training else w,
+        "학습 때 살아남은 가중치를": lambda w, keep, p, training: w * keep / (1 - p) if training else w * (1 - p),
+        "평가 때 가중치를 그대로": lambda w, keep, p, training: w * keep if training else w,
+        "**곱해야**": lambda w, keep, p, training: w * keep if training else w / (1 - p),
+        "평가 때도 keep 마스크로": lambda w, keep, p, training: w * keep if training else w * keep * (1 - p),
+        "학습 때 (1−p)를 곱했습니다": lambda w, keep, p, training: w * keep * (1 - p) if training else w * (1 - p),
+        "True는": lambda w, keep, p, training: w * ~keep if training else w * (1 - p),
+        "keep 마스크를 쓰지 않았습니다": lambda w, keep, p, training: w if training else w * (1 - p),
+        "합을 1로 다시 맞춤": lambda w, keep, p, training: (
+            (w * keep) / (w * keep).sum(-1, keepdim=True) if training else w * (1 - p)
+        ),
+        "모양": lambda w, keep, p, training: _old_dropout(w, keep, p, training).flatten(),
+        "오류": lambda w, keep, p, training: w @ keep,
+        "평가 모드에서 위치": lambda w, keep, p, training: w * keep if training else w * (1 - p) + 0.01,
+        "학습 모드에서 위치": lambda w, keep, p, training: w * keep + 0.01 if training else w * (1 - p),
     }
     for phrase, fn in cases.items():
         r = check("06-1", fn)
         assert not r.passed and phrase in r.message, (phrase, r.message)
-    assert "NotImplementedError" in check("06-1", _not_done).message or "구현" in check("06-1", _not_done).message
+    assert "구현" in check("06-1", _not_done).message
+    assert "오류" in check("06-1", lambda w, keep, p: w * keep).message  # the old three-argument signature
 
 
 def _not_done(*args):
@@ -230,47 +243,108 @@ def test_check_06_2_names_a_rounded_answer_and_attaches_particles_by_sound():
 
 
 def test_check_06_3():
-    def good(module, x):
+    from contextlib import contextmanager
+
+    @contextmanager
+    def good(module):
+        modes = [(m, m.training) for m in module.modules()]
+        module.eval()
+        try:
+            yield module
+        finally:
+            for m, was in modes:
+                m.training = was
+
+    class GoodClass:
+        def __init__(self, module):
+            self.module, self.modes = module, [(m, m.training) for m in module.modules()]
+
+        def __enter__(self):
+            return self.module.eval()
+
+        def __exit__(self, *exc):
+            for m, was in self.modes:
+                m.training = was
+
+    @contextmanager
+    def no_restore(module):
+        module.eval()
+        yield module
+
+    @contextmanager
+    def top_level_was(module):  # the evaluate pattern: module.train(was) flattens mixed modes
         was = module.training
         module.eval()
-        with torch.no_grad():
-            y = module(x)
-        module.train(was)
-        return y
+        try:
+            yield module
+        finally:
+            module.train(was)
 
-    def no_restore(module, x):
+    @contextmanager
+    def always_train(module):
         module.eval()
-        with torch.no_grad():
-            return module(x)
+        try:
+            yield module
+        finally:
+            module.train()
 
-    def with_grad(module, x):
+    @contextmanager
+    def no_finally(module):
+        modes = [(m, m.training) for m in module.modules()]
+        module.eval()
+        yield module
+        for m, was in modes:
+            m.training = was
+
+    @contextmanager
+    def swallows(module):
+        modes = [(m, m.training) for m in module.modules()]
+        module.eval()
+        try:
+            yield module
+        except Exception:
+            pass
+        finally:
+            for m, was in modes:
+                m.training = was
+
+    @contextmanager
+    def only_top(module):
         was = module.training
+        module.training = False
+        try:
+            yield module
+        finally:
+            module.training = was
+
+    def not_a_context_manager(module):
         module.eval()
-        y = module(x)
-        module.train(was)
-        return y
 
-    def scaled(module, x):
-        with torch.no_grad():
-            return module[2](module[0](x)) * 0.5
-
-    def always_train(module, x):
+    @contextmanager
+    def never_yields(module):
         module.eval()
-        with torch.no_grad():
-            y = module(x)
-        module.train()
-        return y
+        if False:
+            yield
 
-    assert check("06-3", good).passed
+    assert check("06-3", good).passed and check("06-3", GoodClass).passed
     cases = {
-        "원래 모드": no_restore,
-        "드롭아웃이 켜져": lambda m, x: m(x).detach(),
-        "기울기": with_grad,
-        "(1−p)": scaled,
-        "평가 모드의 출력과 다릅니다": lambda m, x: torch.zeros(3, 2, dtype=torch.float64),
-        "모양": lambda m, x: torch.zeros(2, dtype=torch.float64),
-        "평가 모드였던": always_train,
+        "평가 모드로 남았습니다": no_restore,
+        "하위 모듈 **전체**": top_level_was,
+        "원래 평가 모드였던": always_train,
+        "try/finally로 감싸": no_finally,
+        "예외를 삼켰습니다": swallows,
+        "아직 학습 모드": only_top,
+        "with 문에 쓸 수 없는": not_a_context_manager,
+        "오류를 냈습니다": never_yields,
     }
     for phrase, fn in cases.items():
         r = check("06-3", fn)
         assert not r.passed and phrase in r.message, (phrase, r.message)
+
+    @contextmanager
+    def stub(module):
+        raise NotImplementedError
+        yield module
+
+    assert "구현" in check("06-3", stub).message
+    assert not check("06-3", ...).passed

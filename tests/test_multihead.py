@@ -279,6 +279,58 @@ def test_check_07_1_refuses_calling_the_module(forbidden):
     assert check("07-1", _assemble()).passed  # no hook left behind
 
 
+def _via_the_lesson_module(m, x):
+    return mh.copy_from_torch(mh.MultiHeadAttention(m.embed_dim, m.num_heads).double(), m)(x)[0]
+
+
+class _Renamed(mh.MultiHeadAttention):  # a subclass under another name: only the run-time guard sees it
+    pass
+
+
+_HIDDEN = {"cls": _Renamed}
+
+
+def _via_a_renamed_subclass(m, x):
+    return _load_and_run(_HIDDEN["cls"](m.embed_dim, m.num_heads).double(), m, x)
+
+
+def _load_and_run(ours, m, x):
+    c = m.embed_dim
+    with torch.no_grad():
+        for proj, w, b in zip(
+            (ours.q_proj, ours.k_proj, ours.v_proj), m.in_proj_weight.chunk(3), m.in_proj_bias.chunk(3)
+        ):
+            proj.weight.copy_(w)
+            proj.bias.copy_(b)
+        ours.out_proj.load_state_dict(m.out_proj.state_dict())
+    assert ours.q_proj.weight.shape == (c, c)
+    return ours(x)[0]
+
+
+def _native(m, x):
+    c, h = m.embed_dim, m.num_heads
+    w, b = m.in_proj_weight, m.in_proj_bias
+    return torch._native_multi_head_attention(x, x, x, c, h, w, b, m.out_proj.weight, m.out_proj.bias)[0]
+
+
+@pytest.mark.parametrize(
+    "shortcut,phrase",
+    [
+        (_via_the_lesson_module, "불렀습니다"),
+        (_via_a_renamed_subclass, "MultiHeadAttention을 불렀습니다"),
+        (_native, "_native_multi_head_attention"),
+        (
+            lambda m, x: mh.copy_from_torch(mh.MultiHeadAttention(m.embed_dim, m.num_heads).double(), m)(x)[0],
+            "불렀습니다",
+        ),
+    ],
+)
+def test_check_07_1_refuses_the_notebooks_own_module_and_pytorchs_native_kernel(shortcut, phrase):
+    r = check("07-1", shortcut)
+    assert not r.passed and phrase in r.message and "MultiHeadAttention" in r.message, r.message
+    assert check("07-1", _assemble()).passed  # the global hook is removed after the check
+
+
 def _gqa(c, h, g, bias):
     kv = g * (c // h)
     return 2 * c * c + 2 * c * kv + ((2 * c + 2 * kv) if bias else 0)

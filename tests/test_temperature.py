@@ -261,6 +261,13 @@ def test_05_2_sees_scipy_entropy_renamed_on_import():
     assert not result and "ent" in result.message and "= entropy)" in result.message, result.message
 
 
+def test_05_2_refuses_scipy_rel_entr():
+    special = pytest.importorskip("scipy.special")
+
+    result = check("05-2", lambda w: -torch.tensor(special.rel_entr(w.numpy(), 1.0)).sum())
+    assert not result and "rel_entr을(를) 불렀습니다" in result.message, result.message
+
+
 def test_05_2_nan_hint_does_not_suggest_a_forbidden_function():
     result = check("05-2", lambda w: -(w * w.log()).sum())
     assert not result and "NaN" in result.message and "xlogy" not in result.message, result.message

@@ -138,7 +138,7 @@ def _predict_then_measure(answer):
     )
 
 
-_READY_MADE = {"xlogy", "entr", "entropy"}
+_READY_MADE = {"xlogy", "entr", "entropy", "rel_entr"}
 _WHY = (
     "이 문제는 위의 `entropy`가 기대는 `torch.special.xlogy` 없이 "
     "`torch.log`와 `torch.where`(또는 불리언 마스크)로 0 · log 0 = 0을 직접 처리하는 연습입니다."

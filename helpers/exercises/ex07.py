@@ -78,11 +78,17 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 _FORBIDDEN_CALL = (
-    "m(x, x, x)로 모듈 자체를 호출했습니다(또는 F.multi_head_attention_forward를 썼습니다). 그러면 검사기가 "
+    "m(x, x, x)로 모듈 자체를 호출했습니다(또는 F.multi_head_attention_forward, 위에서 만든 "
+    "MultiHeadAttention·copy_from_torch를 썼습니다). 그러면 검사기가 "
     "비교하는 값을 그대로 돌려주는 셈이라 아무것도 확인되지 않습니다. 이 문제는 m.in_proj_weight, "
     "m.in_proj_bias, m.out_proj만으로 투영 → 헤드 나누기 → 어텐션 → 합치기 → 출력 투영을 직접 계산하는 "
     "연습입니다."
 )
+
+
+# The module itself, PyTorch's functions behind it, and this notebook's own MultiHeadAttention (with the
+# copy_from_torch that loads m's weights into it): each one computes the answer without assembling it.
+_TAUGHT = {"multi_head_attention_forward", "_native_multi_head_attention", "MultiHeadAttention", "copy_from_torch"}
 
 
 def _forbid_the_module_by_name(fn) -> None:
@@ -92,7 +98,7 @@ def _forbid_the_module_by_name(fn) -> None:
         first = next(iter(inspect.signature(fn).parameters))
     except (StopIteration, TypeError, ValueError):
         first = None
-    forbid_calls(fn, {"multi_head_attention_forward"} | ({first} if first else set()), _FORBIDDEN_CALL)
+    forbid_calls(fn, _TAUGHT | ({first} if first else set()), _FORBIDDEN_CALL)
     if first and _calls_forward_of(fn, first):  # m.forward(...); m.out_proj.forward(...) is fine
         raise Wrong(f"{first}.forward을(를) 불렀습니다. {_FORBIDDEN_CALL}")
 
@@ -122,6 +128,12 @@ def _call_without_the_module(fn, m: nn.MultiheadAttention, x: torch.Tensor, what
     (a second line of defence behind forbid_calls: a call forbid_calls cannot read from the source)."""
     called = []
     hook = m.register_forward_pre_hook(lambda *_: called.append("m"))
+
+    def taught(module, _):  # any MultiHeadAttention (or a subclass) run during the call, wherever it was defined
+        if any(k.__name__ == "MultiHeadAttention" for k in type(module).__mro__):
+            called.append("MultiHeadAttention")
+
+    global_hook = torch.nn.modules.module.register_module_forward_pre_hook(taught)
     original = F.multi_head_attention_forward
 
     def spy(*args, **kwargs):
@@ -134,6 +146,9 @@ def _call_without_the_module(fn, m: nn.MultiheadAttention, x: torch.Tensor, what
     finally:
         F.multi_head_attention_forward = original
         hook.remove()
+        global_hook.remove()
+    if "MultiHeadAttention" in called:
+        raise Wrong(f"위에서 만든 MultiHeadAttention을 불렀습니다. {_FORBIDDEN_CALL}")
     if called:
         raise Wrong(_FORBIDDEN_CALL)
     return result

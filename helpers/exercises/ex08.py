@@ -17,7 +17,7 @@ from helpers.lessons.complexity_flash import (
     quiet_stderr,
 )
 
-from . import Wrong, call_learner, exercise
+from . import Wrong, call_learner, exercise, forbid_calls
 
 
 def _number(x, what: str) -> float:
@@ -44,8 +44,17 @@ def _memory_profile(fn, *args) -> tuple[int, int]:
     return max(itertools.accumulate(sizes, initial=0)), max(sizes, default=0)
 
 
+_MEASURING = {"peak_memory_bytes", "measure", "profile", "_memory_profile"}
+
+
 @exercise("08-1")
 def _naive_peak(fn):
+    forbid_calls(
+        fn,
+        _MEASURING,
+        "이 문제는 측정하기 **전에** 텐서 크기로 세는 예측입니다. 재는 함수는 검사기가 부릅니다: "
+        "n, d, heads, batch로 바이트 수를 식으로 계산하세요.",
+    )
     for n, d, h, b in [(256, 64, 1, 1), (512, 32, 2, 1), (128, 16, 3, 2)]:
         call = f"naive_peak_bytes(n={n}, d={d}, heads={h}, batch={b})"
         got = _number(call_learner(fn, n, d, h, b, what=call), call)

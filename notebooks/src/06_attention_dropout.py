@@ -21,6 +21,7 @@
 # %% slideshow={"slide_type": "skip"}
 import math
 import unicodedata
+from contextlib import contextmanager
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -511,17 +512,19 @@ for i, n_ in enumerate(ns):
 #
 # 각 문제는 `check("06-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **06-1.** 가중치 `weights`, 같은 모양의 불리언 `keep`(True = 남김), 드롭아웃 비율 `p`를 받아 드롭아웃을 적용한 가중치를 돌려주는 `apply_keep_mask`를 완성하세요. 먼저 행의 합이 어떻게 될지 예상해 보세요.
+# **06-1.** 드롭아웃을 학습 때 지우기만 하고 평가 때 $(1-p)$를 곱하는 옛 방식([Srivastava 등 2014](../SOURCES.md)의 원래 드롭아웃)으로 `apply_keep_mask(weights, keep, p, training)`를 완성하세요. `keep`은 `weights`와 같은 모양의 불리언(True = 남김)입니다. 두 방식(옛 방식과 1절의 역 드롭아웃)의 평가 출력이 어떻게 다른지 예상해 보세요.
 
 # %%
-def apply_keep_mask(weights, keep, p):
+def apply_keep_mask(weights, keep, p, training):
     raise NotImplementedError
 
 check("06-1", apply_keep_mask)
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-def apply_keep_mask(weights, keep, p):
-    return weights * keep / (1 - p)
+def apply_keep_mask(weights, keep, p, training):
+    if training:
+        return weights * keep        # drop only: each weight's expectation is (1 - p)·w
+    return weights * (1 - p)         # eval: scale every weight to that expectation
 
 check("06-1", apply_keep_mask)
 
@@ -539,35 +542,39 @@ var_row_sum = 0.2 / (1 - 0.2) * (0.5 ** 2 + 0.3 ** 2 + 0.2 ** 2)
 check("06-2", var_row_sum)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **06-3.** 드롭아웃이 들어 있는 모듈 `module`과 입력 `x`를 받아 **평가 모드의** 출력을 돌려주는 `predict(module, x)`를 쓰세요. 기울기는 추적하지 않고, 호출 뒤에는 모듈이 원래 모드로 돌아가 있어야 합니다(학습 도중 검증할 때 쓰는 함수입니다).
+# **06-3.** 6절의 `evaluate`는 `model.train(was_training)`으로 모드를 되돌립니다. 하위 모듈마다 모드가 다르면(예: 미세 조정 중 일부 드롭아웃만 평가 모드로 꺼 둔 모델) 어떻게 될까요? 중간에 예외가 나면요? `with eval_mode(module):` 블록 안에서는 모든 하위 모듈이 평가 모드이고, 블록을 나가면(예외로 나가더라도) 하위 모듈마다 **원래 모드**로 돌아가는 컨텍스트 관리자(context manager: `with` 문에 쓰는 객체) `eval_mode(module)`을 쓰세요.
 
 # %%
-def predict(module, x):
+@contextmanager
+def eval_mode(module):
     raise NotImplementedError
+    yield module  # the code before yield runs on entering the with block, the code after it on leaving
 
-check("06-3", predict)
+check("06-3", eval_mode)
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-def predict(module, x):
-    was_training = module.training
+@contextmanager
+def eval_mode(module):
+    modes = [(m, m.training) for m in module.modules()]    # every submodule's own mode
     module.eval()
-    with torch.no_grad():
-        y = module(x)
-    module.train(was_training)
-    return y
+    try:
+        yield module
+    finally:                                               # also when the block raises
+        for m, was_training in modes:
+            m.training = was_training
 
-check("06-3", predict)
+check("06-3", eval_mode)
 
 # %% [markdown]
 # ## 스터디 토론 질문
 #
-# 1. 드롭아웃 뒤 행의 합이 1이 아니면 출력 벡터의 크기도 뽑을 때마다 달라집니다. 다음 층(예: LayerNorm)에는 어떤 영향이 있을까요? 지운 뒤 남은 가중치를 다시 나눠 합을 1로 맞추는 방식과 비교해 보세요.
+# 1. 드롭아웃 뒤 행의 합이 1이 아니면 출력 벡터의 크기도 뽑을 때마다 달라집니다. 다음 층(예: 층 정규화(LayerNorm))에는 어떤 영향이 있을까요? 지운 뒤 남은 가중치를 다시 나눠 합을 1로 맞추는 방식과 비교해 보세요.
 # 2. 6절에서 데이터가 많을 때 드롭아웃은 효과가 없거나 해로웠습니다. 큰 언어 모델의 사전 학습에서 어텐션 드롭아웃을 0으로 두는 경우가 많은 이유와 연결해 보세요.
 # 3. `F.scaled_dot_product_attention`이 `training` 인자를 받지 않게 설계된 이유는 무엇일까요? 함수와 모듈의 역할 나누기 관점에서 생각해 보세요.
 # 4. 평가 모드에서 드롭아웃을 끄지 않고 여러 번 뽑아 평균을 내면(몬테카를로 드롭아웃) 무엇을 더 얻을 수 있을까요?
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번은 "왜 다시 나누지 않는가"를 묻는 질문입니다. 3번에는 반례가 있습니다: 같은 함수형 API의 `F.dropout(x, p, training=True)`는 `training` 인자를 받습니다(기본값 True라 모듈 밖에서 부르면 평가 때도 켜진 채로 남는, 3절과 같은 함정). 그러니 "함수는 모드를 모른다"는 설계 원칙이라기보다 API마다 다른 선택이고, 어느 쪽이든 모드를 아는 것은 모듈(`self.training`)이라는 점으로 모으세요. 다시 나누면 한 항목의 기댓값이 W와 달라진다는 점(연습문제 06-1의 오답 메시지)을 상기시키세요. 4번은 불확실성 추정으로 이어지는 열린 질문입니다.
+# 발표 노트: 1번은 "왜 다시 나누지 않는가"를 묻는 질문입니다. 3번에는 반례가 있습니다: 같은 함수형 API의 `F.dropout(x, p, training=True)`는 `training` 인자를 받습니다(기본값 True라 모듈 밖에서 부르면 평가 때도 켜진 채로 남는, 3절과 같은 함정). 그러니 "함수는 모드를 모른다"는 설계 원칙이라기보다 API마다 다른 선택이고, 어느 쪽이든 모드를 아는 것은 모듈(`self.training`)이라는 점으로 모으세요. 다시 나누면 한 항목의 기댓값이 달라진다는 점(연습문제 06-1의 오답 메시지)을 상기시키세요. 4번은 불확실성 추정으로 이어지는 열린 질문입니다.
 
 # %% [markdown]
 # ## 요약

@@ -236,9 +236,9 @@ assert t_nan and o_nan
 # %% [markdown]
 # ## 5. 흔한 실수: 모양은 맞고 값은 틀린 네 가지
 #
-# 아래 실수들은 모두 **오류 없이 실행되고 모양도 맞습니다**. 같은 가중치와 입력에서 올바른 출력과의 최대 차이를 잽니다. 아래 함수는 모듈의 `forward`를 한 줄씩 풀어 쓰고, `mistake`로 한 줄을 바꿉니다.
+# 아래 실수들은 모두 **오류 없이 실행되고 모양도 맞습니다**. 같은 가중치와 입력에서 올바른 출력과의 최대 차이를 잽니다. 접힌 셀의 `mha_steps`가 모듈의 `forward`를 한 줄씩 풀어 쓰고, `mistake`로 한 줄을 바꿉니다(풀어 쓴 코드는 연습문제 07-1의 답과 거의 같으니, 문제를 푼 뒤에 펼쳐 보세요).
 
-# %% slideshow={"slide_type": "subslide"}
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def mha_steps(m, x, mistake=None):
     b, t, c = x.shape
     split = ((lambda y: y.reshape(b, m.h, t, m.d)) if mistake == "전치 없이 나누기"       # rows from the wrong tokens
@@ -254,6 +254,9 @@ def mha_steps(m, x, mistake=None):
 
 
 MISTAKES = ["√C로 나누기", "전치 없이 나누기", "전치 없이 합치기", "헤드 순서 뒤집기"]
+
+
+# %% slideshow={"slide_type": "subslide"}
 with torch.no_grad():
     ref_out = ours(x)[0]
     assert torch.allclose(mha_steps(ours, x), ref_out, atol=1e-6)
@@ -289,7 +292,7 @@ print("헤드를 뒤집어 붙이고 W^O의 열 블록도 뒤집으면: 원래 �
 # %% [markdown]
 # ## 6. 파라미터 수와 연산량: 헤드 $h$개 대 헤드 1개
 #
-# **파라미터.** 투영 네 개가 각각 $C \times C$이고 편향이 $C$개씩입니다. 헤드 $i$의 $W_i^Q$는 $C \times d$이고 $h$개를 합치면 $C \times C$이므로, 식에 $h$가 없습니다: $P = 4C^2 + 4C$.
+# **파라미터.** 투영 네 개가 각각 $C \times C$이고 편향이 $C$개씩입니다. 헤드 $i$의 $W_i^Q$는 $C \times d$이고 $h$개를 합치면 $C \times C$입니다. $h$를 바꿔 가며 세어 봅니다.
 
 # %%
 C = 64
@@ -371,31 +374,18 @@ assert torch.allclose(F.scaled_dot_product_attention(q, k, v, enable_gqa=True), 
 print(f"GQA: 쿼리 헤드 {h}개가 키·밸류 헤드 {g}개를 {h // g}개씩 나눠 씀 = 반복한 MHA (차이 < 1e-6)")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 큰 모델 하나를 예로 계산합니다: $C = 4096$, 쿼리 헤드 32개($d = 128$), 32층, 문맥 4096 토큰, 16비트(2바이트) 수. 층 하나의 투영 파라미터와 시퀀스 하나의 KV 캐시입니다.
+# 큰 모델 하나를 예로 계산합니다: $C = 4096$, 쿼리 헤드 32개($d = 128$), 32층, 문맥 4096 토큰, 16비트(2바이트) 수. 시퀀스 하나의 KV 캐시입니다.
 
 # %%
 C, H, D, LAYERS, CTX = 4096, 32, 128, 32, 4096
-rows = {}
+kv_cache = {}
 for name, kv_heads in (("MHA", 32), ("GQA (g = 8)", 8), ("MQA", 1)):
-    params = 2 * C * C + 2 * C * kv_heads * D                     # W^Q, W^O: C×C; W^K, W^V: C×(g·d)  (no biases)
-    cache = 2 * LAYERS * CTX * kv_heads * D * 2                   # keys and values, every layer and token, 2 bytes
-    rows[name] = (params, cache)
-    print(f"{name:<12} 키·밸류 헤드 {kv_heads:>2}: 층당 어텐션 투영 파라미터 {params / 1e6:5.1f}M, KV 캐시 {cache / 2 ** 30:6.3f} GiB")
-assert rows["MHA"][1] == 2 * 2 ** 30 and rows["MHA"][1] // rows["GQA (g = 8)"][1] == 4 and rows["MHA"][1] // rows["MQA"][1] == 32
-
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# 위의 파라미터 수는 어텐션의 투영 $W^Q, W^K, W^V, W^O$만 센 것입니다. 층에는 피드포워드(feed-forward) 블록도 있습니다. Llama 계열처럼 게이트가 있는 피드포워드(SwiGLU, 중간 크기 11008, 행렬 3개)를 가정하면 그쪽이 훨씬 큽니다.
-
-# %%
-FFN = 11008                                                       # Llama-style (SwiGLU) hidden size for C = 4096
-ffn_params = 3 * C * FFN                                          # gate, up: C×FFN; down: FFN×C  (no biases)
-layer_params = rows["MHA"][0] + ffn_params
-print(f"피드포워드 {ffn_params / 1e6:.1f}M + 어텐션 투영 {rows['MHA'][0] / 1e6:.1f}M = 층당 약 {layer_params / 1e6:.0f}M "
-      f"(어텐션 몫 {rows['MHA'][0] / layer_params:.0%}; 층 정규화의 파라미터 수천 개는 뺌)")
-assert 190e6 < layer_params < 210e6 and ffn_params > 2 * rows["MHA"][0]
+    kv_cache[name] = 2 * LAYERS * CTX * kv_heads * D * 2         # keys and values, every layer and token, 2 bytes
+    print(f"{name:<12} 키·밸류 헤드 {kv_heads:>2}: KV 캐시 {kv_cache[name] / 2 ** 30:6.3f} GiB")
+assert kv_cache["MHA"] == 2 * 2 ** 30 and kv_cache["MHA"] // kv_cache["GQA (g = 8)"] == 4 and kv_cache["MHA"] // kv_cache["MQA"] == 32
 
 # %% [markdown]
-# KV 캐시는 키·밸류 헤드 수에 비례합니다. MHA에서 시퀀스 하나에 2 GiB이던 캐시가 GQA(8그룹)에서는 0.5 GiB, MQA에서는 64 MiB가 됩니다. 파라미터는 덜 줄지만(층당 어텐션 투영 67.1M → GQA 41.9M, MQA 34.6M; 피드포워드까지 넣은 층 전체 약 202M에서는 더 작은 몫), 긴 문맥에서 메모리와 메모리 대역폭을 지배하는 것은 캐시입니다. 08번은 같은 질문, "무엇을 메모리에 두고 몇 번 읽는가"를 어텐션 행렬 자체에 던집니다.
+# KV 캐시는 키·밸류 헤드 수에 비례합니다. MHA에서 시퀀스 하나에 2 GiB이던 캐시가 GQA(8그룹)에서는 0.5 GiB, MQA에서는 64 MiB가 됩니다. 투영 파라미터는 어떻게 달라질까요? 연습문제 07-2에서 식으로 세어 본 뒤 표로 봅니다. 08번은 같은 질문, "무엇을 메모리에 두고 몇 번 읽는가"를 어텐션 행렬 자체에 던집니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: GQA는 Llama 2(70B)·Llama 3·Mistral 같은 최근 모델이 쓰는 방식으로 알려져 있습니다. 숫자는 위의 가정(32층, 4096 토큰, 16비트)에서 계산한 값이지 특정 모델의 공식 수치가 아니라는 점을 함께 말하세요.
@@ -403,7 +393,7 @@ assert 190e6 < layer_params < 210e6 and ffn_params > 2 * rows["MHA"][0]
 # %% [markdown]
 # ## 8. 헤드마다 다른 패턴을 배운다
 #
-# 헤드가 정말 일을 나누는지 작은 과제로 확인합니다. 어휘 8개에서 뽑은 토큰 8개 $x_0, \dots, x_7$을 받아, 각 위치 $t \ge 2$에서 $y_t = (x_{t-1} - x_0) \bmod 8$을 맞힙니다. 각 쿼리는 **바로 앞 토큰**과 **첫 토큰**이라는 서로 다른 두 위치가 필요하고, 뺄셈은 순서가 중요하므로 두 값을 섞으면 안 됩니다(1절). 모델은 토큰·위치 임베딩(embedding) → 위의 `MultiHeadAttention` 한 층($C = 32$) → 위치마다 같은 작은 MLP입니다.
+# 헤드가 정말 일을 나누는지 작은 과제로 확인합니다. 어휘 8개에서 뽑은 토큰 8개 $x_0, \dots, x_7$을 받아, 각 위치 $t \ge 2$에서 $y_t = (x_{t-1} - x_0) \bmod 8$을 맞힙니다. 각 쿼리는 **바로 앞 토큰**과 **첫 토큰**이라는 서로 다른 두 위치가 필요하고, 뺄셈은 순서가 중요하므로 두 값을 섞으면 안 됩니다(1절). 모델은 토큰·위치 임베딩(embedding) → 위의 `MultiHeadAttention` 한 층($C = 32$) → 위치마다 같은 피드포워드 블록(MLP)입니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 import torch.nn.functional as F
@@ -658,7 +648,7 @@ assert all(max(r["profile"][0]) < 0.7 for r in summary[1])
 #
 # 각 문제는 `check("07-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **07-1. 멀티 헤드 어텐션 조립하기.** `torch.nn.MultiheadAttention(batch_first=True)` 모듈 `m`과 입력 `x` $(B, T, C)$를 받아, `m`의 가중치(`m.in_proj_weight`, `m.in_proj_bias`, `m.out_proj`)만으로 셀프 어텐션 출력 $(B, T, C)$를 계산하는 `assemble_mha(m, x)`를 완성하세요. `m(x, x, x)`나 `F.multi_head_attention_forward`는 쓰지 마세요. `m`을 호출하면 검사기가 알아채고 거절합니다. 검사기는 결과를 `m(x, x, x)[0]`과 비교하고, 다르면 흔한 실수(√C로 나누기, 전치 없이 나누기·합치기, 헤드 순서, Q·K·V 조각 순서, 편향 누락) 중 무엇인지 알려 줍니다.
+# **07-1. 멀티 헤드 어텐션 조립하기.** `torch.nn.MultiheadAttention(batch_first=True)` 모듈 `m`과 입력 `x` $(B, T, C)$를 받아, `m`의 가중치(`m.in_proj_weight`, `m.in_proj_bias`, `m.out_proj`)만으로 셀프 어텐션 출력 $(B, T, C)$를 계산하는 `assemble_mha(m, x)`를 완성하세요. `m(x, x, x)`나 `F.multi_head_attention_forward`는 쓰지 마세요. 위에서 만든 `MultiHeadAttention`·`copy_from_torch`도 쓰지 마세요. `m`을 호출하면 검사기가 알아채고 거절합니다. 검사기는 결과를 `m(x, x, x)[0]`과 비교하고, 다르면 흔한 실수(√C로 나누기, 전치 없이 나누기·합치기, 헤드 순서, Q·K·V 조각 순서, 편향 누락) 중 무엇인지 알려 줍니다.
 
 # %%
 def assemble_mha(m, x):
@@ -678,7 +668,7 @@ def assemble_mha(m, x):
 check("07-1", assemble_mha)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **07-2. GQA의 파라미터 수.** 먼저 예상하세요: 쿼리 헤드 $h$개, 키·밸류 헤드 $g$개인 어텐션 층에서 $h$를 바꾸면 파라미터 수가 바뀔까요, $g$를 바꾸면 바뀔까요? 그다음 `d_model`, `num_heads`, `kv_heads`, `bias`를 받아 층 하나(투영 $W^Q, W^K, W^V, W^O$)의 파라미터 수를 식으로 돌려주는 `gqa_param_count`를 완성하세요. 헤드 크기는 $d = C/h$이고, `bias=True`이면 네 투영 **모두** 편향이 있습니다.
+# **07-2. GQA의 파라미터 수.** 7절에서 캐시는 $g$에 비례했습니다. 투영 파라미터는 어떨까요? 표를 보기 전에 식으로 세어 보세요. 먼저 예상하세요: 쿼리 헤드 $h$개, 키·밸류 헤드 $g$개인 어텐션 층에서 $h$를 바꾸면 파라미터 수가 바뀔까요, $g$를 바꾸면 바뀔까요? 그다음 `d_model`, `num_heads`, `kv_heads`, `bias`를 받아 층 하나(투영 $W^Q, W^K, W^V, W^O$)의 파라미터 수를 식으로 돌려주는 `gqa_param_count`를 완성하세요. 헤드 크기는 $d = C/h$이고, `bias=True`이면 네 투영 **모두** 편향이 있습니다.
 
 # %%
 def gqa_param_count(d_model, num_heads, kv_heads, bias):
@@ -695,12 +685,38 @@ def gqa_param_count(d_model, num_heads, kv_heads, bias):
 
 check("07-2", gqa_param_count)
 
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# **7절의 모델로 돌아가기.** 6절의 MHA($g = h$)에서는 식에 $h$가 없었습니다($P = 4C^2 + 4C$). GQA에서는 $W^Q, W^O$가 $C \times C$ 그대로이고 $W^K, W^V$만 $C \times (g \cdot d)$로 줄어듭니다. 7절의 모델($C = 4096$, $d = 128$, 편향 없음)에서 층 하나의 투영 파라미터를 KV 캐시 옆에 놓습니다.
+
+# %%
+C, D = 4096, 128                                                  # 7절의 모델
+proj_params = {}
+for name, kv_heads in (("MHA", 32), ("GQA (g = 8)", 8), ("MQA", 1)):
+    proj_params[name] = 2 * C * C + 2 * C * kv_heads * D          # W^Q, W^O: C×C; W^K, W^V: C×(g·d)  (no biases)
+    print(f"{name:<12} 키·밸류 헤드 {kv_heads:>2}: 층당 어텐션 투영 파라미터 {proj_params[name] / 1e6:5.1f}M, "
+          f"KV 캐시 {kv_cache[name] / 2 ** 30:6.3f} GiB")
+assert proj_params["MHA"] == 4 * C * C and proj_params["MHA"] / proj_params["MQA"] < 2 < kv_cache["MHA"] / kv_cache["MQA"]
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 위의 파라미터 수는 어텐션의 투영 $W^Q, W^K, W^V, W^O$만 센 것입니다. 층에는 피드포워드(feed-forward) 블록도 있습니다. Llama 계열처럼 게이트가 있는 피드포워드(SwiGLU, 중간 크기 11008, 행렬 3개)를 가정하면 그쪽이 훨씬 큽니다.
+
+# %%
+FFN = 11008                                                       # Llama-style (SwiGLU) hidden size for C = 4096
+ffn_params = 3 * C * FFN                                          # gate, up: C×FFN; down: FFN×C  (no biases)
+layer_params = proj_params["MHA"] + ffn_params
+print(f"피드포워드 {ffn_params / 1e6:.1f}M + 어텐션 투영 {proj_params['MHA'] / 1e6:.1f}M = 층당 약 {layer_params / 1e6:.0f}M "
+      f"(어텐션 몫 {proj_params['MHA'] / layer_params:.0%}; 층 정규화의 파라미터 수천 개는 뺌)")
+assert 190e6 < layer_params < 210e6 and ffn_params > 2 * proj_params["MHA"]
+
+# %% [markdown]
+# 캐시는 $g$에 비례해 32배까지 줄지만, 파라미터는 덜 줍니다(층당 어텐션 투영 67.1M → GQA 41.9M, MQA 34.6M; 피드포워드까지 넣은 층 전체 약 202M에서는 더 작은 몫). 긴 문맥에서 메모리와 메모리 대역폭을 지배하는 것은 캐시입니다.
+
 # %% [markdown]
 # ## 스터디 토론 질문
 #
 # 1. 파라미터 수와 행렬 곱 연산량이 같다면, 헤드 1개($d = 768$) 대신 헤드 12개($d = 64$)를 쓸 때 **잃는 것**은 무엇일까요? 헤드 크기 $d$가 너무 작아지면(예: $d = 1$) 점수 $q \cdot k$는 어떤 함수가 될까요?
 # 2. 헤드 1개 모델은 예제마다 다른 비율로 두 위치를 섞어 과제를 풀었고, 0.5/0.5로 고정하면 정확도가 0.50으로 떨어졌습니다. 밸류에는 위치 임베딩도 들어 있는데 왜 순서를 잃을까요? 1절의 계산과 연결해 보세요.
-# 3. 헤드를 이어 붙이는 순서는 임의인데(5절), 학습이 끝난 모델에서 "헤드 3은 문법 헤드"라고 부르는 것은 어떤 의미가 있을까요? 시드만 바꿔 다시 학습하면 그 헤드는 같은 번호에 있을까요?
+# 3. 8절에서 역할과 번호의 관계를 봤습니다. 그렇다면 사전 학습 모델에서 '헤드 3은 문법 헤드'라는 말은 무엇을 근거로 해야 할까요?
 # 4. MQA는 KV 캐시를 32배 줄였습니다. 잃는 것은 무엇일까요? GQA가 그 중간에 서는 이유를 생각해 보세요.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
