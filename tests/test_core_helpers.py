@@ -341,6 +341,9 @@ def test_forbid_calls_sees_the_notebooks_own_copy_of_a_lesson_function(tmp_path)
     assert not result.passed and "scaled_dot_product_attention" in result.message, result.message
 
 
+FORBIDDEN_IN_A_LIST = [torch.softmax]
+
+
 def _wrapped_softmax(x):
     return torch.softmax(x, dim=-1)
 
@@ -364,8 +367,22 @@ def test_forbid_calls_sees_through_wrappers_defaults_containers_and_partials():
     def via_wrapper(x):
         return _wrapped_softmax(x)
 
+    def via_tuple_default(x, fns=(torch.softmax,)):
+        return fns[0](x, dim=-1)
+
+    def via_module_list(x):
+        return FORBIDDEN_IN_A_LIST[0](x, dim=-1)
+
     partial = functools.partial(torch.softmax, dim=-1)
-    for fn in (via_default, via_container, via_lambda_argument, via_wrapper, partial):
+    for fn in (
+        via_default,
+        via_container,
+        via_lambda_argument,
+        via_wrapper,
+        partial,
+        via_tuple_default,
+        via_module_list,
+    ):
         with pytest.raises(Wrong, match="softmax"):
             forbid_calls(fn, {"softmax"}, "직접 쓰세요.")
 

@@ -347,6 +347,21 @@ def test_12_2_correct_and_wrong():
     assert not r.passed and "기대값" in r.message
 
 
+def test_12_2_refuses_the_hidden_attention_mass():
+    r = check("12-2", dy.attention_mass)
+    assert not r.passed and "그대로 넘겼습니다" in r.message
+
+    def wrapper(qw, c):
+        return dy.attention_mass(qw, c)
+
+    def with_default(qw, c, f=dy.attention_mass):
+        return f(qw, c)
+
+    for fn in (wrapper, with_default, lambda qw, c: [dy.attention_mass][0](qw, c)):
+        r = check("12-2", fn)
+        assert not r.passed and "attention_mass" in r.message, r.message
+
+
 def test_12_3_correct_and_wrong():
     right = {"key_emb", "value_emb", "pos_emb", "attn.q_proj", "attn.k_proj"}
     assert check("12-3", right).passed and check("12-3", sorted(right)).passed

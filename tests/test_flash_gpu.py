@@ -458,3 +458,11 @@ def test_14_1_refuses_tile_map_by_name_where_the_lesson_module_cannot_load(tmp_p
     for name, words in (("direct", "tile_map"), ("by_key", "tile_map"), ("via_helper", "helper 안의")):
         result = check("14-1", scope[name])
         assert not result.passed and words in result.message, (name, result.message)
+
+
+def test_14_1_accepts_a_closed_form_that_imports_math_inside(tmp_path):
+    answer = tmp_path / "answer.py"
+    answer.write_text("def f(n, bm, bn):\n    import math\n\n    return (bm // bn) * math.comb(n // bm + 1, 2)\n")
+    scope = {"__name__": "__main__"}
+    exec(compile(answer.read_text(), str(answer), "exec"), scope)
+    assert check("14-1", scope["f"]).passed

@@ -292,6 +292,38 @@ def test_ex2_rejects_every_forbidden_softmax(fn, name):
     assert not res and f"{name}을(를) 불렀습니다" in res.message, res.message
 
 
+def _via_masked_attention(s, m):
+    from helpers.lessons.masks import masked_attention
+
+    return masked_attention(s, s, s, m)[1]
+
+
+def _via_sdpa(s, m):
+    return scaled_dot_product_attention(s, s, s, m)
+
+
+def _via_default_argument(s, m, sm=torch.softmax):
+    return sm(s.masked_fill(~m, float("-inf")), -1).nan_to_num(0.0)
+
+
+def _via_container(s, m):
+    return [torch.softmax][0](s.masked_fill(~m, float("-inf")), -1).nan_to_num(0.0)
+
+
+@pytest.mark.parametrize(
+    "fn, name",
+    [
+        (_via_masked_attention, "masked_attention"),
+        (_via_sdpa, "scaled_dot_product_attention"),
+        (_via_default_argument, "기본값(= softmax)"),
+        (_via_container, "softmax"),
+    ],
+)
+def test_ex2_rejects_attention_and_hidden_softmax(fn, name):
+    res = check("09-2", fn)
+    assert not res and f"{name}을(를) 불렀습니다" in res.message, res.message
+
+
 def test_ex3_passes_and_explains_mistakes():
     assert check("09-3", lambda m: ~m)
     assert check("09-3", lambda m: additive_mask(m))

@@ -355,7 +355,7 @@ def _rope_cat_halves(x, positions):
         (lambda x, p: _rope_half(x, p), "rotate_half"),
         (lambda x, p: reference_rope(x, torch.arange(x.shape[2]).expand(x.shape[0], -1)), "왼쪽 패딩"),
         (lambda x, p: reference_rope(x, p[:1].expand(x.shape[0], -1)), "첫 문장의 위치"),
-        (lambda x, p: reference_rope(x, p) * 1.1, "길이가 변했"),
+        (lambda x, p: reference_rope(x, p) * 1.1, "크기(노름)가 변했"),
         (lambda x, p: x[0], "모양"),
         (lambda x, p: apply_rope(x, p), "오류"),
         (_rope_no_head_axis, "헤드 축을 맞추세요"),

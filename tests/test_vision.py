@@ -316,27 +316,36 @@ def test_query_patch_explorer_updates_in_place():
 # --------------------------------------------------------------------------- exercises
 
 
-def _se_right(x, w1, w2):
-    return torch.sigmoid(F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T)
+def _mlp(z, w1, w2):
+    return F.relu(z @ w1.T) @ w2.T
+
+
+def _cbam_right(x, w1, w2):
+    return torch.sigmoid(_mlp(x.mean(dim=(2, 3)), w1, w2) + _mlp(x.amax(dim=(2, 3)), w1, w2))
 
 
 def test_13_1_checker():
-    x, (w1, _w2) = ex13._example_features() + 0.5, ex13._example_weights()
-    hidden = x.mean(dim=(2, 3)) @ w1.T
-    assert (hidden < 0).any() and (hidden > 0).any()  # the example data can tell a missing ReLU apart
-    assert check("13-1", _se_right).passed
-    assert check("13-1", lambda x, w1, w2: _se_right(x, w1, w2)[:, :, None, None]).passed
+    x, (w1, _w2) = ex13._example_features(), ex13._example_weights()
+    h_avg, h_max = x.mean(dim=(2, 3)) @ w1.T, x.amax(dim=(2, 3)) @ w1.T
+    assert (h_avg < 0).any() and (h_avg > 0).any()  # the example data can tell a missing ReLU apart
+    assert ((h_avg < 0) != (h_max < 0)).any(-1).all()  # ... and MLP(avg + max) from MLP(avg) + MLP(max)
+    assert check("13-1", _cbam_right).passed
+    assert check("13-1", lambda x, w1, w2: _cbam_right(x, w1, w2)[:, :, None, None]).passed
+    avg, mx = (lambda x: x.mean(dim=(2, 3))), (lambda x: x.amax(dim=(2, 3)))
     cases = {
-        "소프트맥스": lambda x, w1, w2: torch.softmax(F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T, -1),
-        "ReLU가 빠졌": lambda x, w1, w2: torch.sigmoid(x.mean(dim=(2, 3)) @ w1.T @ w2.T),
-        "최댓값": lambda x, w1, w2: torch.sigmoid(F.relu(x.amax(dim=(2, 3)) @ w1.T) @ w2.T),
-        "시그모이드가 빠졌": lambda x, w1, w2: F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T,
-        "모양이": lambda x, w1, w2: _se_right(x, w1, w2).T,
-        "합으로 압축": lambda x, w1, w2: torch.sigmoid(F.relu(x.sum(dim=(2, 3)) @ w1.T) @ w2.T),
-        "W2 뒤에": lambda x, w1, w2: torch.sigmoid(F.relu(x.mean(dim=(2, 3)) @ w1.T @ w2.T)),
-        "배치 축": lambda x, w1, w2: torch.softmax(F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T, 0),
-        "(0, 1) 밖": lambda x, w1, w2: torch.tanh(F.relu(x.mean(dim=(2, 3)) @ w1.T) @ w2.T),
-        "기대값": lambda x, w1, w2: _se_right(x, w1, w2) * 0.9,
+        "최댓값 풀링 가지가 빠졌": lambda x, w1, w2: torch.sigmoid(_mlp(avg(x), w1, w2)),
+        "평균 풀링 가지가 빠졌": lambda x, w1, w2: torch.sigmoid(_mlp(mx(x), w1, w2)),
+        "가지마다 따로": lambda x, w1, w2: torch.sigmoid(_mlp(avg(x), w1, w2)) + torch.sigmoid(_mlp(mx(x), w1, w2)),
+        "곱했습니다": lambda x, w1, w2: torch.sigmoid(_mlp(avg(x), w1, w2)) * torch.sigmoid(_mlp(mx(x), w1, w2)),
+        "먼저 더하고": lambda x, w1, w2: torch.sigmoid(_mlp(avg(x) + mx(x), w1, w2)),
+        "평균했습니다": lambda x, w1, w2: torch.sigmoid((_mlp(avg(x), w1, w2) + _mlp(mx(x), w1, w2)) / 2),
+        "ReLU가 빠졌": lambda x, w1, w2: torch.sigmoid((avg(x) @ w1.T + mx(x) @ w1.T) @ w2.T),
+        "합으로 압축": lambda x, w1, w2: torch.sigmoid(_mlp(x.sum(dim=(2, 3)), w1, w2) + _mlp(mx(x), w1, w2)),
+        "시그모이드가 빠졌": lambda x, w1, w2: _mlp(avg(x), w1, w2) + _mlp(mx(x), w1, w2),
+        "소프트맥스": lambda x, w1, w2: torch.softmax(_mlp(avg(x), w1, w2) + _mlp(mx(x), w1, w2), -1),
+        "모양이": lambda x, w1, w2: _cbam_right(x, w1, w2).T,
+        "(0, 1) 밖": lambda x, w1, w2: torch.tanh(_mlp(avg(x), w1, w2) + _mlp(mx(x), w1, w2)),
+        "기대값": lambda x, w1, w2: _cbam_right(x, w1, w2) * 0.9,
         "z @ w1.T": lambda x, w1, w2: torch.sigmoid(F.relu(x.mean(dim=(2, 3)) @ w1) @ w2),  # .T forgotten: crashes
     }
     for phrase, fn in cases.items():
@@ -371,6 +380,29 @@ def test_13_2_forbids_patchify_and_allows_unfold():
         assert not result.passed and "patchify을(를)" in result.message, result.message
 
 
+def _patchify_by_default(img, p, cut=vi.patchify):
+    return cut(img, p)
+
+
+def _patchify_by_container(img, p):
+    return [vi.patchify][0](img, p)
+
+
+def _patchify_by_closure():
+    cut = vi.patchify
+
+    def my_patchify(img, p):
+        return cut(img, p)
+
+    return my_patchify
+
+
+def test_13_2_rejects_default_container_and_closure_bypasses():
+    for fn in (_patchify_by_default, _patchify_by_container, _patchify_by_closure()):
+        result = check("13-2", fn)
+        assert not result.passed and "patchify" in result.message and "불렀습니다" in result.message, result.message
+
+
 def test_13_2_checker():
 
     def p1p2c(img, p):
@@ -398,17 +430,38 @@ def test_13_2_checker():
         assert not result.passed and phrase in result.message, (phrase, result.message)
 
 
+def _bytes_right(s, p, h):
+    return h * ((s // p) ** 2 + 1) ** 2 * 4
+
+
 def test_13_3_checker():
-    assert check("13-3", lambda s, p: ((s // p) ** 2) ** 2 * 4).passed
+    assert check("13-3", _bytes_right).passed
+    result = check("13-3", _bytes_right)
+    assert "15.88배" in result.message, result.message
     cases = {
-        "N개만": lambda s, p: (s // p) ** 2 * 4,
-        "4바이트": lambda s, p: ((s // p) ** 2) ** 2,
-        "float64": lambda s, p: ((s // p) ** 2) ** 2 * 8,
-        "[CLS]": lambda s, p: ((s // p) ** 2 + 1) ** 2 * 4,
-        "픽셀마다": lambda s, p: (s * s) ** 2 * 4,
-        "숫자 하나": lambda s, p: [1, 2],
+        "[CLS] 토큰이 빠졌": lambda s, p, h: h * ((s // p) ** 2) ** 2 * 4,
+        "헤드가 하나뿐": lambda s, p, h: ((s // p) ** 2 + 1) ** 2 * 4,
+        "N + 1개만": lambda s, p, h: h * ((s // p) ** 2 + 1) * 4,
+        "4바이트": lambda s, p, h: h * ((s // p) ** 2 + 1) ** 2,
+        "float64": lambda s, p, h: h * ((s // p) ** 2 + 1) ** 2 * 8,
+        "원소 하나로": lambda s, p, h: h * (((s // p) ** 2) ** 2 + 1) * 4,
+        "픽셀마다": lambda s, p, h: h * (s * s + 1) ** 2 * 4,
+        "숫자 하나": lambda s, p, h: [1, 2],
     }
     for phrase, fn in cases.items():
         result = check("13-3", fn)
         assert not result.passed and phrase in result.message, (phrase, result.message)
-    assert "아직 구현" in check("13-3", lambda s, p: (_ for _ in ()).throw(NotImplementedError())).message
+    assert "아직 구현" in check("13-3", lambda s, p, h: (_ for _ in ()).throw(NotImplementedError())).message
+
+
+def test_13_3_forbids_vit_cost():
+    def via_vit_cost(s, p, h):
+        n = vi.vit_cost(s, p)["n_tokens"]
+        return h * (n + 1) ** 2 * 4
+
+    def via_default(s, p, h, cost=vi.vit_cost):
+        return h * (cost(s, p)["n_tokens"] + 1) ** 2 * 4
+
+    for fn in (via_vit_cost, via_default):
+        result = check("13-3", fn)
+        assert not result.passed and "vit_cost" in result.message, result.message

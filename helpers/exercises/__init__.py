@@ -241,9 +241,12 @@ def _forbidden_uses(fn, names: set[str], seen: set, depth: int = 0) -> set[str]:
             values.append((name, cell.cell_contents))
         except ValueError:  # an empty cell
             continue
-    for name, target in list(values):  # a partial's bound arguments are used too
+    for name, target in list(values):  # a partial's bound arguments, a container's items are used too
         if isinstance(target, functools.partial):
             values += [(name, bound) for bound in (*target.args, *target.keywords.values())]
+        elif isinstance(target, list | tuple | set | frozenset | dict):
+            items = target.values() if isinstance(target, dict) else target
+            values += [(name, item) for item in list(items)[:100] if callable(item)]
     used = set()
     for name, target in values:
         target = getattr(target, "func", target)  # a partial stands for its function

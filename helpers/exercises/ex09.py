@@ -89,7 +89,19 @@ def _ex2_cases():
 def _check_safe_softmax(fn):
     forbid_calls(
         fn,
-        {"softmax", "safe_softmax", "softmax_t", "log_softmax", "softmin", "Softmax", "LogSoftmax", "Softmin"},
+        {
+            "softmax",
+            "safe_softmax",
+            "softmax_t",
+            "_softmax",
+            "log_softmax",
+            "softmin",
+            "Softmax",
+            "LogSoftmax",
+            "Softmin",
+            "scaled_dot_product_attention",
+            "masked_attention",
+        },
         "이 문제는 소프트맥스를 `torch.exp`와 합으로 직접 짜면서 가려진 칸과 전부 가려진 행을 처리하는 연습입니다 "
         "(위의 `safe_softmax`가 소프트맥스 함수로 하는 방법은 이미 봤습니다).",
     )

@@ -153,7 +153,7 @@ def _check_rope(fn):
         )
     if not torch.allclose(got.norm(dim=-1), x.norm(dim=-1), atol=1e-6):
         raise Wrong(
-            "벡터의 길이가 변했습니다. 회전은 길이를 바꾸지 않습니다: 같은 쌍의 두 차원에 같은 각도의 cos, sin을 쓰세요."
+            "벡터의 크기(노름)가 변했습니다. 회전은 크기를 바꾸지 않습니다: 같은 쌍의 두 차원에 같은 각도의 cos, sin을 쓰세요."
         )
     if torch.allclose(got, _rope_half(x, positions), atol=1e-6):
         raise Wrong(

@@ -11,7 +11,7 @@ from helpers.lessons.attention_during_training import (
     make_lookup_batch,
 )
 
-from . import Wrong, answer_tensor, call_learner, exercise, particle
+from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
 
 PARAM_GROUPS = (
     "key_emb",
@@ -108,6 +108,11 @@ def _check_entropy_rises(answer):
 
 @exercise("12-2")
 def _check_mass(fn):
+    forbid_calls(
+        fn,
+        {"attention_mass", "evaluate_lookup"},
+        "2절의 식 m = (1/|Q|) Σ_i Σ_{j∈C(i)} α_ij를 qw와 correct로 직접 쓰세요(숨긴 셀의 attention_mass가 답입니다).",
+    )
     keys = _example_keys()
     correct = correct_keys(keys)  # (3, Q, T)
     g = torch.Generator().manual_seed(5)

@@ -49,12 +49,18 @@ def _loops(fn, depth: int = 0) -> list[str]:
     found |= {f"{name} 호출" for name in calls & HIDDEN_LOOPS}
     if getattr(fn, "__name__", None) in calls:
         found.add("자기 자신을 부르는 재귀")
-    if any(isinstance(node, ast.Import | ast.ImportFrom) for node in ast.walk(tree)) or "itertools" in calls:
-        found.add("함수 안의 import")
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    } | {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    if imported & {"itertools", "functools"}:
+        found.add("itertools·functools")
     scope = getattr(fn, "__globals__", {})
     for name in calls if depth == 0 else ():
         helper = scope.get(name)
-        if inspect.isfunction(helper) and getattr(helper, "__module__", "") in ("__main__", fn.__module__):
+        if helper is not fn and inspect.isfunction(helper) and helper.__module__ in ("__main__", fn.__module__):
             found |= {f"{name} 안의 {word}" for word in _loops(helper, depth + 1)}
     return sorted(found)
 
@@ -193,9 +199,15 @@ def _recompute_weights(fn):
         if causal and torch.allclose(got, torch.exp(s - lse[:, None]), rtol=1e-9):
             raise Wrong(f"{call}: 가려진 자리(j > i)가 0이 아닙니다. 인과이면 대각선 위를 0으로 두세요.")
         rows = got.sum(dim=-1)
+        if causal and torch.allclose(got, want.tril(-1), atol=1e-12):
+            raise Wrong(f"{call}: 대각선(j = i)까지 가렸습니다. 가릴 곳은 j > i, 곧 triu(1)입니다.")
+        sums = (
+            ""
+            if torch.allclose(rows, torch.ones_like(rows))
+            else f" (행의 합 {[round(float(r), 4) for r in rows[:3]]} …, 1이어야 합니다)"
+        )
         raise Wrong(
-            f"{call}: softmax와 최대 {float((got - want).abs().max()):.3g} 다릅니다 (행의 합: "
-            f"{[round(float(r), 4) for r in rows[:3]]} …, 1이어야 합니다). P = exp(s − L)을 행마다 계산하세요."
+            f"{call}: softmax와 최대 {float((got - want).abs().max()):.3g} 다릅니다{sums}. P = exp(s − L)을 행마다 계산하세요."
         )
     return "exp(s − L)이 소프트맥스와 같습니다 (인과 포함, 상대 차이 < 1e-9). 역전파는 이렇게 N개짜리 L만으로 P를 타일마다 다시 만듭니다."
 

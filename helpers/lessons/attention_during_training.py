@@ -44,12 +44,12 @@ def query_weights(weights):  # (B, h, T, T) -> (B, Q, T): query rows, mean over 
     return weights[:, :, N_PAIRS:, :].mean(dim=1)
 
 
-def attention_mass(qw, correct):  # (n, Q, T), (n, Q, T) bool -> float
-    return (qw * correct).sum(dim=-1).mean().item()
-
-
 def row_entropy(qw):  # (n, Q, T) -> mean entropy of the rows in nats
     return entropy(qw).mean().item()
+
+
+def attention_mass(qw, correct):  # (n, Q, T), (n, Q, T) bool -> float
+    return (qw * correct).sum(dim=-1).mean().item()
 
 
 class LookupModel(nn.Module):

@@ -177,7 +177,7 @@ def patch_size_explorer(image, sizes=(1, 2, 4, 8)):
             for a in artists:
                 a.set_visible(p == patch)
         counts = grids[patch][1]
-        ax.set_title(f"P={patch}: 패치 {counts['n_tokens']}개, 토큰 길이 {counts['token_dim']}")
+        ax.set_title(f"P={patch}: 패치 {counts['n_tokens']}개, 토큰 차원 {counts['token_dim']}")
         return counts
 
     slider = widgets.SelectionSlider(options=list(sizes), value=sizes[1], description="패치 크기")
@@ -297,3 +297,8 @@ def attention_rollout(maps):  # list over layers of (B, h, T, T) -> (B, T, T)
         a = a / a.sum(dim=-1, keepdim=True)              # rows sum to 1 again
         rollout = a @ rollout                            # this layer after the earlier ones
     return rollout
+
+
+def vit_cost(image_size, patch, channels=3, bytes_per_value=4):  # one head, one image, patch tokens only
+    n = (image_size // patch) ** 2
+    return {"n_tokens": n, "token_dim": channels * patch * patch, "pairs": n * n, "bytes": n * n * bytes_per_value}

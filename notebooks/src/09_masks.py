@@ -553,10 +553,12 @@ assert threshold16 == -16 and not to_inf16[neg_scores > -16].any()
 assert torch.isinf(min32 + torch.tensor(threshold32)) and not torch.isinf(min32 + torch.tensor(-1e30))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 세 가지 함정이 보입니다. float16 텐서에 `masked_fill(..., -1e9)`는 아예 오류를 내고, float32에서 만든 `-1e9` 마스크를 float16으로 바꾸면 `-inf`가 되어 NaN 문제로 되돌아갑니다. `torch.finfo(dtype).min`을 쓰면 표현은 되지만, 두 가지 경우에 넘쳐서(overflow) 역시 `-inf`가 됩니다. 하나는 패딩·인과 마스크를 각각 최솟값으로 만들어 더할 때로, float32에서도 일어납니다. 다른 하나는 최솟값에 음수 점수를 더할 때인데, float16에서 점수가 −16 이하일 때만 생깁니다(위 계산: 맨 끝의 float16 간격이 32라서 그 절반부터 넘칩니다). float32에서는 점수가 약 $-10^{31}$ 이하여야 하므로 실제로는 일어나지 않습니다. 가장 깔끔한 길은 불리언 마스크를 끝까지 들고 가다가 소프트맥스 직전에 `-inf`로 채우고, 전부 가려진 행은 0으로 처리하는 것입니다.
+# 세 가지 함정이 보입니다. float16 텐서에 `masked_fill(..., -1e9)`는 아예 오류를 내고, float32에서 만든 `-1e9` 마스크를 float16으로 바꾸면 `-inf`가 되어 NaN 문제로 되돌아갑니다. `torch.finfo(dtype).min`을 쓰면 표현은 되지만, 두 가지 경우에 넘쳐서(overflow) 역시 `-inf`가 됩니다. 하나는 패딩·인과 마스크를 각각 최솟값으로 만들어 더할 때로, float32에서도 일어납니다. 다른 하나는 최솟값에 음수 점수를 더할 때인데, float16에서 점수가 −16 이하일 때만 생깁니다(위 계산: 맨 끝의 float16 간격이 32라서 그 절반부터 넘칩니다). float32에서는 점수가 약 $-10^{31}$ 이하여야 하므로 실제로는 일어나지 않습니다. 어느 방식을 팀의 규칙으로 삼을지는 토론 질문 4에서 다룹니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 청중에게 "-1e9면 해결 아닌가요?"라는 질문이 꼭 나옵니다. 답은 두 가지입니다: (1) 전부 가려진 행은 NaN 대신 [PAD]를 포함한 모든 밸류의 평균이 나온다, (2) 혼합 정밀도(float16)에서는 -1e9가 -inf로 바뀌거나 masked_fill이 실패한다. bfloat16은 범위가 float32와 거의 같아서 (2)는 덜하지만 (1)은 그대로입니다. 다만 `torch.finfo(torch.float32).min`을 bfloat16으로 바꾸면 bfloat16의 최댓값을 넘어 반올림되어 `-inf`가 됩니다(위 셀). Hugging Face 코드에서 이 함정이 나타나는 모습입니다.
+# 발표 노트(토론 질문 4의 답): 가장 깔끔한 길은 불리언 마스크를 끝까지 들고 가다가 소프트맥스 직전에 `-inf`로 채우고, 전부 가려진 행은 0으로 처리하는 것입니다.
+#
+# 청중에게 "-1e9면 해결 아닌가요?"라는 질문이 꼭 나옵니다. 답은 두 가지입니다: (1) 전부 가려진 행은 NaN 대신 [PAD]를 포함한 모든 밸류의 평균이 나온다, (2) 혼합 정밀도(float16)에서는 -1e9가 -inf로 바뀌거나 masked_fill이 실패한다. bfloat16은 범위가 float32와 거의 같아서 (2)는 덜하지만 (1)은 그대로입니다. 다만 `torch.finfo(torch.float32).min`을 bfloat16으로 바꾸면 bfloat16의 최댓값을 넘어 반올림되어 `-inf`가 됩니다(위 셀). Hugging Face 코드에서 이 함정이 나타나는 모습입니다.
 
 # %% [markdown]
 # ## 5. 불리언 마스크, 더하는 마스크, 그리고 반대 약속
@@ -696,11 +698,13 @@ def last_position_state(ids, real, positions):  # (B, T) each -> (B, d): what pr
     return out[:, -1]
 
 
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+left_ids = torch.tensor([[pad_id] * (T_gen - len(p)) + [vocab[w] for w in p] for p in prompts])
+left_real = torch.arange(T_gen)[None, :] >= (T_gen - lens)[:, None]  # (B, T): real tokens are the last L_b
+
 # %% slideshow={"slide_type": "subslide"}
 alone = torch.cat([last_position_state(torch.tensor([[vocab[w] for w in p]]), torch.ones(1, len(p), dtype=torch.bool),
                                      torch.arange(len(p))[None]) for p in prompts])
-left_ids = torch.tensor([[pad_id] * (T_gen - len(p)) + [vocab[w] for w in p] for p in prompts])
-left_real = torch.arange(T_gen)[None, :] >= (T_gen - lens)[:, None]  # (B, T): real tokens are the last L_b
 left_pos = (left_real.cumsum(-1) - 1).clamp(min=0)  # (B, T): 0, 1, ... from the first real token
 right_ids = torch.tensor([[vocab[w] for w in p] + [pad_id] * (T_gen - len(p)) for p in prompts])
 plain_pos = torch.arange(T_gen).expand(len(prompts), -1)
@@ -719,20 +723,22 @@ assert same == {"왼쪽 패딩 + 당긴 위치": [True] * 3, "왼쪽 패딩 + �
 #
 # 남은 것은 전부 가려진 행입니다. 왼쪽 패딩의 마스크에서 그런 행을 세고, 4절의 흔한 방식(`-inf` + `torch.softmax`)에 넣어 봅니다.
 
-# %% slideshow={"slide_type": "subslide"}
-left_mask = left_real[:, None, :] & causal_mask(T_gen)  # (B, T, T)
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+left_mask = left_real[:, None, :] & causal_mask(T_gen)  # (B, T, T): the mask of exercise 09-1
 h_left = emb[left_ids] + pos_emb[left_pos]  # (B, T, d)
 _, w_left = naive_masked_attention(h_left, h_left, h_left, left_mask)
-print("전부 가려진 행 (프롬프트별):", fully_masked_rows(left_mask).sum(-1).tolist(), "= 왼쪽 패딩 수", (T_gen - lens).tolist())
-print("-inf + torch.softmax: NaN 행", int(torch.isnan(w_left).any(-1).sum()), "개")
-assert torch.equal(fully_masked_rows(left_mask).sum(-1), T_gen - lens)
-assert int(torch.isnan(w_left).any(-1).sum()) == int((T_gen - lens).sum())
+nan_rows = int(torch.isnan(w_left).any(-1).sum())
+assert torch.equal(fully_masked_rows(left_mask).sum(-1), T_gen - lens) and nan_rows == int((T_gen - lens).sum())
+
+# %% slideshow={"slide_type": "subslide"}
+print(f"프롬프트 {len(prompts)}개의 왼쪽 패딩 마스크, -inf + torch.softmax: NaN 행 {nan_rows}개")
+assert nan_rows > 0
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 패딩 수만큼 NaN 행이 생깁니다. 한 층에서는 패딩 행에만 있지만, 4절에서 본 것처럼 다음 층에서 $0 \times \text{NaN}$으로 실제 토큰까지 번집니다. 그래서 배치 생성 코드는 전부 가려진 행을 0으로 처리하는 어텐션(이 과정의 `masked_attention`, 고정된 torch의 SDPA)을 쓰거나, 패딩 쿼리가 자기 자신은 보게 하는 식으로 마스크를 고칩니다.
+# NaN 행이 생깁니다(마스크를 만드는 코드와 몇 행인지는 연습문제 09-1에서 직접 구합니다). 한 층에서는 패딩 행에만 있지만, 4절에서 본 것처럼 다음 층에서 $0 \times \text{NaN}$으로 실제 토큰까지 번집니다. 그래서 배치 생성 코드는 전부 가려진 행을 0으로 처리하는 어텐션(이 과정의 `masked_attention`, 고정된 torch의 SDPA)을 쓰거나, 패딩 쿼리가 자기 자신은 보게 하는 식으로 마스크를 고칩니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: "생성은 왼쪽 패딩, 학습은 오른쪽 패딩이 흔하다"를 한 문장으로 남기세요. 확인할 세 가지는 마스크, 위치 번호, 전부 가려진 행입니다. 연습문제 09-1이 바로 이 마스크입니다.
+# 발표 노트: "생성은 왼쪽 패딩, 학습은 오른쪽 패딩이 흔하다"를 한 문장으로 남기세요. 확인할 세 가지는 마스크, 위치 번호, 전부 가려진 행입니다. 마스크를 만드는 코드는 숨겨 두었으니 연습문제 09-1에서 청중이 직접 만들게 하세요.
 
 # %% [markdown]
 # ## 연습문제

@@ -71,7 +71,7 @@ assert receptive_field(1) ** 2 == 9 and layers_needed == 112 and corner_layers =
 # %% [markdown]
 # ## 2. 채널 어텐션: Squeeze-and-Excitation
 #
-# CNN의 특징 맵 $X \in \mathbb{R}^{C \times H \times W}$에서 채널 하나는 "세로 경계", "빨간색 부분" 같은 특징 하나의 지도입니다. SE 블록(SENet, Hu 등 2018)은 이미지마다 **채널별 게이트** $s_c \in (0, 1)$를 계산해 채널을 다시 조절합니다.
+# CNN의 특징 맵(feature map) $X \in \mathbb{R}^{C \times H \times W}$에서 채널 하나는 "세로 경계", "빨간색 부분" 같은 특징 하나의 지도입니다. SE 블록(SENet, Hu 등 2018)은 이미지마다 **채널별 게이트** $s_c \in (0, 1)$를 계산해 채널을 다시 조절합니다.
 #
 # 1. **Squeeze**: 채널마다 전역 평균 풀링(global average pooling)으로 수 하나를 만듭니다. $z_c = \frac{1}{HW}\sum_{i,j} X_{c,i,j}$
 # 2. **Excitation**: 작은 MLP(줄임 비율 $r$)와 시그모이드로 게이트를 만듭니다. $s = \sigma\big(W_2\, \mathrm{ReLU}(W_1 z + b_1) + b_2\big)$, $W_1 \in \mathbb{R}^{\frac{C}{r} \times C}$, $W_2 \in \mathbb{R}^{C \times \frac{C}{r}}$
@@ -107,7 +107,7 @@ torch.testing.assert_close(out, x * gates[:, :, None, None])
 assert 0.3 < gates.min() and gates.max() < 0.7  # untrained: every gate near 1/2
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 학습 전 게이트는 모두 0.5 근처입니다. 어느 채널을 키울지는 학습해야 정해집니다. 그래서 SE 블록을 잠깐 학습시킵니다. 과제는 일부러 단순하게 만듭니다. 채널 8개 가운데 이미지마다 앞쪽 넷 또는 뒤쪽 넷에만 신호(평균 +2)가 있고 나머지는 잡음입니다. 목표 출력은 "신호 채널은 그대로, 잡음 채널은 0"입니다. 손실은 이 목표와의 평균 제곱 오차(재구성 손실)입니다. 분류 같은 실제 과제의 손실이 아닙니다. 실제 SENet에서는 게이트가 분류 손실로, 네트워크 전체와 함께 학습됩니다.
+# 학습 전 게이트는 모두 0.5 근처입니다. 어느 채널을 키울지는 학습해야 정해집니다. 그래서 SE 블록을 잠깐 학습시킵니다. 과제는 일부러 단순하게 만듭니다. 채널 8개 가운데 이미지마다 앞쪽 넷 또는 뒤쪽 넷에만 신호(평균 +2)가 있고 나머지는 잡음입니다. 목표 출력은 "신호 채널은 그대로, 잡음 채널은 0"입니다. 손실은 이 목표와의 평균 제곱 오차(재구성 손실(reconstruction loss))입니다. 분류 같은 실제 과제의 손실이 아닙니다. 실제 SENet에서는 게이트가 분류 손실로, 네트워크 전체와 함께 학습됩니다.
 #
 # 학습 루프는 3절의 공간 게이트에도 그대로 씁니다. (줄임 비율을 $r = 4$로 하면 은닉 단위가 2개뿐이라, 시드에 따라 ReLU가 모두 꺼진 채 게이트가 상수로 멈추기도 합니다. 여기서는 $r = 2$를 씁니다.)
 
@@ -234,7 +234,7 @@ assert factor[0, 0].std() > 0.05  # one channel, different factors at different 
 #
 # $$M_s = \sigma\Big(\mathrm{conv}_{7\times 7}\big([\,\mathrm{mean}_c X;\ \max_c X\,]\big)\Big) \in (0,1)^{H \times W}, \qquad \tilde X_{c,i,j} = M_{s,i,j}\, X_{c,i,j}$$
 #
-# CBAM에는 채널 가지도 있고, SE와 달리 **평균 풀링과 최댓값 풀링을 둘 다** 같은 MLP에 넣어 더한 뒤 시그모이드를 겁니다: $M_c = \sigma(\mathrm{MLP}(\mathrm{avg}_{ij} X) + \mathrm{MLP}(\max_{ij} X))$. 채널 게이트를 먼저, 공간 게이트를 나중에 곱합니다. 여기서는 공간 가지만 만듭니다.
+# CBAM에는 채널 가지도 있고, SE와 달리 **평균 풀링과 최댓값 풀링을 둘 다** 같은 MLP에 넣어 더한 뒤 시그모이드를 겁니다: $M_c = \sigma(\mathrm{MLP}(\mathrm{avg}_{ij} X) + \mathrm{MLP}(\max_{ij} X))$. 채널 게이트를 먼저, 공간 게이트를 나중에 곱합니다. 여기서는 공간 가지만 만들고, 채널 가지는 연습문제 13-1에서 직접 짭니다.
 
 # %% tags=["save"]
 class SpatialGate(nn.Module):
@@ -367,7 +367,7 @@ assert torch.equal(tokens[1], digit[0, 0:2, 2:4].reshape(-1))  # patch 1 is the 
 assert torch.equal(unpatchify(tokens[None], 2, 1, 8, 8)[0], digit)
 
 # %% [markdown]
-# 원문 002의 ViT 설정, 224×224 RGB 이미지와 $P = 16$이면 토큰은 몇 개이고 길이는 얼마일까요?
+# 원문 002의 ViT 설정, 224×224 RGB 이미지와 $P = 16$이면 토큰은 몇 개이고 토큰 하나의 차원은 얼마일까요?
 
 # %%
 image = torch.zeros(3, 224, 224)  # (C, H, W)
@@ -404,7 +404,7 @@ torch.testing.assert_close(by_linear, by_conv, atol=1e-4, rtol=1e-4)
 #
 # $$z_0 = \big[\,x_{\text{cls}};\ x_p^1 E;\ \dots;\ x_p^N E\,\big] + E_{\text{pos}}, \qquad z_0 \in \mathbb{R}^{(1+N) \times D}$$
 #
-# 그 뒤는 텍스트 트랜스포머와 같은 블록입니다(층 정규화(layer normalization)를 어텐션 앞에 두는 pre-LN 방식).
+# 그 뒤는 텍스트 트랜스포머와 같은 블록입니다(층 정규화(layer normalization)를 어텐션 앞에 두는 사전 정규화(pre-LN)).
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 class Block(nn.Module):
@@ -482,7 +482,7 @@ assert (before.argmax(-1) != after.argmax(-1)).any() and change_without_pos < 1e
 #
 # ### 슬라이더: 패치 크기
 #
-# 패치 크기를 바꾸면 토큰 수와 토큰 길이가 반대로 움직입니다. 빨간 선이 패치 경계, 파란 숫자가 토큰 번호입니다.
+# 패치 크기를 바꾸면 토큰 수와 토큰 차원 $C \cdot P \cdot P$가 반대로 움직입니다. 빨간 선이 패치 경계, 파란 숫자가 토큰 번호입니다.
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"} tags=["save"]
 def draw_patch_grid(ax, image, patch):
@@ -513,7 +513,7 @@ def patch_size_explorer(image, sizes=(1, 2, 4, 8)):
             for a in artists:
                 a.set_visible(p == patch)
         counts = grids[patch][1]
-        ax.set_title(f"P={patch}: 패치 {counts['n_tokens']}개, 토큰 길이 {counts['token_dim']}")
+        ax.set_title(f"P={patch}: 패치 {counts['n_tokens']}개, 토큰 차원 {counts['token_dim']}")
         return counts
 
     slider = widgets.SelectionSlider(options=list(sizes), value=sizes[1], description="패치 크기")
@@ -533,13 +533,13 @@ fig, axes = plt.subplots(1, 4, figsize=(12, 3.4))
 grids = []
 for p, ax in zip((1, 2, 4, 8), axes):
     grids.append(draw_patch_grid(ax, digit, p)[1])
-    ax.set_title(f"P={p}: 패치 {grids[-1]['n_tokens']}개, 토큰 길이 {grids[-1]['token_dim']}")
+    ax.set_title(f"P={p}: 패치 {grids[-1]['n_tokens']}개, 토큰 차원 {grids[-1]['token_dim']}")
 fig.tight_layout()
 plt.show()
 assert [g["n_tokens"] for g in grids] == [64, 16, 4, 1] and all(g["n_tokens"] * g["token_dim"] == 64 for g in grids)
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: $N \times$ 토큰 길이 $= HWC$가 언제나 일정하다는 점(정보는 그대로, 나누는 방법만 다름)을 짚고, "그럼 $P$를 얼마로 할까?"를 물어보세요. 작게 자르면 세밀하지만 토큰이 많아지고, 셀프 어텐션의 비용은 토큰 수의 제곱입니다. 6절의 계산으로 이어집니다.
+# 발표 노트: $N \times$ 토큰 차원 $C \cdot P \cdot P = HWC$가 언제나 일정하다는 점(정보는 그대로, 나누는 방법만 다름)을 짚고, "그럼 $P$를 얼마로 할까?"를 물어보세요. 작게 자르면 세밀하지만 토큰이 많아지고, 셀프 어텐션의 비용은 토큰 수의 제곱입니다. 6절의 계산으로 이어집니다.
 
 # %% [markdown]
 # ## 5. 작은 ViT를 숫자 이미지로 학습하기
@@ -726,7 +726,7 @@ print("패치 키에 간 몫 (나머지는 [CLS]):", [round(r.sum().item(), 2) f
 assert all(0 < r.sum() <= 1 for r in rows) and all(r.max() < 3 / 17 for r in rows)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 이 이미지에서 패치 쿼리 네 개의 가장 큰 가중치는 균등 분포(1/17 = 0.059)의 1.4~2.4배에 그칩니다. 테스트 이미지 359장 전체에서 두 층을 비교합니다. 엔트로피(entropy, 05번)가 $\log 17$에 가까울수록 17개 키에 고르게 퍼진 것입니다.
+# 이 이미지에서 패치 쿼리 네 개의 행마다, 패치 키 가운데 가장 큰 가중치는 균등 분포(1/17 = 0.059)의 1.4~2.4배에 그칩니다. 테스트 이미지 359장 전체에서 두 층을 비교합니다. 엔트로피(entropy, 05번)가 $\log 17$에 가까울수록 17개 키에 고르게 퍼진 것입니다.
 
 # %%
 with torch.no_grad():
@@ -834,19 +834,18 @@ assert live_loss[-1] < live_loss[0] / 2 and 0.5 < live_acc < run["test_accuracy"
 #
 # 셀프 어텐션은 토큰 쌍마다 점수 하나를 만들므로, 헤드 하나·이미지 하나·층 하나에 $N \times N$ 가중치 행렬이 생깁니다. 224×224 이미지에서 $P = 16$, $P = 8$, 그리고 픽셀 하나를 토큰으로 쓰는 경우($P = 1$)를 비교합니다(float32, 4바이트).
 
-# %%
-def vit_cost(image_size, patch, channels=3, bytes_per_value=4):
+# %% tags=["save"]
+def vit_cost(image_size, patch, channels=3, bytes_per_value=4):  # one head, one image, patch tokens only
     n = (image_size // patch) ** 2
     return {"n_tokens": n, "token_dim": channels * patch * patch, "pairs": n * n, "bytes": n * n * bytes_per_value}
 
-
+# %%
 costs = {p: vit_cost(224, p) for p in (32, 16, 8, 4, 2, 1)}
 for p, c in costs.items():
     print(f"P={p:>2}: N={c['n_tokens']:>6,}  N²={c['pairs']:>15,}  행렬 {c['bytes'] / 1e6:>12,.2f} MB")
 assert [costs[p]["n_tokens"] for p in (16, 8, 1)] == [196, 784, 50_176]
 assert costs[16]["bytes"] == 153_664 and costs[8]["bytes"] == 2_458_624
 assert costs[1]["bytes"] == 10_070_523_904
-assert costs[8]["bytes"] == 16 * costs[16]["bytes"]
 
 # %% slideshow={"slide_type": "subslide"}
 fig, ax = plt.subplots(figsize=(6.4, 3.4))
@@ -882,20 +881,22 @@ assert local_bytes == 9_834_496 and costs[1]["bytes"] == 1024 * local_bytes and 
 #
 # 각 문제는 `check("13-k", 답)` 한 번으로 확인합니다. 풀이는 숨겨진 셀에 있습니다.
 #
-# **13-1.** 특징 맵 `x` $(B, C, H, W)$와 두 행렬 `w1` $(C/r, C)$, `w2` $(C, C/r)$(편향 없는 두 선형층의 `nn.Linear.weight`와 같은 모양)를 받아 SE 게이트 $(B, C)$를 돌려주는 `se_gates`를 완성하세요. 위의 `SqueezeExcitation`을 보지 말고 식에서 출발하세요. 시그모이드 대신 소프트맥스를 쓰면 게이트의 합이 어떻게 될지도 예상해 보세요.
+# **13-1.** 3절에서 말로만 본 CBAM의 **채널 가지**를 짜 보세요. 특징 맵 `x` $(B, C, H, W)$와 두 행렬 `w1` $(C/r, C)$, `w2` $(C, C/r)$(편향 없는 두 선형층의 `nn.Linear.weight`와 같은 모양, $\mathrm{MLP}(z) = W_2\,\mathrm{ReLU}(W_1 z)$)를 받아 게이트 $M_c = \sigma(\mathrm{MLP}(\mathrm{avg}_{ij} X) + \mathrm{MLP}(\max_{ij} X))$, 모양 $(B, C)$를 돌려주는 `cbam_channel_gates`를 완성하세요. 먼저 예상해 보세요: 두 풀링을 먼저 더한 뒤 MLP에 한 번 넣어도 같을까요?
 
 # %%
-def se_gates(x, w1, w2):
+def cbam_channel_gates(x, w1, w2):
     raise NotImplementedError
 
-check("13-1", se_gates)
+check("13-1", cbam_channel_gates)
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-def se_gates(x, w1, w2):
-    z = x.mean(dim=(2, 3))                       # (B, C): squeeze
-    return torch.sigmoid(F.relu(z @ w1.T) @ w2.T)  # (B, C): independent gates
+def cbam_channel_gates(x, w1, w2):
+    def mlp(z):                                      # (B, C) -> (B, C): shared by both branches
+        return F.relu(z @ w1.T) @ w2.T
+    avg, mx = x.mean(dim=(2, 3)), x.amax(dim=(2, 3))  # (B, C) each: two squeezes
+    return torch.sigmoid(mlp(avg) + mlp(mx))         # (B, C): add, then one sigmoid
 
-check("13-1", se_gates)
+check("13-1", cbam_channel_gates)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # **13-2.** 이미지 `img` $(C, H, W)$와 패치 크기 `p`를 받아 토큰 $(N, C \cdot p \cdot p)$를 돌려주는 `my_patchify`를 `reshape`와 `permute`로 완성하세요(`unfold`나 `F.unfold`를 써도 됩니다). 패치는 왼쪽 위부터 한 줄씩(패치 1은 패치 0의 오른쪽 이웃), 한 패치는 $(C, p, p)$ 블록을 그대로 펼친 순서입니다. 위의 `patchify`는 쓰지 마세요(감싸서 불러도 안 됩니다).
@@ -915,20 +916,23 @@ def my_patchify(img, p):
 check("13-2", my_patchify)
 
 # %% [markdown]
-# **13-3.** 정사각형 이미지의 한 변 `size`와 패치 크기 `p`를 받아, 패치 토큰 사이의 $N \times N$ 어텐션 가중치 행렬 하나(헤드 하나, 이미지 하나, [CLS] 제외)가 차지하는 float32 바이트 수를 돌려주는 `attention_matrix_bytes`를 완성하세요. $P$를 절반으로 줄이면 몇 배가 될지 먼저 예상하세요.
+# **13-3.** 6절의 `vit_cost`는 헤드 하나, [CLS] 제외의 행렬만 셌습니다. 실제 ViT 층 하나는 헤드가 `heads`개이고 [CLS] 토큰도 어텐션에 들어갑니다. 정사각형 이미지의 한 변 `size`, 패치 크기 `p`, 헤드 수 `heads`를 받아 이미지 하나, 층 하나의 어텐션 가중치 전부가 차지하는 float32 바이트 수를 돌려주는 `attention_weight_bytes`를 `vit_cost` 없이 완성하세요. 먼저 예상해 보세요: 224×224, 헤드 12개에서 $P$를 16에서 8로 줄이면 정확히 몇 배일까요?
 
 # %%
-def attention_matrix_bytes(size, p):
+def attention_weight_bytes(size, p, heads):
     raise NotImplementedError
 
-check("13-3", attention_matrix_bytes)
+check("13-3", attention_weight_bytes)
 
 # %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
-def attention_matrix_bytes(size, p):
-    n = (size // p) ** 2
-    return n * n * 4
+def attention_weight_bytes(size, p, heads):
+    n = (size // p) ** 2 + 1          # patch tokens + [CLS]
+    return heads * n * n * 4          # one (N+1)x(N+1) float32 matrix per head
 
-check("13-3", attention_matrix_bytes)
+ratio = attention_weight_bytes(224, 8, 12) / attention_weight_bytes(224, 16, 12)
+print(f"P = 16 → 8: {ratio:.2f}배 (패치 행렬만이면 {costs[8]['bytes'] / costs[16]['bytes']:.0f}배)")
+assert 15.8 < ratio < 16 and costs[8]["bytes"] == 16 * costs[16]["bytes"]
+check("13-3", attention_weight_bytes)
 
 # %% [markdown]
 # ## 스터디 토론 질문

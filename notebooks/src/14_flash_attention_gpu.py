@@ -211,7 +211,7 @@ def flash_forward(q, k, v, causal=False):  # (B, h, N, d) each, contiguous
 
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# PyTorch의 `F.scaled_dot_product_attention`과 비교합니다. N = 100과 77은 타일(인터프리터에서 64, GPU fp16에서 128)의 배수가 아니어서 마지막 타일이 넘칩니다. 기준은 float64로 계산하고, 경계만 assert해서 출력합니다(정확한 자릿수는 CPU마다 다릅니다). GPU가 있으면 같은 셀이 컴파일된 커널로 돕니다.
+# PyTorch의 `F.scaled_dot_product_attention`과 비교합니다. N = 100과 77은 타일(인터프리터에서 64, GPU fp16에서 128)의 배수가 아니어서 마지막 타일이 넘칩니다. 기준은 float64로 계산하고, 경계만 assert해서 출력합니다(정확한 자릿수는 CPU마다 다릅니다). GPU가 있으면 같은 셀이 컴파일된 커널로 돕니다(이 저장소의 출력은 CPU 인터프리터의 것이고, GPU에서는 아직 돌려 보지 않았습니다).
 
 # %%
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -530,9 +530,9 @@ assert views[2]["used"] < views[1]["used"]  # bigger tiles, and N = 448 past the
 # 발표 노트: 슬라이더에서 인과 마스크를 켠 채 N을 64에서 512로 올려 보세요. 주황색(대각선) 블록은 타일 수에 비례해서만 늘고 파란색은 제곱으로 늘어, "사용" 비율이 100%에 다가갑니다. 연습문제 14-1은 이 방문 수를 반복문 없이 닫힌 식으로 세는 문제입니다.
 
 # %% [markdown]
-# ## 7. GPU에서 잰 결과
+# ## 7. GPU 벤치마크: 재는 법과 저장된 결과
 #
-# `scripts/benchmark_gpu.py`가 CUDA GPU에서 단순 구현, SDPA의 네 백엔드(FlashAttention-2, cuDNN, 메모리 효율, math), 08번의 반복문, 이 노트북의 커널(순전파, 순전파+역전파)을 fp16·bf16, d = 64·128, 인과·비인과, N = 1K–16K에서 재고 `data/benchmark_gpu.json`에 씁니다. 시간은 `triton.testing.do_bench`(워밍업 뒤 여러 번 잰 중앙값), 처리량은 $4BhN^2d$ FLOP(인과는 절반, 순전파+역전파는 3.5배: 역전파를 행렬곱 5개로 세는 FlashAttention 논문들의 관례)을 시간으로 나눈 값, 메모리는 호출 동안 늘어난 최대 할당량입니다. 장치의 HBM 대역폭(큰 복사)과 행렬곱 최고 성능(큰 `torch.mm`)도 함께 잽니다.
+# `scripts/benchmark_gpu.py`가 CUDA GPU에서 단순 구현, SDPA의 네 백엔드(FlashAttention-2, cuDNN, 메모리 효율, math), 08번의 반복문(fp16, N ≤ 8192만), 이 노트북의 커널(순전파, 순전파+역전파)을 fp16·bf16, d = 64·128, 인과·비인과, N = 1K–16K에서 재고 `data/benchmark_gpu.json`에 씁니다. 시간은 `triton.testing.do_bench`(워밍업 뒤 여러 번 잰 중앙값), 처리량은 $4BhN^2d$ FLOP(인과는 절반, 순전파+역전파는 3.5배: 역전파를 행렬곱 5개로 세는 FlashAttention 논문들의 관례)을 시간으로 나눈 값, 메모리는 호출 동안 늘어난 최대 할당량입니다. 장치의 HBM 대역폭(큰 복사)과 행렬곱 최고 성능(큰 `torch.mm`)도 함께 잽니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # ```bash
@@ -653,7 +653,7 @@ def causal_blocks(n, block_m, block_n):
 check("14-1", causal_blocks)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **14-2.** 역전파가 쓰는 것은 $P$가 아니라 행마다 하나인 $L$입니다. 점수 `s`(모양 `(N, N)`, 이미 $1/\sqrt d$를 곱한 자연로그 단위)와 커널이 저장한 `lse`(모양 `(N,)`)로 가중치 행렬 $P$를 다시 만드는 `recompute_weights(s, lse, causal)`를 완성하세요. 소프트맥스 함수(`softmax`, `log_softmax`, `logsumexp`)는 쓰지 말고 `exp` 하나로 만드세요. 인과이면 가려진 자리는 0이어야 합니다. 4절의 식을 마스크와 함께 직접 옮겨 보는 짧은 연습입니다.
+# **14-2.** 역전파가 쓰는 것은 $P$가 아니라 행마다 하나인 $L$입니다. 점수 `s`(모양 `(N, N)`, 이미 $1/\sqrt d$를 곱한 자연로그 단위)와 커널이 저장한 `lse`(모양 `(N,)`)로 가중치 행렬 $P$를 다시 만드는 `recompute_weights(s, lse, causal)`를 완성하세요. 소프트맥스 관련 함수(`softmax`, `log_softmax`, `logsumexp`)는 쓰지 말고 `exp` 하나로 만드세요. 인과이면 가려진 자리는 0이어야 합니다. 4절의 식을 마스크와 함께 직접 옮겨 보는 짧은 연습입니다.
 
 # %%
 def recompute_weights(s, lse, causal):  # s: (N, N), lse: (N,)
@@ -672,7 +672,7 @@ def recompute_weights(s, lse, causal):
 check("14-2", recompute_weights)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 아래 13비트를 없애되 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보세요. 아래 13비트를 지우기 전에 얼마를 더하면 가장 가까운 값이 될까요? 아래 13비트가 정확히 0x1000(가운데)일 때 짝수 쪽으로 보내려면 어느 비트를 보면 될까요? (NaN은 다루지 않습니다.)(이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. PTX의 변환 명령 `cvt.rna.tf32.f32`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
+# **14-3.** float32 텐서를 TF32로 반올림하는 `to_tf32(x)`를 완성하세요: 가수 23비트 중 위의 10비트만 남기고, 아래 13비트를 없애되 **가장 가까운 값으로 반올림**합니다(정확히 가운데이면 짝수 쪽). 힌트: `x.view(torch.int32)`로 비트를 정수로 보세요. 아래 13비트를 지우기 전에 얼마를 더하면 가장 가까운 값이 될까요? 아래 13비트가 정확히 0x1000(가운데)일 때 짝수 쪽으로 보내려면 어느 비트를 보면 될까요? NaN은 다루지 않습니다. (이 연습은 IEEE 기본 규칙인 "가운데이면 짝수 쪽"을 씁니다. PTX의 변환 명령 `cvt.rna.tf32.f32`는 정확히 가운데일 때 0에서 먼 쪽으로 보내고, Triton의 `tl.dot`은 버림을 씁니다). 검사기는 여러 값에서 비트 단위로 비교한 뒤, 이것으로 Q와 K를 반올림했을 때 어텐션 출력이 얼마나 변하는지 재서 알려 줍니다.
 
 # %%
 def to_tf32(x):  # float32 tensor
