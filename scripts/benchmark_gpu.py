@@ -30,7 +30,7 @@ TFLOP/s = 4·B·h·N²·d FLOPs (08's attention_flops) / time, halved when causa
 high-water mark over the inputs. The device's copy bandwidth (1 GiB copy, read + write) and the
 8192×8192 torch.mm throughput per dtype are measured once as ceilings.
 
---quick runs the same code on the CPU: (B=1, h=2), float32 and float16, d = 16 and 32, N = 64 and 128,
+--quick runs the same code on the CPU: (B=1, h=2), float32 and float16, d = 16, N = 64 and 96 (backward at 64),
 methods naive, chunked, sdpa_math and triton (interpreted), timed with time.perf_counter (median of 3);
 no memory, bandwidth or matmul figures. It checks the script and the kernels, not the speed. On a CUDA
 machine --quick runs those tiny shapes on the GPU instead (compiled kernels, every method, short do_bench),
@@ -78,10 +78,10 @@ QUICK = {
     "batch": 1,
     "heads": 2,
     "dtypes": ["float32", "float16"],
-    "ds": [16, 32],
-    "ns": [64, 128],
-    "backward_ns": [64, 128],
-    "chunked_max_n": 128,
+    "ds": [16],
+    "ns": [64, 96],
+    "backward_ns": [64],
+    "chunked_max_n": 96,
     "chunked_dtypes": ["float32", "float16"],
 }
 WARMUP_MS, REP_MS = 25, 100  # do_bench
