@@ -423,46 +423,50 @@ def test_a_wrong_keyword_names_the_public_function():
         attention.flash_attention(*_ok(), scale=2.0)
 
 
+def _answers(tmp_path, notebook_cell: str, answers: str) -> dict:
+    """A notebook's namespace (module __main__) holding ``notebook_cell``, then the learner's ``answers``
+    written to a file (so that the checker can read their source) and run in that namespace."""
+    scope = {"__name__": "__main__", "math": math, "torch": torch}
+    exec(compile(notebook_cell, "<cell>", "exec"), scope)
+    answer = tmp_path / "answer.py"
+    answer.write_text(answers)
+    exec(compile(answers, str(answer), "exec"), scope)
+    return scope
+
+
+def _refused(scope, cases):
+    for name, words in cases:
+        result = check("14-1", scope[name])
+        assert not result.passed and words in result.message, (name, result.message)
+
+
 def test_14_1_rejects_the_notebooks_own_tile_map_and_hidden_loops(tmp_path):
     """In the notebook tile_map is defined by a cell (module __main__): still 6절's function, still refused."""
     import inspect
 
-    ns = {"__name__": "__main__", "math": math, "torch": torch}
-    exec(compile(inspect.getsource(fa.tile_map), "<cell>", "exec"), ns)
-    answer = tmp_path / "answer.py"
-    answer.write_text(
+    scope = _answers(
+        tmp_path,
+        inspect.getsource(fa.tile_map),
         "def via_tile_map(n, bm, bn):\n    return int((tile_map(n, bm, bn, True) > 0).sum())\n\n"
         "def via_range(n, bm, bn):\n    return (bm // bn) * sum(range(1, n // bm + 1))\n\n"
-        "def recursive(n, bm, bn):\n    return 0 if n <= 0 else recursive(n - bm, bm, bn) + (bm // bn) * (n // bm)\n"
+        "def recursive(n, bm, bn):\n    return 0 if n <= 0 else recursive(n - bm, bm, bn) + (bm // bn) * (n // bm)\n",
     )
-    scope = dict(ns)
-    exec(compile(answer.read_text(), str(answer), "exec"), scope)
-    for name, words in (("via_tile_map", "tile_map"), ("via_range", "range 호출"), ("recursive", "재귀")):
-        result = check("14-1", scope[name])
-        assert not result.passed and words in result.message, (name, result.message)
+    _refused(scope, (("via_tile_map", "tile_map"), ("via_range", "range 호출"), ("recursive", "재귀")))
 
 
 def test_14_1_refuses_tile_map_by_name_where_the_lesson_module_cannot_load(tmp_path):
     """Without Triton the lesson module does not import, so a notebook's tile_map is known by its name only."""
-    ns = {"__name__": "__main__", "math": math, "torch": torch}
-    exec("def tile_map(n, block_m, block_n, causal):\n    return torch.ones(1)\n", ns)  # not the lesson's code
-    answer = tmp_path / "answer.py"
-    answer.write_text(
+    scope = _answers(
+        tmp_path,
+        "def tile_map(n, block_m, block_n, causal):\n    return torch.ones(1)\n",  # not the lesson's code
         "def direct(n, bm, bn):\n    return int(tile_map(n, bm, bn, True).sum())\n\n"
         "def by_key(n, bm, bn):\n    return int(globals()['tile_map'](n, bm, bn, True).sum())\n\n"
         "def helper(n, bm):\n    return sum(i for i in range(n // bm))\n\n"
-        "def via_helper(n, bm, bn):\n    return (bm // bn) * (helper(n, bm) + n // bm)\n"
+        "def via_helper(n, bm, bn):\n    return (bm // bn) * (helper(n, bm) + n // bm)\n",
     )
-    scope = dict(ns)
-    exec(compile(answer.read_text(), str(answer), "exec"), scope)
-    for name, words in (("direct", "tile_map"), ("by_key", "tile_map"), ("via_helper", "helper 안의")):
-        result = check("14-1", scope[name])
-        assert not result.passed and words in result.message, (name, result.message)
+    _refused(scope, (("direct", "tile_map"), ("by_key", "tile_map"), ("via_helper", "helper 안의")))
 
 
 def test_14_1_accepts_a_closed_form_that_imports_math_inside(tmp_path):
-    answer = tmp_path / "answer.py"
-    answer.write_text("def f(n, bm, bn):\n    import math\n\n    return (bm // bn) * math.comb(n // bm + 1, 2)\n")
-    scope = {"__name__": "__main__"}
-    exec(compile(answer.read_text(), str(answer), "exec"), scope)
-    assert check("14-1", scope["f"]).passed
+    answer = "def f(n, bm, bn):\n    import math\n\n    return (bm // bn) * math.comb(n // bm + 1, 2)\n"
+    assert check("14-1", _answers(tmp_path, "", answer)["f"]).passed
