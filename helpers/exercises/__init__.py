@@ -32,6 +32,8 @@ __all__ = [
     "answer_tensor",
     "forbid_calls",
     "particle",
+    "called_names",
+    "source_tree",
 ]
 
 EXERCISES: dict[str, Callable] = {}
@@ -142,16 +144,27 @@ def call_learner(fn, *args, what: str, hint: str = ""):
         raise Wrong(f"{what} 호출이 오류를 냈습니다: {type(exc).__name__}: {exc}. {hint}".strip()) from None
 
 
-def called_names(fn) -> set[str] | None:
-    """Names of the functions the learner's code calls (``torch.log`` -> "log"), or None if the
-    source cannot be read (e.g. a function built at run time)."""
+def source_tree(fn) -> tuple[str | None, ast.Module | None]:
+    """The learner's function as (source, parsed tree): (None, None) when the source cannot be read
+    (a function built at run time), (source, None) when it does not parse on its own (a lambda's line
+    may hold more than the lambda)."""
     try:
         source = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
-        return None
+        return None, None
     try:
-        tree = ast.parse(source)
-    except SyntaxError:  # a lambda's line may hold more than the lambda: fall back to the text
+        return source, ast.parse(source)
+    except SyntaxError:
+        return source, None
+
+
+def called_names(fn) -> set[str] | None:
+    """Names of the functions the learner's code calls (``torch.log`` -> "log"), or None if the
+    source cannot be read (e.g. a function built at run time)."""
+    source, tree = source_tree(fn)
+    if source is None:
+        return None
+    if tree is None:  # fall back to the text
         return set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", source))
     return {
         node.func.id if isinstance(node.func, ast.Name) else node.func.attr

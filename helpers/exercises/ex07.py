@@ -6,13 +6,12 @@ import ast
 import inspect
 import itertools
 import re
-import textwrap
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers.exercises import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
+from helpers.exercises import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle, source_tree
 
 # T, h and d all differ, so that every layout mistake changes the values (not only the shape).
 _CASES = ((2, 5, 12, 3), (1, 7, 12, 2))  # (B, T, C, h)
@@ -105,13 +104,10 @@ def _forbid_the_module_by_name(fn) -> None:
 
 def _calls_forward_of(fn, name: str) -> bool:
     """Whether the source of fn calls ``name.forward(...)`` (the module itself, not one of its submodules)."""
-    try:
-        source = textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError):
+    source, tree = source_tree(fn)
+    if source is None:
         return False
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:  # a lambda's line may hold more than the lambda: fall back to the text
+    if tree is None:  # fall back to the text
         return re.search(rf"(?<![\w.]){re.escape(name)}\s*\.\s*forward\s*\(", source) is not None
     return any(
         isinstance(node, ast.Call)

@@ -7,13 +7,12 @@ import ast
 import inspect
 import math
 import numbers
-import textwrap
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls
+from . import Wrong, answer_tensor, call_learner, called_names, exercise, forbid_calls, source_tree
 
 
 def _forward_blocks(n: int, block_m: int, block_n: int) -> int:
@@ -36,16 +35,11 @@ def _loops(fn, depth: int = 0) -> list[str]:
     """The loops in the learner's function, in words: loop statements, comprehensions, calls that loop in
     disguise (range, sum, tril().count_nonzero() ...), recursion, and the same in the learner's own helpers
     it calls (one level down). Empty when its source cannot be read."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
+    _, tree = source_tree(fn)
+    if tree is None:
         return []
     found = {LOOP_WORDS[type(node).__name__] for node in ast.walk(tree) if type(node).__name__ in LOOP_WORDS}
-    calls = {
-        node.func.id if isinstance(node.func, ast.Name) else node.func.attr
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
-    }
+    calls = called_names(fn) or set()
     found |= {f"{name} 호출" for name in calls & HIDDEN_LOOPS}
     if getattr(fn, "__name__", None) in calls:
         found.add("자기 자신을 부르는 재귀")
