@@ -158,6 +158,15 @@ def test_check_result_prints_clearly():
     assert repr(CheckResult("01-1", True, "좋아요")).startswith("[01-1] ✅ 정답") and CheckResult("x", True, "")
 
 
+def test_a_stub_is_reported_once_as_not_yet_written():
+    def stub(values, weights):
+        raise NotImplementedError
+
+    r = check("01-1", stub)
+    assert not r and r.pending and repr(r).startswith("[01-1] ❌ 아직 구현하지 않았습니다.")
+    assert repr(r).count("아직") == 1  # not "❌ 아직: 아직 구현하지 …"
+
+
 def test_check_unknown_id_and_empty_answers():
     with pytest.raises(KeyError, match="unknown exercise '99-9'") as err:
         check("99-9", 1)
