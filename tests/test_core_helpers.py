@@ -274,6 +274,9 @@ def test_ex01_3_scores_for_weights():
     near = check("01-3", [2.0, 1.0, 0.0])
     assert not near and "log" in near.message and "[0.7, 0.2, 0.1]" in near.message
     assert "3개" in check("01-3", [1.0, 2.0]).message
+    for not_numbers in ("abc", lambda: [1.0, 2.0, 3.0]):  # a string, a function: say what to pass
+        message = check("01-3", not_numbers).message
+        assert "리스트나 텐서로 넘기세요" in message and "의 결과" not in message
 
 
 def test_every_registered_exercise_id_is_well_formed():
