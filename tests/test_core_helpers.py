@@ -158,6 +158,15 @@ def test_check_result_prints_clearly():
     assert repr(CheckResult("01-1", True, "좋아요")).startswith("[01-1] ✅ 정답") and CheckResult("x", True, "")
 
 
+def test_a_stub_is_reported_once_as_not_yet_written():
+    def stub(values, weights):
+        raise NotImplementedError
+
+    r = check("01-1", stub)
+    assert not r and r.pending and repr(r).startswith("[01-1] ❌ 아직 구현하지 않았습니다.")
+    assert repr(r).count("아직") == 1  # not "❌ 아직: 아직 구현하지 …"
+
+
 def test_check_unknown_id_and_empty_answers():
     with pytest.raises(KeyError, match="unknown exercise '99-9'") as err:
         check("99-9", 1)
@@ -265,6 +274,9 @@ def test_ex01_3_scores_for_weights():
     near = check("01-3", [2.0, 1.0, 0.0])
     assert not near and "log" in near.message and "[0.7, 0.2, 0.1]" in near.message
     assert "3개" in check("01-3", [1.0, 2.0]).message
+    for not_numbers in ("abc", lambda: [1.0, 2.0, 3.0]):  # a string, a function: say what to pass
+        message = check("01-3", not_numbers).message
+        assert "리스트나 텐서로 넘기세요" in message and "의 결과" not in message
 
 
 def test_every_registered_exercise_id_is_well_formed():

@@ -48,8 +48,11 @@ class CheckResult:
     exercise: str
     passed: bool
     message: str
+    pending: bool = False  # the stub still raises NotImplementedError: the message itself says "아직"
 
     def __repr__(self) -> str:
+        if self.pending:
+            return f"[{self.exercise}] ❌ {self.message}"
         mark = "✅ 정답" if self.passed else "❌ 아직"
         return f"[{self.exercise}] {mark}: {self.message}"
 
@@ -84,7 +87,10 @@ def check(exercise_id: str, answer) -> CheckResult:
         return CheckResult(exercise_id, False, str(wrong))
     except NotImplementedError:
         return CheckResult(
-            exercise_id, False, "아직 구현하지 않았습니다. `raise NotImplementedError` 줄을 지우고 코드를 채우세요."
+            exercise_id,
+            False,
+            "아직 구현하지 않았습니다. `raise NotImplementedError` 줄을 지우고 코드를 채우세요.",
+            pending=True,
         )
     return CheckResult(exercise_id, True, message or "모든 검사를 통과했습니다.")
 

@@ -122,7 +122,11 @@ def _log_softmax(fn):
 @exercise("01-3")
 def _scores_for_weights(scores):
     target = torch.tensor([0.7, 0.2, 0.1], dtype=torch.float64)
-    s = answer_tensor(scores, "scores")
+    if isinstance(scores, (str, bytes)) or callable(scores):
+        raise Wrong(
+            f"점수 세 개를 리스트나 텐서로 넘기세요 (예: [2.0, 0.5, -1.0]); 받은 것은 {type(scores).__name__}입니다."
+        )
+    s = answer_tensor(scores, "점수")
     if s.shape != target.shape:
         raise Wrong(f"점수는 3개여야 합니다 (키 3개); 받은 모양은 {tuple(s.shape)}입니다.")
     if not torch.isfinite(s).all():

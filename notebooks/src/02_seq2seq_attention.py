@@ -89,7 +89,7 @@ assert (src[~padding_mask(lengths)] == PAD).all()
 # %% [markdown]
 # ## 2. 인코더와 고정 문맥 벡터
 #
-# 인코더는 양방향 GRU입니다. 입력 위치 $j$마다 앞에서 읽은 상태 $\overrightarrow{h}_j$와 뒤에서 읽은 상태 $\overleftarrow{h}_j$를 이어 붙여 은닉 상태 $h_j = [\overrightarrow{h}_j; \overleftarrow{h}_j]$를 만듭니다($2H = 128$차원). 두 방향이 마지막으로 읽은 상태를 이어 붙인 $c = [\overrightarrow{h}_{L-1}; \overleftarrow{h}_0]$가 어텐션 없는 디코더가 받는 **문맥 벡터 하나**입니다.
+# 인코더는 양방향(bidirectional) GRU입니다. 입력 위치 $j$마다 앞에서 읽은 상태 $\overrightarrow{h}_j$와 뒤에서 읽은 상태 $\overleftarrow{h}_j$를 이어 붙여 은닉 상태 $h_j = [\overrightarrow{h}_j; \overleftarrow{h}_j]$를 만듭니다($2H = 128$차원). 두 방향이 마지막으로 읽은 상태를 이어 붙인 $c = [\overrightarrow{h}_{L-1}; \overleftarrow{h}_0]$가 어텐션 없는 디코더가 받는 **문맥 벡터 하나**입니다.
 
 # %% tags=["save"]
 import torch.nn as nn
@@ -362,7 +362,7 @@ class Seq2Seq(nn.Module):
         return torch.stack(logits, dim=1), w             # (B, T_out, V)
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# 학습 루프와 평가 함수(정확도를 세는 부분)는 새로운 개념이 없으므로 접어 두었습니다. 손실(loss)은 정답 글자의 교차 엔트로피(cross-entropy)이고, 옵티마이저는 Adam입니다.
+# 학습 루프와 평가 함수(정확도를 세는 부분)는 새로운 개념이 없으므로 접어 두었습니다. 손실(loss)은 정답 글자의 교차 엔트로피(cross-entropy)이고, 옵티마이저(optimizer)는 Adam입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import numpy as np
@@ -695,7 +695,7 @@ assert add_seq[MAX_LEN + 2] > 0.9 and add_seq[MAX_LEN + 3] < 0.8   # "길이 23�
 assert stored_acc["additive"]["sequence"][-1] < 0.1 and stored_acc["dot"]["sequence"][-1] > 0.9
 
 # %% [markdown]
-# 가법 모델은 길이 23부터 급격히 무너지고, 내적 모델은 길이 28에서도 대부분 맞힙니다. 그 범위 밖에서 어떤 점수 함수가 더 잘 버티는지는 모델 하나, 시드 하나의 이 실험으로 일반화할 수 없습니다(토론 질문 3).
+# 가법 모델은 길이 23부터 급격히 무너지고, 내적 모델은 길이 28에서도 대부분 맞힙니다. 모델 하나씩, 시드 하나로 얻은 결과입니다. 왜 이렇게 갈렸을지는 토론 질문 3에서 생각해 봅니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 정확도 그래프가 이 노트북의 핵심 결과입니다. 빨간 선(어텐션 없음)이 길이 5와 10 사이에서 무너지는 곳, 파란·초록 선이 20까지 버티는 것, 그리고 점선 너머에서 파란 선만 떨어지는 것을 차례로 짚으세요. 마지막 것은 모델 하나씩, 시드 하나로 얻은 결과라는 점도 말해 두세요. "0.99 이상"을 말할 때는 표본 크기(길이마다 200개)를 함께 말하세요. Bahdanau 논문의 "문장 길이에 따른 BLEU" 그림과 비슷한 모양입니다. 토론 질문 3의 실마리(토론 전에는 말하지 마세요): 어텐션은 "어디를 볼지"를 배우지만, 그 위치를 찾는 데 쓰는 정보(인코더와 디코더의 상태가 위치를 세는 방식)는 학습한 길이 범위 안에서만 익혔습니다.

@@ -108,7 +108,7 @@ def dot_product_variance(d_ks=DKS, n=10_000):
     return rows
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# $d_k$ = 4부터 1024까지 2의 거듭제곱마다 10,000쌍을 뽑습니다. 표본 분산의 상대 표준오차는 점수가 정규분포라면 $\sqrt{2/n} \approx 1.4\%$이고, 내적은 꼬리가 조금 더 두꺼워서 $\sqrt{(2 + 6/d_k)/n}$, 곧 $d_k = 4$에서 약 1.9%입니다. 허용 오차는 그 세 배가 넘는 **6%** 로 둡니다.
+# $d_k$ = 4부터 1024까지 2의 거듭제곱마다 10,000쌍을 뽑습니다. 표본 분산의 상대 표준오차(relative standard error)는 점수가 정규분포라면 $\sqrt{2/n} \approx 1.4\%$이고, 내적은 꼬리가 조금 더 두꺼워서 $\sqrt{(2 + 6/d_k)/n}$, 곧 $d_k = 4$에서 약 1.9%입니다. 허용 오차는 그 세 배가 넘는 **6%** 로 둡니다.
 
 # %%
 n = 10_000
@@ -166,7 +166,7 @@ print("d_k=4, d_v=7: 출력 모양", tuple(out.shape))
 assert out.shape == (2, 7)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# > **원문 바로잡기**: 원문 000은 $d_q$와 $d_k$가 "거의 같은게 관례"라고 씁니다. 점수가 **내적**이라면 쿼리와 키의 차원(성분 수)은 관례가 아니라 **반드시 같아야** 합니다. 차원이 다르면 내적이 정의되지 않습니다(위 셀의 `RuntimeError`). 다른 점수 함수라면 사정이 다릅니다. 02번의 가법 어텐션은 $q$와 $k$를 각자 다른 행렬로 투영한 뒤 더하므로 $d_q \ne d_k$여도 됩니다. 내적 어텐션에서도 달라도 되는 것은 밸류(value)의 차원 $d_v$입니다.
+# > **원문 바로잡기**: 원문 000은 $d_q$와 $d_k$가 "거의 같은게 관례"라고 씁니다. 점수가 **내적**이라면 쿼리와 키의 차원(성분 수)은 관례가 아니라 **반드시 같아야** 합니다. 차원이 다르면 내적이 정의되지 않습니다(위 셀의 `RuntimeError`). 다른 점수 함수라면 사정이 다릅니다. 02번의 가법 어텐션은 $q$와 $k$를 각자 다른 행렬로 투영한 뒤 더하므로 $d_q \ne d_k$여도 됩니다. 02번의 내적(general) 점수 $(Wq)^\top k$도 먼저 $W$로 쿼리를 키의 차원으로 옮기므로 64차원 디코더 상태와 128차원 인코더 상태를 비교할 수 있었습니다. 내적 자체는 언제나 같은 차원의 두 벡터 사이에서 계산됩니다. 내적 어텐션에서도 달라도 되는 것은 밸류(value)의 차원 $d_v$입니다.
 
 # %% [markdown]
 # ## 4. 넓게 퍼진 점수가 소프트맥스에 하는 일: 포화
@@ -207,6 +207,8 @@ assert softmax_jacobian(softmax(s * 100)).norm() < 1e-60
 # - 최대 가중치 (0.99를 넘으면 "포화된 행"으로 셉니다)
 # - 야코비안의 프로베니우스 노름(Frobenius norm) $\|J\|_F$
 # - 자동 미분으로 구한 쿼리에 대한 기울기 $\|\partial L/\partial q\|$. 손실은 $L = g\cdot(\text{어텐션 출력})$, $g$는 무작위 벡터입니다.
+#
+# 같은 역전파에서 점수(소프트맥스의 입력)에 대한 기울기 $\|\partial L/\partial s\|$도 받아 두었다가 4절 끝과 5절에서 씁니다.
 #
 # 두 기울기는 평균 대신 중앙값("전형적인 행")으로 요약합니다. 1등과 2등이 우연히 비슷한 소수의 행이 평균을 혼자 끌어올리기 때문입니다.
 
@@ -254,7 +256,7 @@ for d in DKS:
     a, b = raw[d], scaled[d]
     print(f"{d:>4} | {a['entropy']:.2f} / {b['entropy']:.2f}  | {a['max_weight']:.2f} / {b['max_weight']:.2f}"
           f" | {a['saturated']:.2f} / {b['saturated']:.2f} | {a['jacobian']:<7.2g} / {b['jacobian']:.2f}"
-          f" | {a['grad_q']:<6.2g} / {b['grad_q']:.2f}")
+          f" | {a['grad_q']:<#6.2g} / {b['grad_q']:.2f}")
 
 # %% slideshow={"slide_type": "skip"}
 def sweep_panels(panels, title):
@@ -281,7 +283,7 @@ plt.show()
 
 # %% slideshow={"slide_type": "subslide"}
 sweep_panels([("jacobian", "‖J‖ 중앙값 (로그 축)", True), ("grad_q", "‖∂L/∂q‖ 중앙값 (로그 축)", True)],
-             "나누지 않으면 소프트맥스의 기울기가 사라진다")
+             "나누지 않으면 d_k가 클수록 기울기가 사라진다")
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
@@ -303,7 +305,7 @@ print(f"나누지 않음, d_k 4 → 1024: ‖J‖ 중앙값 {raw[4]['jacobian']:
       f"포화 비율 {raw[4]['saturated']:.2f} → {raw[1024]['saturated']:.2f}")
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 나누지 않을 때 $\|\partial L/\partial q\|$의 중앙값이 $d_k = 16$ 근처까지는 오히려 **커지는** 것에 주목하세요. $\partial (q\cdot k)/\partial q = k$이고 $\|k\| \approx \sqrt{d_k}$이므로, 포화되기 전에는 큰 점수가 기울기도 키웁니다. 그러다 소프트맥스가 포화되면 $J \to 0$이 모든 것을 덮어 버립니다. 이 $\|k\|$ 인수를 빼고 포화가 작용하는 곳, 곧 소프트맥스의 입력에서 잰 $\|\partial L/\partial s\|$는 나누지 않으면 $d_k$와 함께 줄기만 합니다(아래 출력). 나누지 않은 모델은 $d_k$에 따라 기울기가 너무 크거나 너무 작아 학습률 하나로 맞추기 어렵습니다. $\sqrt{d_k}$로 나누면 기울기의 중앙값이 $d_k$와 상관없이 1 근처에 머뭅니다. $d_k$가 256 이상이면 나누지 않은 쪽의 중앙값이 더 작고, 1024에서는 100배 넘게 작습니다.
+# 나누지 않을 때 $\|\partial L/\partial q\|$의 중앙값이 $d_k = 16$ 근처까지는 오히려 **커지는** 것에 주목하세요. $\partial (q\cdot k)/\partial q = k$이고 $\|k\| \approx \sqrt{d_k}$이므로, 포화되기 전에는 큰 점수가 기울기도 키웁니다. 그러다 소프트맥스가 포화되면 $J \to 0$이 모든 것을 덮어 버립니다. 이 $\|k\|$ 인수를 빼고 포화가 작용하는 곳, 곧 소프트맥스의 입력에서 잰 $\|\partial L/\partial s\|$는 나누지 않으면 $d_k$와 함께 줄기만 합니다(아래 출력). 나누지 않은 모델은 $d_k$에 따라 기울기가 너무 크거나 너무 작아 학습률(learning rate) 하나로 맞추기 어렵습니다. $\sqrt{d_k}$로 나누면 기울기의 중앙값이 $d_k$와 상관없이 1 근처에 머뭅니다. $d_k$가 256 이상이면 나누지 않은 쪽의 중앙값이 더 작고, 1024에서는 100배 넘게 작습니다.
 
 # %%
 big = [d for d in DKS if d >= 256]
@@ -320,7 +322,7 @@ jac_curves = (col(raw, "jacobian"), col(scaled, "jacobian"))          # drawn ag
 # %% [markdown]
 # ## 5. 트랜스포머의 $d_k = 64$에서는 무엇이 문제인가
 #
-# 트랜스포머 원 논문은 헤드마다 키 차원이 $d_k = 64$입니다. 위 표(키 16개)에서 이 행을 보면 나누지 않은 쪽의 $\|\partial L/\partial q\|$ **중앙값은 오히려 더 큽니다**. 그러나 그것은 연쇄 법칙의 인수 $\partial(q\cdot k)/\partial q = k$, 곧 $\|k\| \approx \sqrt{d_k} = 8$ 때문입니다. 이 8배는 학습률을 바꾼 것과 다르지 않고, Adam처럼 기울기 크기를 정규화하는 옵티마이저에서는 사라집니다. 포화가 작용하는 소프트맥스의 입력에서 재면($\|\partial L/\partial s\|$, 4절 표의 $\|J\|$ 열도 같은 방향) 나누지 않은 쪽이 **중앙값에서 이미 약 1/5**입니다. 그리고 문제는 **분포**에 있습니다. 512개 행 각각의 두 기울기를 로그 축 히스토그램으로 그려 봅니다.
+# 트랜스포머 원 논문은 헤드마다 키 차원이 $d_k = 64$입니다. 위 표(키 16개)에서 이 행을 보면 나누지 않은 쪽의 $\|\partial L/\partial q\|$ **중앙값은 오히려 더 큽니다**. 그러나 그것은 연쇄 법칙(chain rule)의 인수 $\partial(q\cdot k)/\partial q = k$, 곧 $\|k\| \approx \sqrt{d_k} = 8$ 때문입니다. 이 8배는 포화와 상관없이 모든 행에 똑같이 곱해지는 상수라서 학습률을 8배 한 것과 다르지 않습니다. 포화는 그 인수가 없는 소프트맥스의 입력에서 재야 보입니다($\|\partial L/\partial s\|$, 4절 표의 $\|J\|$ 열도 같은 방향). 거기서는 나누지 않은 쪽이 **중앙값에서 이미 약 1/5**입니다. 그런데 모든 행에 똑같이 곱해지는 배수라면 8배든 1/5이든 학습률이나 Adam 같은 옵티마이저(optimizer)가 흡수합니다. 흡수하지 못하는 것은 행마다 다른 크기, 곧 **분포**입니다. 512개 행 각각의 두 기울기를 로그 축 히스토그램으로 그려 봅니다.
 
 # %% slideshow={"slide_type": "subslide"}
 rows64 = {name: saturation_rows(64, scale) for name, scale in (("나누지 않음", "none"), ("√d_k로 나눔", "sqrt"))}
@@ -381,14 +383,14 @@ for n_keys in (4, 8, 16, 32, 64):
     print(f"{n_keys:>7} | {med_raw:>5.2f} / {med_sc:.2f}{'':<24} | {sat:>4.0%}{'':<18} | {n_keys_table[n_keys][3]:.1f}")
 
 # %% slideshow={"slide_type": "skip"}
-assert n_keys_table[4][0] < n_keys_table[4][1] / 3 and n_keys_table[4][2] > 0.45    # 4 keys: the median collapses
+assert n_keys_table[4][0] < n_keys_table[4][1] / 4 and n_keys_table[4][2] > 0.45    # 4 keys: the median collapses
 assert n_keys_table[8][0] < n_keys_table[8][1] and n_keys_table[32][0] > 2 * n_keys_table[32][1]
 assert all(n_keys_table[a][2] > n_keys_table[b][2] for a, b in pairs(sorted(n_keys_table)))
 assert all(n_keys_table[a][3] > n_keys_table[b][3] for a, b in pairs(sorted(n_keys_table)))   # the top-2 gap shrinks
 assert 0.6 < n_keys_table[64][1] < 0.7 and n_keys_table[8][1] > 1.1                          # scaled: 0.66 … 1.18
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 키가 4개뿐이면 $d_k = 64$에서도 행의 절반 넘게 포화되어 나누지 않은 쪽의 중앙값이 나눈 쪽의 4분의 1 아래로 떨어집니다. 8개면 둘이 비슷하고, 16개 이상이면 나누지 않은 쪽의 중앙값이 더 큽니다. 어느 경우든 나누지 않으면 기울기가 키의 개수와 $d_k$ 양쪽에 따라 크게 달라집니다. 나누면 $d_k$와는 상관없어지지만 키의 개수에 따라서는 조금 움직입니다(키 8개 1.18, 64개 0.66). 토론 질문 4는 이 표를 키가 훨씬 많은 쪽으로 이어 갑니다.
+# 키가 4개뿐이면 $d_k = 64$에서도 행의 절반 넘게 포화되어 나누지 않은 쪽의 중앙값이 나눈 쪽의 4분의 1 아래로 떨어집니다. 8개면 둘이 비슷하고, 16개 이상이면 나누지 않은 쪽의 중앙값이 더 큽니다. 어느 경우든 나누지 않으면 기울기가 키의 개수와 $d_k$ 양쪽에 따라 크게 달라집니다. 나누면 $d_k$와는 상관없어지지만 키의 개수에 따라서는 여전히 움직입니다(키 8개 1.18, 64개 0.66: 키가 많을수록 가중치가 여러 키에 나뉘어 작아집니다). 토론 질문 4는 이 표를 키가 훨씬 많은 쪽으로 이어 갑니다.
 #
 # > **원문 바로잡기**: [원문 004](../SOURCES.md)는 $d_k$가 크면 소프트맥스가 한 곳에 몰려 "gradient가 거의 0이 되어 학습이 멈춥니다"라고 쓰고, 그 예로 $d_k = 64$를 듭니다. "학습이 멈춘다"는 과장이지만, 소프트맥스를 지나는 기울기 $\|\partial L/\partial s\|$는 이미 중앙값에서 약 1/5이고 약 30%의 행(키 16개)이 포화되어 기울기가 크게 줄어듭니다. 키가 16개 이상이면 쿼리에 대한 기울기의 중앙값은 오히려 크지만, 그것은 $\|k\| \approx \sqrt{d_k}$ 인수 덕입니다. 키가 4개처럼 적으면 중앙값도 작아지지만 "0이 되어 학습이 멈추는" 정도는 아닙니다. 키 16개에서 쿼리 기울기의 중앙값까지 사라지는 것은 $d_k$가 수백 이상일 때입니다.
 
@@ -596,7 +598,7 @@ print(f"표본 분산(q·k / c) = {((q_ex * k_ex).sum(-1) / c).var():.2f}")
 check("04-2", c)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **04-3.** 역전파는 J를 만들지 않습니다. 가중치 `w` = softmax(s) (…, T)와 위에서 내려온 기울기 `g` = $\partial L/\partial w$ (…, T)를 받아, J를 만들지 않고 $\partial L/\partial s = J^\top g$를 O(T)로 돌려주는 `softmax_backward(w, g)`를 쓰세요. 4절의 $J = \operatorname{diag}(w) - ww^\top$을 $g$에 곱한 식을 항별로 풀면 T×T 행렬 없이 계산할 수 있습니다. 먼저 손으로 유도하세요. 앞쪽 배치 차원이 있어도 동작해야 합니다. `softmax_jacobian`, `diag`·`diag_embed`·`outer`, 자동 미분(`torch.autograd`, `torch.func`)은 쓰지 마세요. 검사가 알아채고, T×T 크기의 텐서를 만들어도 알려 줍니다. 검사는 자동 미분으로 구한 기울기와 비교합니다.
+# **04-3.** 역전파(backward pass)는 J를 만들지 않습니다. 가중치 `w` = softmax(s) (…, T)와 위에서 내려온 기울기 `g` = $\partial L/\partial w$ (…, T)를 받아, J를 만들지 않고 $\partial L/\partial s = J^\top g$를 O(T)로 돌려주는 `softmax_backward(w, g)`를 쓰세요. 4절의 $J = \operatorname{diag}(w) - ww^\top$을 $g$에 곱한 식을 항별로 풀면 T×T 행렬 없이 계산할 수 있습니다. 먼저 손으로 유도하세요. 앞쪽 배치 차원이 있어도 동작해야 합니다. `softmax_jacobian`, `diag`·`diag_embed`·`eye`·`outer`, 자동 미분(`torch.autograd`, `torch.func`)은 쓰지 마세요. 검사가 알아채고, T×T 크기의 텐서를 만들어도 알려 줍니다. 검사는 자동 미분으로 구한 기울기와 비교합니다.
 
 # %%
 def softmax_backward(w, g):
