@@ -175,6 +175,25 @@ def test_ex1_passes_and_explains_mistakes():
         assert not res and needle in res.message, (needle, res.message)
 
 
+def _left_padded_mask_by_loops(lengths, t):
+    out = torch.zeros(len(lengths), t, t, dtype=torch.bool)
+    for b, n in enumerate(lengths.tolist()):
+        for i in range(t):
+            for j in range(t):
+                out[b, i, j] = t - n <= j <= i
+    return out
+
+
+def test_ex1_refuses_loops():
+    assert _left_padded_mask_by_loops(torch.tensor([3, 1, 4]), 4).equal(_solution_09_1(torch.tensor([3, 1, 4]), 4))
+    for fn in (
+        _left_padded_mask_by_loops,
+        lambda l, t: torch.stack([_solution_09_1(l[b : b + 1], t)[0] for b in range(len(l))]),
+    ):
+        res = check("09-1", fn)
+        assert not res and "반복이 있습니다" in res.message, res.message
+
+
 def _exp_softmax(s, m, fill=float("-inf"), dead_rows_zero=True):
     """Softmax written with exp and a sum, as exercise 09-2 asks; the switches make the usual slips."""
     s = s.masked_fill(~m, fill)
@@ -324,6 +343,15 @@ def test_ex2_rejects_attention_and_hidden_softmax(fn, name):
     assert not res and f"{name}을(를) 불렀습니다" in res.message, res.message
 
 
+def _softmax_by_name(s, m):
+    return getattr(torch, "softmax")(s.masked_fill(~m, float("-inf")), -1).nan_to_num(0.0)  # noqa: B009 (the bypass)
+
+
+def test_ex2_rejects_a_softmax_fetched_by_its_name():
+    res = check("09-2", _softmax_by_name)
+    assert not res and '"softmax"을(를) 문자열로' in res.message, res.message
+
+
 def test_ex3_passes_and_explains_mistakes():
     assert check("09-3", lambda m: ~m)
     assert check("09-3", lambda m: additive_mask(m))
@@ -336,6 +364,7 @@ def test_ex3_passes_and_explains_mistakes():
         "모양": lambda m: (~m)[0],
         "다릅니다": lambda m: ~m.roll(1, -1),  # every row keeps one key, but the wrong one
         "같은 dtype": lambda m: torch.zeros(m.shape, dtype=torch.float64).masked_fill(~m, float("-inf")),
+        "불리언(~mask)이나 0/-inf float": lambda m: (~m).int(),
     }
     for needle, fn in cases.items():
         res = check("09-3", fn)

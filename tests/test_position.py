@@ -290,6 +290,16 @@ def decode_wrong_exponent_rounded(row):
     return round(decode_wrong_exponent(row))
 
 
+def decode_by_asin(row):
+    """The sin component alone: asin reads [−π/2, π/2] only (p = 5000 at d = 16 is past π/2)."""
+    return round(math.asin(row[-2].item()) / frequencies(row.shape[-1])[-1].item())
+
+
+def decode_acos(row):
+    """The cos component alone: right here, since every angle up to p = 5000 is below π."""
+    return round(math.acos(row[-1].item()) / frequencies(row.shape[-1])[-1].item())
+
+
 def decode_double(row):
     return 2 * decode_ok(row)
 
@@ -305,6 +315,7 @@ def decode_double(row):
         (decode_wrong_exponent, "맞게 골랐지만 ω를 10000^(−31/64)로"),
         (decode_wrong_exponent_rounded, "맞게 골랐지만 ω를 10000^(−31/64)로"),
         (decode_double, "배입니다"),
+        (decode_by_asin, "asin으로"),
         (lambda row: torch.zeros(2), "숫자 하나"),
         (lambda row: 17, "기대값"),
     ],
@@ -317,6 +328,7 @@ def test_exercise_10_1_wrong_answers(fn, fragment):
 def test_exercise_10_1_right_answer():
     assert check("10-1", decode_ok).passed
     assert check("10-1", decode_second_slowest_pair_wrapped).passed  # % 2π uses the whole wavelength
+    assert check("10-1", decode_acos).passed
 
 
 def test_exercise_10_1_rounded_raw_pair0_angle_is_named_and_wavelengths_keep_a_decimal():

@@ -5,6 +5,7 @@ import math
 import matplotlib.pyplot as plt
 import pytest
 import torch
+import torch.nn.functional as F
 
 from helpers.exercises import check
 from helpers.exercises.ex11 import MISTAKES, reference_layer
@@ -142,6 +143,28 @@ def _via_sublayers(H, b):
 def test_exercise_11_1_rejects_calling_the_layer(fn, fragment):
     result = check("11-1", fn)
     assert not result and fragment in result.message and "다시 계산하는 연습" in result.message, result.message
+
+
+def _via_fused_attention(H, block):
+    """Everything by hand except the attention itself, which F.scaled_dot_product_attention does."""
+    T, d = H.shape
+    a, o = block.attention.self, block.attention.output
+
+    def heads(lin):
+        return (H @ lin.weight.T + lin.bias).view(T, 12, 32).transpose(0, 1)
+
+    ctx = F.scaled_dot_product_attention(heads(a.query), heads(a.key), heads(a.value)).transpose(0, 1).reshape(T, d)
+    X = F.layer_norm(
+        H + ctx @ o.dense.weight.T + o.dense.bias, (d,), o.LayerNorm.weight, o.LayerNorm.bias, o.LayerNorm.eps
+    )
+    up, down, ln2 = block.intermediate.dense, block.output.dense, block.output.LayerNorm
+    ffn = F.gelu(X @ up.weight.T + up.bias) @ down.weight.T + down.bias
+    return F.layer_norm(X + ffn, (d,), ln2.weight, ln2.bias, ln2.eps)
+
+
+def test_exercise_11_1_rejects_the_fused_attention():
+    result = check("11-1", _via_fused_attention)
+    assert not result and "scaled_dot_product_attention을(를) 불렀습니다" in result.message, result.message
 
 
 def test_exercise_11_1_pre_ln_softmax_axis_and_relu_are_named():

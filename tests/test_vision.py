@@ -403,6 +403,41 @@ def test_13_2_rejects_default_container_and_closure_bypasses():
         assert not result.passed and "patchify" in result.message and "불렀습니다" in result.message, result.message
 
 
+def _patchify_by_getattr(img, p):
+    return getattr(vi, "patchify")(img, p)  # noqa: B009 (the bypass under test)
+
+
+def _patchify_by_vars(img, p):
+    return vars(vi)["patch" + "ify"](img, p)  # Python folds the two strings into one constant
+
+
+def _patchify_by_attrgetter(img, p):
+    import operator
+
+    return operator.attrgetter("patchify")(vi)(img, p)
+
+
+def _patchify_helper_by_name(img, p):
+    return _lookup_by_name()(img, p)
+
+
+def _lookup_by_name():
+    return vi.__dict__["patchify"]  # the learner's own helper holds the string
+
+
+def _patchify_with_a_comment_string(img, p):
+    """Not patchify: reshape and permute."""
+    c, h, w = img.shape
+    return img.reshape(c, h // p, p, w // p, p).permute(1, 3, 0, 2, 4).reshape(-1, c * p * p)
+
+
+def test_13_2_rejects_the_lesson_function_fetched_by_its_name():
+    for fn in (_patchify_by_getattr, _patchify_by_vars, _patchify_by_attrgetter, _patchify_helper_by_name):
+        result = check("13-2", fn)
+        assert not result.passed and '"patchify"을(를) 문자열로' in result.message, (fn.__name__, result.message)
+    assert check("13-2", _patchify_with_a_comment_string).passed  # a string that only mentions the name is fine
+
+
 def test_13_2_checker():
 
     def p1p2c(img, p):
@@ -446,6 +481,9 @@ def test_13_3_checker():
         "float64": lambda s, p, h: h * ((s // p) ** 2 + 1) ** 2 * 8,
         "원소 하나로": lambda s, p, h: h * (((s // p) ** 2) ** 2 + 1) * 4,
         "픽셀마다": lambda s, p, h: h * (s * s + 1) ** 2 * 4,
+        "비트로": lambda s, p, h: h * ((s // p) ** 2 + 1) ** 2 * 32,
+        "메가바이트": lambda s, p, h: h * ((s // p) ** 2 + 1) ** 2 * 4 / 1e6,
+        "킬로바이트": lambda s, p, h: h * ((s // p) ** 2 + 1) ** 2 * 4 / 2**10,
         "숫자 하나": lambda s, p, h: [1, 2],
     }
     for phrase, fn in cases.items():

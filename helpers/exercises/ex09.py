@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 import torch
 
 from helpers.attention import causal_mask, softmax
 from helpers.lessons.masks import attention_mask, fully_masked_rows
 
-from . import Wrong, call_learner, exercise, forbid_calls, particle
+from . import Wrong, call_learner, exercise, forbid_calls, particle, source_tree
+from .lookups import forbid_string_lookups
 
 
 def _as_answer_mask(got, what: str, want_shape) -> torch.Tensor:
@@ -36,8 +39,22 @@ def _left_mask(lengths, t, causal=True):
     return mask & causal_mask(t) if causal else mask
 
 
+_LOOP_WORDS = {"For": "for 반복문", "While": "while 반복문", "ListComp": "컴프리헨션", "GeneratorExp": "제너레이터 식"}
+
+
 @exercise("09-1")
 def _check_left_padded_mask(fn):
+    _, tree = source_tree(fn)
+    loops = (
+        sorted({_LOOP_WORDS[type(n).__name__] for n in ast.walk(tree) if type(n).__name__ in _LOOP_WORDS})
+        if tree
+        else []
+    )
+    if loops:
+        raise Wrong(
+            f"반복이 있습니다({', '.join(loops)}). 이 문제는 마스크를 반복문 없이 torch.arange와 비교 연산(>=, <=)으로 "
+            "한 번에 만드는 연습입니다: (B, T)의 실제 토큰 표시와 (T, T)의 인과 마스크를 브로드캐스트해 &로 합치세요."
+        )
     for lengths, t in _EX1_CASES:
         what = f"left_padded_mask({lengths}, {t})"
         want = _left_mask(lengths, t)
@@ -87,24 +104,25 @@ def _ex2_cases():
 
 @exercise("09-2")
 def _check_safe_softmax(fn):
-    forbid_calls(
-        fn,
-        {
-            "softmax",
-            "safe_softmax",
-            "softmax_t",
-            "_softmax",
-            "log_softmax",
-            "softmin",
-            "Softmax",
-            "LogSoftmax",
-            "Softmin",
-            "scaled_dot_product_attention",
-            "masked_attention",
-        },
+    forbidden = {
+        "softmax",
+        "safe_softmax",
+        "softmax_t",
+        "_softmax",
+        "log_softmax",
+        "softmin",
+        "Softmax",
+        "LogSoftmax",
+        "Softmin",
+        "scaled_dot_product_attention",
+        "masked_attention",
+    }
+    why = (
         "이 문제는 소프트맥스를 `torch.exp`와 합으로 직접 짜면서 가려진 칸과 전부 가려진 행을 처리하는 연습입니다 "
-        "(위의 `safe_softmax`가 소프트맥스 함수로 하는 방법은 이미 봤습니다).",
+        "(위의 `safe_softmax`가 소프트맥스 함수로 하는 방법은 이미 봤습니다)."
     )
+    forbid_calls(fn, forbidden, why)
+    forbid_string_lookups(fn, forbidden, why)
     for scores, mask in _ex2_cases():
         what = f"safe_softmax(scores {tuple(scores.shape)}, mask)"
         got = call_learner(fn, scores.clone(), mask.clone(), what=what)
@@ -230,6 +248,8 @@ def _check_to_torch_mask(fn):
                 hint = (
                     f" float 마스크는 쿼리와 같은 dtype({q.dtype})이어야 합니다 (받은 것: {got.dtype})."
                     if got.is_floating_point() and got.dtype != q.dtype
+                    else f". attn_mask는 불리언(~mask)이나 0/-inf float여야 합니다 (받은 것: {got.dtype})."
+                    if not got.is_floating_point() and got.dtype != torch.bool
                     else ""
                 )
                 raise Wrong(

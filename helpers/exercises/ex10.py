@@ -97,6 +97,16 @@ def _decode_position(fn):
                     f"{p}보다 길지만, atan2는 (−π, π]의 각도를 돌려주므로 반 바퀴(파장의 절반, {_positions(wavelength / 2)} 위치)를 "
                     "넘으면 음수 각도가 나옵니다. 각도를 % (2π)로 [0, 2π)에 옮기거나, 파장의 절반이 5000보다 긴 더 느린 쌍을 쓰세요."
                 )
+            slowest = frequencies(d)[-1].item()
+            if (
+                abs(value - math.asin(row[-2].item()) / slowest) < 1e-6
+                or abs(value - round(math.asin(row[-2].item()) / slowest)) < 1e-9
+            ):
+                raise Wrong(
+                    f"{what} = {value:.4g}: sin 성분만 asin으로 되돌렸습니다. asin은 [−π/2, π/2]의 각도만 돌려주므로, "
+                    f"각도가 π/2를 넘는 위치(여기서는 {p})에서는 다른 위치와 구별하지 못합니다. "
+                    "sin과 cos을 함께 쓰는 atan2(sin, cos)를 쓰세요."
+                )
             other = 999 if p != 999 else 50
             again = answer_tensor(call_learner(fn, table[other].clone(), what=what), what).reshape(-1)[0].item()
             if p > 0 and abs(value / p - again / other) < 1e-6 * abs(value / p):

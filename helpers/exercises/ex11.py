@@ -201,6 +201,12 @@ SHAPE_HINT = (
 @exercise("11-1")
 def _recompute_layer(fn):
     forbid_calls(fn, {"block"}, SHORTCUT)
+    forbid_calls(
+        fn,
+        {"scaled_dot_product_attention", "multi_head_attention_forward"},
+        "이 문제는 어텐션 가중치를 q @ k.T / √d_head와 torch.softmax로 직접 계산하는 연습입니다. "
+        "scaled_dot_product_attention은 (torch의 것이든 이 과정의 것이든) 소프트맥스와 가중합을 대신 계산합니다.",
+    )
     _, model = load_minilm()
     worst = 0.0
     for sentence in SENTENCES:

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from helpers.lessons.attention_in_vision import patchify
 
 from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
+from .lookups import forbid_string_lookups
 
 
 def _example_features(seed: int = 11) -> torch.Tensor:
@@ -106,11 +107,11 @@ def _check_cbam_channel_gates(fn):
 
 @exercise("13-2")
 def _check_patchify(fn):
-    forbid_calls(
-        fn,
-        {"patchify"},
-        "이 문제는 패치 나누기를 reshape와 permute(또는 unfold)로 직접 짜는 연습입니다: 위의 `patchify`는 쓰지 마세요.",
+    why = (
+        "이 문제는 패치 나누기를 reshape와 permute(또는 unfold)로 직접 짜는 연습입니다: 위의 `patchify`는 쓰지 마세요."
     )
+    forbid_calls(fn, {"patchify"}, why)
+    forbid_string_lookups(fn, {"patchify"}, why)
     img = torch.arange(3 * 4 * 6, dtype=torch.float64).reshape(3, 4, 6)  # (C, H, W), every value unique
     got = answer_tensor(call_learner(fn, img.clone(), 2, what="my_patchify(img, 2)"), "my_patchify")
     want = patchify(img, 2)  # (6, 12)
@@ -182,8 +183,13 @@ def _check_attention_bytes(fn):
             heads * (n + 1) ** 2 * 8: "float64(8바이트)로 셌습니다. float32는 4바이트입니다",
             heads * (n * n + 1) * 4: "[CLS]를 원소 하나로 더했습니다. [CLS]는 행 하나와 열 하나를 더합니다: (N + 1)²",
             heads * (size * size + 1) ** 2 * 4: "픽셀마다 토큰 하나로 셌습니다. 토큰은 P×P 패치 하나입니다",
+            heads
+            * (n + 1) ** 2
+            * 32: "비트로 셌습니다(float32 하나 = 32비트). 바이트 수를 돌려주세요: 하나에 4바이트입니다",
         }
         hint = hints.get(got, "")
+        if not hint and want > 0 and any(abs(got * unit / want - 1) < 1e-9 for unit in (1e3, 1e6, 2**10, 2**20)):
+            hint = "바이트를 킬로바이트나 메가바이트로 바꿨습니다. 단위를 바꾸지 말고 바이트 수 그대로 돌려주세요"
         reason = f" {hint}." if hint else ""
         raise Wrong(f"{call} = {got:g}, 기대값은 N = ({size}/{p})² = {n}, h·(N + 1)²·4 = {want:,}바이트입니다.{reason}")
     ratio = ((224 // 8) ** 2 + 1) ** 2 / ((224 // 16) ** 2 + 1) ** 2

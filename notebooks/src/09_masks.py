@@ -5,7 +5,7 @@
 #
 # **학습 목표**
 # - 패딩 마스크(padding mask)와 인과 마스크(causal mask)를 직접 만들고, 합친 마스크와 가중치를 그림으로 읽는다.
-# - 볼 수 있는 키가 하나도 없는 쿼리 행(**전부 가려진 행**)에서 `-inf` + `torch.softmax`가 NaN을 내고, 그 NaN이 다음 층(layer)과 손실, 기울기(gradient)로 번져 가는 과정을 NaN 개수로 따라간다.
+# - 볼 수 있는 키가 하나도 없는 쿼리 행(**전부 가려진 행**, fully masked row)에서 `-inf` + `torch.softmax`가 NaN을 내고, 그 NaN이 다음 층(layer)과 손실, 기울기(gradient)로 번져 가는 과정을 NaN 개수로 따라간다.
 # - `-1e9`로 가리는 방법의 한계(균등 가중치, float16 넘침)를 0 가중치 처리와 비교한다.
 # - 불리언 마스크와 더하는 마스크, `torch.nn.MultiheadAttention`의 반대 약속(True = 가림)을 구별한다.
 # - 크로스 어텐션(cross-attention)에서 키 쪽 패딩만 가리는 이유를 확인하고, 디코더 전용 모델의 배치 생성에서 왼쪽 패딩, 위치 번호, 인과 마스크를 함께 맞춘다.
@@ -334,7 +334,7 @@ assert (w4c[4:] > 0).sum() == 3 * 4        # pad queries see the 4 real keys, no
 # %% [markdown]
 # ## 4. 전부 가려진 행: NaN 함정
 #
-# 어떤 쿼리에게 볼 수 있는 키가 하나도 없으면 그 행의 점수가 전부 $-\infty$가 됩니다. 이런 행을 **전부 가려진 행**(fully masked row)이라 부릅니다. 소프트맥스는
+# 어떤 쿼리에게 볼 수 있는 키가 하나도 없으면 그 행의 점수가 전부 $-\infty$가 됩니다. 이런 행을 **전부 가려진 행**이라 부릅니다. 소프트맥스는
 #
 # $$w_{ij} = \frac{e^{-\infty}}{\sum_{j'} e^{-\infty}} = \frac{0}{0} = \text{NaN}$$
 #
@@ -731,11 +731,12 @@ nan_rows = int(torch.isnan(w_left).any(-1).sum())
 assert torch.equal(fully_masked_rows(left_mask).sum(-1), T_gen - lens) and nan_rows == int((T_gen - lens).sum())
 
 # %% slideshow={"slide_type": "subslide"}
-print(f"프롬프트 {len(prompts)}개의 왼쪽 패딩 마스크, -inf + torch.softmax: NaN 행 {nan_rows}개")
-assert nan_rows > 0
+has_nan_rows = torch.isnan(w_left).any(-1).any(-1).tolist()  # per prompt; the count itself is 09-1's question
+print(f"왼쪽 패딩 마스크, -inf + torch.softmax: 프롬프트별로 NaN 행이 있는가 {has_nan_rows}")
+assert nan_rows > 0 and has_nan_rows == (lens < T_gen).tolist()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# NaN 행이 생깁니다(마스크를 만드는 코드와 몇 행인지는 연습문제 09-1에서 직접 구합니다). 한 층에서는 패딩 행에만 있지만, 4절에서 본 것처럼 다음 층에서 $0 \times \text{NaN}$으로 실제 토큰까지 번집니다. 그래서 배치 생성 코드는 전부 가려진 행을 0으로 처리하는 어텐션(이 과정의 `masked_attention`, 고정된 torch의 SDPA)을 쓰거나, 패딩 쿼리가 자기 자신은 보게 하는 식으로 마스크를 고칩니다.
+# 패딩이 있는 프롬프트마다 NaN 행이 생깁니다(마스크를 만드는 코드와, 그런 행이 몇 개 생기는지는 연습문제 09-1에서 직접 구합니다). 한 층에서는 패딩 행에만 있지만, 4절에서 본 것처럼 다음 층에서 $0 \times \text{NaN}$으로 실제 토큰까지 번집니다. 그래서 배치 생성 코드는 전부 가려진 행을 0으로 처리하는 어텐션(이 과정의 `masked_attention`, 고정된 torch의 SDPA)을 쓰거나, 패딩 쿼리가 자기 자신은 보게 하는 식으로 마스크를 고칩니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: "생성은 왼쪽 패딩, 학습은 오른쪽 패딩이 흔하다"를 한 문장으로 남기세요. 확인할 세 가지는 마스크, 위치 번호, 전부 가려진 행입니다. 마스크를 만드는 코드는 숨겨 두었으니 연습문제 09-1에서 청중이 직접 만들게 하세요.
@@ -746,7 +747,7 @@ assert nan_rows > 0
 # 각 문제는 `check("09-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 숨겨진 셀에 있습니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **09-1.** 7절처럼 **왼쪽**에 패딩한 배치의 디코더 마스크 `(B, T, T)`(키 패딩 + 인과, True = 볼 수 있음)를 돌려주는 `left_padded_mask(lengths, T)`를 반복문 없이 `torch.arange`와 비교 연산으로 만드세요. 먼저 예측해 보세요: 길이 `[3, 1, 4]`, `T = 4`이면 전부 False인 행이 몇 개일까요?
+# **09-1.** 7절처럼 **왼쪽**에 패딩한 배치의 디코더 마스크 `(B, T, T)`(키 패딩 + 인과, True = 볼 수 있음)를 돌려주는 `left_padded_mask(lengths, T)`를 반복문 없이 `torch.arange`와 비교 연산으로 만드세요(`check`가 반복문을 찾아냅니다). 먼저 예측해 보세요: 길이 `[3, 1, 4]`, `T = 4`이면 전부 False인 행이 몇 개일까요?
 
 # %%
 def left_padded_mask(lengths, T):

@@ -412,7 +412,7 @@ plt.show()
 # %% [markdown]
 # ## 5. 가중치는 중요도인가
 #
-# "어텐션 가중치가 큰 토큰이 중요하다"는 읽기는 논쟁거리입니다. Jain & Wallace 2019("Attention is not Explanation")는 양방향 LSTM 인코더에 덧셈 어텐션을 얹은 분류 모델(RNN)에서, 가중치를 크게 바꿔도 예측이 거의 그대로인 경우가 많다는 것을 보였습니다. 이 절은 같은 질문을 트랜스포머에 던져 봅니다. [Wiegreffe & Pinter 2019](../SOURCES.md)("Attention is not not Explanation")는 그 실험의 조건을 따져 "설명이 될 때도 있다"고 반박했습니다. Kobayashi 등 2020은 가중치 $w_{ij}$ 대신 실제로 더해지는 벡터의 크기 $\lVert w_{ij}\, f(x_j) \rVert$를 보자고 제안했습니다.
+# "어텐션 가중치가 큰 토큰이 중요하다"는 읽기는 논쟁거리입니다. Jain & Wallace 2019("Attention is not Explanation")는 양방향 LSTM 같은 RNN 인코더에 덧셈 어텐션을 얹은 모델(분류, 질의응답, 자연어 추론)에서, 가중치를 크게 바꿔도 예측이 거의 그대로인 경우가 많다는 것을 보였습니다. 이 절은 같은 질문을 트랜스포머에 던져 봅니다. [Wiegreffe & Pinter 2019](../SOURCES.md)("Attention is not not Explanation")는 그 실험의 조건을 따져 "설명이 될 때도 있다"고 반박했습니다. Kobayashi 등 2020은 가중치 $w_{ij}$ 대신 실제로 더해지는 벡터의 크기 $\lVert w_{ij}\, f(x_j) \rVert$를 보자고 제안했습니다.
 #
 # 이 절의 ‖w·v‖는 그 측정을 단순화한 것입니다. Kobayashi 등은 출력 투영 $W_O$까지 지난 벡터를 쓰지만, 여기서는 **헤드별 밸류 $v_j$ (크기 32, $W_O$ 이전)** 를 씁니다. 층마다 [CLS](첫 열)가 받는 가중치 몫과 ‖w·v‖ 몫을 나란히 봅니다.
 
@@ -492,7 +492,7 @@ assert all(results[l, "나"][0] > 1 and results[l, "나"][1] < 0.95 for l in ran
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # (가)는 ‖w·v‖의 예측대로입니다. 헤드 출력이 8~15% 바뀌고, 잔차와 층 정규화를 지난 층의 출력은 거의 그대로입니다(코사인 0.99 이상). (나)는 전혀 다릅니다. [CLS]가 받던 60~70%를 다른 토큰들이 나눠 가지면, 그 토큰들의 몫이 약 세 배가 됩니다. 헤드 출력은 원래 크기의 1.5~3배만큼 바뀌고, 층 출력의 코사인도 0.91까지 떨어집니다.
 #
-# 그렇다면 [CLS]는 왜 중요하고, 이 헤드는 무엇을 하고 있을까요? 토론 질문 1에서 다룹니다. 밸류가 작은데도 가중치를 많이 모으는 토큰을 **어텐션 싱크**(attention sink; [Xiao 등 2024](../SOURCES.md))라고 부릅니다. Kobayashi 등 2020도 BERT에서 [CLS]·[SEP]가 가중치를 많이 받지만 $\lVert f(x) \rVert$가 작다는 같은 현상을 보고했습니다. **가중치만으로도, ‖w·v‖만으로도 중요도를 알 수 없습니다.** 무엇을 바꿨을 때 출력이 얼마나 변하는지를 직접 확인해야 하고, 그 답은 "바꾸는 방법"에 따라 달라집니다.
+# 그렇다면 [CLS]는 왜 중요하고, 이 헤드는 무엇을 하고 있을까요? 토론 질문 1에서 다룹니다. 뜻과 상관없이 가중치를 많이 모으는 토큰을 **어텐션 싱크**(attention sink)라고 부릅니다([Xiao 등 2024](../SOURCES.md): 자기회귀 언어 모델의 첫 토큰들). 그런 토큰의 밸류가 작다는 것은 Kobayashi 등 2020이 BERT에서 보고했습니다: [CLS]·[SEP]가 가중치를 많이 받지만 $\lVert f(x) \rVert$가 작습니다. 위의 [CLS]가 바로 그 모습입니다. **가중치만으로도, ‖w·v‖만으로도 중요도를 알 수 없습니다.** 무엇을 바꿨을 때 출력이 얼마나 변하는지를 직접 확인해야 하고, 그 답은 "바꾸는 방법"에 따라 달라집니다.
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 가중치를 흡수하는 쪽이 [CLS]라는 것은 한 문장만의 일일까요? 길이가 다른 문장 다섯 개에서 층 1~4의 [CLS] 몫과 [SEP] 몫(모든 헤드와 쿼리의 평균)을 잽니다.
@@ -551,7 +551,7 @@ assert offset_mass(ko_weights[0, 2], -1) > 0.9
 # %% [markdown]
 # ## 연습문제
 #
-# **11-1. 층 ℓ 다시 계산하기.** `H = hidden[ℓ]`과 `block = model.encoder.layer[ℓ]`을 받아 그 층의 출력 `(T, 384)`를 돌려주는 `my_layer(H, block)`을 쓰세요. 2절의 셀을 함수로 묶으면 됩니다. 층을 통째로 부르는 지름길(`block(...)`, `block.attention(...)`, `block.intermediate(...)`, `block.output(...)`)은 쓰지 말고, 파라미터 행렬(`.weight`, `.bias`)과 `F.layer_norm`, `F.gelu`, `torch.softmax`로 다시 계산하세요(`check`가 이런 호출을 찾아냅니다). 확인은 6개 층 모두와 길이가 다른 문장 하나에서 합니다.
+# **11-1. 층 ℓ 다시 계산하기.** `H = hidden[ℓ]`과 `block = model.encoder.layer[ℓ]`을 받아 그 층의 출력 `(T, 384)`를 돌려주는 `my_layer(H, block)`을 쓰세요. 2절의 셀을 함수로 묶으면 됩니다. 층을 통째로 부르는 지름길(`block(...)`, `block.attention(...)`, `block.intermediate(...)`, `block.output(...)`)은 쓰지 말고, 파라미터 행렬(`.weight`, `.bias`)과 `F.layer_norm`, `F.gelu`, `torch.softmax`로 다시 계산하세요(`check`가 이런 호출을 찾아냅니다). 소프트맥스와 가중합을 한 번에 해 주는 `F.scaled_dot_product_attention`도 쓰지 마세요. 확인은 6개 층 모두와 길이가 다른 문장 하나에서 합니다.
 #
 # 먼저 **예측**하세요. 다음 실수 가운데 오류(예외)를 내는 것과, 조용히 틀린 숫자를 내는 것은 무엇일까요? (1) 편향(bias) `+ b`를 빠뜨림 (2) $\sqrt{d_{\text{head}}}$로 나누지 않음 (3) 헤드를 `view(T, d_head, h)`로 나눔 (4) `H @ W.T` 대신 `H @ W` (Q·K·V에서만, 또는 모든 곳에서). 그다음 일부러 하나씩 넣어 보고 `check`가 무엇이라고 하는지 보세요. GELU를 tanh 근사로 바꾸거나 편향을 모든 층에서 빼 보는 것도 좋습니다.
 

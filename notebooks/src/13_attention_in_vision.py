@@ -899,7 +899,7 @@ def cbam_channel_gates(x, w1, w2):
 check("13-1", cbam_channel_gates)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **13-2.** 이미지 `img` $(C, H, W)$와 패치 크기 `p`를 받아 토큰 $(N, C \cdot p \cdot p)$를 돌려주는 `my_patchify`를 `reshape`와 `permute`로 완성하세요(`unfold`나 `F.unfold`를 써도 됩니다). 패치는 왼쪽 위부터 한 줄씩(패치 1은 패치 0의 오른쪽 이웃), 한 패치는 $(C, p, p)$ 블록을 그대로 펼친 순서입니다. 위의 `patchify`는 쓰지 마세요(감싸서 불러도 안 됩니다).
+# **13-2.** 이미지 `img` $(C, H, W)$와 패치 크기 `p`를 받아 토큰 $(N, C \cdot p \cdot p)$를 돌려주는 `my_patchify`를 `reshape`와 `permute`로 완성하세요(`unfold`나 `F.unfold`를 써도 됩니다). 패치는 왼쪽 위부터 한 줄씩(패치 1은 패치 0의 오른쪽 이웃), 한 패치는 $(C, p, p)$ 블록을 그대로 펼친 순서입니다. 위의 `patchify`는 쓰지 마세요(감싸서 부르거나 `getattr`처럼 이름 문자열로 찾아 불러도 안 됩니다).
 
 # %%
 def my_patchify(img, p):
