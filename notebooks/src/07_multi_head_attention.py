@@ -537,29 +537,31 @@ assert mixed == [1, 3, 4]
 # 시드 1, 3, 4의 0.77~0.83은 행 평균입니다. 채점하는 행은 $t = 2, \dots, 7$의 여섯 개이고, 시드 1과 3의 0.83은 거의 정확히 $5/6$입니다. 한 행 안에서 가중치를 나눈 것이 아니라 **여섯 행 중 한 행에서 두 헤드가 역할을 맞바꾼** 것이 아닐까요? 스크립트가 저장한 시드 1과 4의 모델(`data/multihead_offset_h2_seed1.pt`, `_seed4.pt`)을 불러와 행마다, 그리고 예제마다 봅니다.
 
 # %% slideshow={"slide_type": "subslide"}
-scored = torch.arange(FIRST_SCORED, SEQ_LEN)                                # query rows t = 2..7
-prev_share = {}                                                             # seed -> (h, 6): share of examples
+scored = torch.arange(FIRST_SCORED, SEQ_LEN)                # query rows t = 2..7
+prev_share, seen = {}, {}
 for seed in (1, 4):
     model_s = OffsetModel(num_heads=2)
     model_s.load_state_dict(load_tensor_dict(f"multihead_offset_h2_seed{seed}.pt"))
-    acc_s, _, prof_s = head_profile(model_s.eval(), x_test, y_test)
     with torch.no_grad():
-        w_s = model_s(x_test)[1]                                            # (B, h, T, T): every example's weights
-    prev_w, first_w = w_s[:, :, scored, scored - 1], w_s[:, :, scored, 0]   # (B, h, 6)
-    prev_share[seed] = (prev_w > first_w).double().mean(0)                  # (h, 6): examples where the head looks back
+        w_s = model_s.eval()(x_test)[1]                     # (B, h, T, T): every example
+    prev_w, first_w = w_s[..., scored, scored - 1], w_s[..., scored, 0]   # (B, h, 6)
+    prev_share[seed] = (prev_w > first_w).double().mean(0)  # (h, 6): share looking back
+    seen[seed] = (head_profile(model_s, x_test, y_test), prev_w, first_w)
+    for i in range(2):
+        print(f"시드 {seed}, 헤드 {i}: 행 t = 2..7에서 이전 토큰을 보는 예제의 비율",
+              [round(v, 2) for v in prev_share[seed][i].tolist()])
+
+# %% slideshow={"slide_type": "skip"}
+for seed, ((acc_s, _, prof_s), prev_w, first_w) in seen.items():
     stored_s = next(r for r in runs["runs"] if r["num_heads"] == 2 and r["seed"] == seed)
     assert acc_s == 1.0 and torch.allclose(prof_s, torch.tensor(stored_s["profile"], dtype=prof_s.dtype), atol=0.01)
     assert (torch.maximum(prev_w, first_w) > 0.85).all()                   # every example, every row: one position
     assert ((prev_w > first_w)[:, 0] != (prev_w > first_w)[:, 1]).all()    # the two heads always split the roles
-    for i in range(2):
-        print(f"시드 {seed}, 헤드 {i}: 행 t = 2..7에서 이전 토큰을 보는 예제의 비율 "
-              f"{[round(v, 2) for v in prev_share[seed][i].tolist()]}, 평균 (이전, 첫) = {[round(v, 2) for v in prof_s[i].tolist()]}")
 assert prev_share[1][0].tolist() == [0.0] + [1.0] * 5                       # seed 1: swapped in row t = 2, every example
 assert prev_share[4][0, 1:].tolist() == [1.0] * 4 + [0.0] and 0.3 < 1 - prev_share[4][0, 0] < 0.5   # seed 4: t = 7; t = 2 in ~40%
-print("예제마다, 행마다 한 헤드가 한 위치에 0.85 이상; 두 헤드는 늘 역할을 나누고, 맞바꾸는 행만 시드마다 다름")
 
-# %% [markdown]
-# 짐작이 맞습니다. 모든 예제의 모든 행에서 한 헤드가 한 위치에 0.85 이상을 주고, 두 헤드는 언제나 두 역할을 나눠 맡습니다. 시드 1에서는 행 $t = 2$에서만, 모든 예제에서 역할을 맞바꿉니다(평균 $5/6 \approx 0.83$). 시드 4(0.77)는 행 $t = 7$에서 역할을 맞바꾸고, 행 $t = 2$에서는 예제의 약 40%에서만 맞바꿉니다: 예제마다는 여전히 한 위치를 보지만, 어느 헤드가 보는지가 토큰에 따라 달라집니다. 평균 0.77 = (4 + 0.6)/6입니다. 두 모델은 스크립트가 저장한 것이라 어느 컴퓨터에서나 같은 숫자가 나옵니다(400단계 학습을 여기서 다시 돌리면 CPU의 수치 커널에 따라 끝자리가 갈라질 수 있습니다).
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 짐작이 맞습니다. 모든 예제의 모든 행에서 한 헤드가 한 위치에 0.85 이상을 주고, 두 헤드는 언제나 두 역할을 나눠 맡습니다(위의 assert 셀; 두 모델의 평균 프로필도 위 표의 값과 0.01 안에서 같음). 시드 1에서는 행 $t = 2$에서만, 모든 예제에서 역할을 맞바꿉니다(평균 $5/6 \approx 0.83$). 시드 4(0.77)는 행 $t = 7$에서 역할을 맞바꾸고, 행 $t = 2$에서는 예제의 약 40%에서만 맞바꿉니다: 예제마다는 여전히 한 위치를 보지만, 어느 헤드가 보는지가 토큰에 따라 달라집니다. 평균 0.77 = (4 + 0.6)/6입니다. 두 모델은 스크립트가 저장한 것이라 어느 컴퓨터에서나 같은 숫자가 나옵니다(400단계 학습을 여기서 다시 돌리면 CPU의 수치 커널에 따라 끝자리가 갈라질 수 있습니다).
 
 # %% [markdown]
 # ### 여기서 직접 학습하기
