@@ -284,7 +284,8 @@ def test_08_1():
     assert "하나만 셌습니다: 소프트맥스" in _msg(check("08-1", lambda n, d, h, b: 4 * b * h * (n * n + n * d)))
     assert "출력 O" in _msg(check("08-1", lambda n, d, h, b: 8 * b * h * n * n))
     assert "입력 Q, K, V" in _msg(check("08-1", lambda n, d, h, b: 4 * b * h * (2 * n * n + 3 * n * d)))
-    assert "헤드 수(2)와 배치(1)" in _msg(check("08-1", lambda n, d, h, b: 4 * (2 * n * n + n * d)))
+    forgot_heads = _msg(check("08-1", lambda n, d, h, b: 4 * (2 * n * n + n * d)))
+    assert "헤드 수(2)와 배치(1)" in forgot_heads and "= 2,162,688:" in forgot_heads, forgot_heads  # not 2.16269e+06
     assert "q/√d" in _msg(check("08-1", lambda n, d, h, b: 4 * b * h * (2 * n * n + 2 * n * d)))
     assert "8바이트" in _msg(check("08-1", lambda n, d, h, b: 2 * right(n, d, h, b)))
     assert "MiB" in _msg(check("08-1", lambda n, d, h, b: right(n, d, h, b) / 2**20))
@@ -415,6 +416,14 @@ def test_08_3():
     )
     assert "자기 자신" in _msg(check("08-3", strict))
     assert "분모로 나누지" in _msg(check("08-3", no_division))
+
+    def relu_features(q, k, v):  # φ = relu can be 0: a row of 0/0
+        fq, fk = F.relu(q), F.relu(k)
+        s = torch.cumsum(fk.unsqueeze(-1) * v.unsqueeze(-2), dim=-3)
+        return (fq.unsqueeze(-1) * s).sum(-2) / (fq * torch.cumsum(fk, dim=-2)).sum(-1, keepdim=True)
+
+    relu = _msg(check("08-3", relu_features))
+    assert "NaN/inf" in relu and "elu(x) + 1" in relu, relu
     assert "정규화" not in _msg(check("08-3", no_division))
     assert "다릅니다" in _msg(check("08-3", lambda q, k, v: _causal_lean(q, k, v) * 1.01))
     assert "모양" in _msg(check("08-3", lambda q, k, v: v[..., :3, :]))

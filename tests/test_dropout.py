@@ -181,6 +181,7 @@ def test_check_06_1():
         "학습 때 살아남은 가중치를": lambda w, keep, p, training: w * keep / (1 - p) if training else w * (1 - p),
         "평가 때 가중치를 그대로": lambda w, keep, p, training: w * keep if training else w,
         "**곱해야**": lambda w, keep, p, training: w * keep if training else w / (1 - p),
+        "남는 확률은 1−p": lambda w, keep, p, training: w * keep if training else w * p,
         "평가 때도 keep 마스크로": lambda w, keep, p, training: w * keep if training else w * keep * (1 - p),
         "학습 때 (1−p)를 곱했습니다": lambda w, keep, p, training: w * keep * (1 - p) if training else w * (1 - p),
         "True는": lambda w, keep, p, training: w * ~keep if training else w * (1 - p),

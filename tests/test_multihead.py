@@ -114,6 +114,24 @@ def test_stored_models_match_the_stored_table():
         torch.testing.assert_close(profile, torch.tensor(record["profile"]), atol=1e-4, rtol=0)
 
 
+def test_role_swap_checkpoints_match_their_note_and_the_table():
+    """07 reads the 2-head seeds 1 and 4 row by row from these files: each matches the profile recorded with it
+    (its own set-up) exactly and the table's run of that seed (another CPU) within 0.01."""
+    runs = load_json("multihead_runs.json")
+    x, y = mh.make_offset_batch(runs["test_size"], torch.Generator().manual_seed(runs["test_seed"]))
+    notes = {n["file"]: n for n in runs["checkpoints"]}
+    for seed in (1, 4):
+        note = notes[f"multihead_offset_h2_seed{seed}.pt"]
+        assert note["threads"] == 1 and note["cpu_capability"]
+        model = mh.OffsetModel(2)
+        model.load_state_dict(load_tensor_dict(note["file"]))
+        acc, _, profile = mh.head_profile(model.eval(), x, y)
+        record = next(r for r in runs["runs"] if r["num_heads"] == 2 and r["seed"] == seed)
+        assert acc == note["accuracy"] == record["accuracy"] == 1.0
+        torch.testing.assert_close(profile, torch.tensor(note["profile"]), atol=1e-4, rtol=0)
+        torch.testing.assert_close(profile, torch.tensor(record["profile"]), atol=0.01, rtol=0)
+
+
 def test_head_explorer_updates_in_place():
     maps = torch.softmax(torch.randn(3, 8, 8), dim=-1)
     fig, ax = plt.subplots(figsize=(4.8, 3.8), dpi=72)
@@ -206,6 +224,37 @@ def test_check_07_1_names_an_output_weight_pair_and_rewords_the_fallback():
     assert not r.passed and "(출력, 가중치)" in r.message, r.message
     r = check("07-1", lambda m, x: x)
     assert "하나나 둘만으로는 설명되지 않습니다" in r.message and "는 아닙니다" not in r.message, r.message
+
+
+def test_check_07_1_names_a_missing_scale_and_a_causal_mask():
+    def sdpa(m, x, **kwargs):
+        b, t, c = x.shape
+        q, k, v = (
+            y.unflatten(-1, (m.num_heads, -1)).transpose(1, 2)
+            for y in F.linear(x, m.in_proj_weight, m.in_proj_bias).chunk(3, dim=-1)
+        )
+        return m.out_proj(F.scaled_dot_product_attention(q, k, v, **kwargs).transpose(1, 2).flatten(2))
+
+    assert check("07-1", sdpa).passed
+    r = check("07-1", lambda m, x: sdpa(m, x, scale=1.0))
+    assert not r.passed and "나누지 않았습니다" in r.message, r.message
+    r = check("07-1", lambda m, x: sdpa(m, x, is_causal=True))
+    assert not r.passed and "인과 마스크" in r.message, r.message
+
+
+def test_check_07_1_survives_an_answer_that_changes_the_module():
+    """A learner's m.float() (in place) or an in-place edit of m's weights gets a message, not a traceback."""
+    good = _assemble()
+    r = check("07-1", lambda m, x: good(m.float(), x.float()))  # no traceback; rounding-level: passes or says float32
+    assert r.passed or ("float32" in r.message and "m.num_heads" not in r.message), r.message
+
+    def zero_bias(m, x):
+        with torch.no_grad():
+            m.in_proj_bias.zero_()
+        return good(m, x)
+
+    r = check("07-1", zero_bias)
+    assert not r.passed and "in_proj_bias" in r.message, r.message
 
 
 def test_check_07_1_other_answers():

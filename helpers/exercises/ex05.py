@@ -166,7 +166,9 @@ def _check_entropy(fn):
     forbid_calls(fn, _READY_MADE, _WHY)
     renamed = _renamed_ready_made(fn)
     if renamed:
-        raise Wrong(f"{', '.join(sorted(renamed))}을(를) 불렀습니다: 이름만 바꾼 완성된 엔트로피 함수입니다. {_WHY}")
+        raise Wrong(
+            f"{', '.join(sorted(renamed))}을(를) 불렀습니다: 이름만 바꾼, 0 · log 0을 대신 처리해 주는 기성 함수입니다. {_WHY}"
+        )
     cases = [
         [0.25, 0.25, 0.25, 0.25],
         [0.7, 0.2, 0.1],

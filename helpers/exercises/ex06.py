@@ -33,6 +33,11 @@ def _old_dropout_diagnosis(train_got, eval_got, keep, p) -> str | None:
             "평가 때 가중치를 그대로 돌려줬습니다. 학습 때는 한 항목의 기댓값이 (1−p)·w이므로, 평가 때도 같은 크기가 "
             f"되도록 모든 가중치에 (1−p) = {1 - p:g}를 곱해야 합니다."
         )
+    if train_ok and torch.allclose(eval_got, _W * p, atol=1e-9):
+        return (
+            f"평가 때 p = {p:g}를 곱했습니다. 이 노트북의 p는 **지우는** 확률이라 남는 확률은 1−p = {1 - p:g}입니다 "
+            "(Srivastava 등 2014의 논문은 p를 남기는 확률로 써서 '평가 때 p를 곱한다'고 적습니다)."
+        )
     if train_ok and torch.allclose(eval_got, _W * scale, atol=1e-9):
         return f"평가 때 (1−p)로 나눴습니다. (1−p) = {1 - p:g}를 **곱해야** 학습 때의 기댓값 (1−p)·w와 같아집니다."
     if train_ok and (torch.allclose(eval_got, kept * (1 - p), atol=1e-9) or torch.allclose(eval_got, kept, atol=1e-9)):
@@ -190,7 +195,8 @@ def _check_inside(seen: dict[str, bool]) -> None:
     training = [name for name, on in seen.items() if on]
     if training:
         raise Wrong(
-            f"with 블록 안에서 {', '.join(training)}이(가) 아직 학습 모드입니다. module.eval()은 하위 모듈까지 "
+            f"with 블록 안에서 하위 모듈 {', '.join(training)}이(가) 아직 학습 모드입니다(이름은 "
+            "module.named_modules()의 이름). module.eval()은 하위 모듈까지 "
             "모두 평가 모드로 바꿉니다 (module.training = False는 그 모듈 하나만 바꿉니다)."
         )
 

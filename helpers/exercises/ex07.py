@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import itertools
 import re
@@ -18,6 +19,8 @@ _CASES = ((2, 5, 12, 3), (1, 7, 12, 2))  # (B, T, C, h)
 
 _MISTAKES = {
     "scale_by_c": "점수를 √C(= √d_model)로 나눴습니다. 헤드 하나의 내적은 d = C/h개 항의 합이므로 √d로 나눠야 합니다.",
+    "no_scale": "점수를 √d로 나누지 않았습니다(스케일 1). 헤드 하나의 내적 q·k를 √d = √(C/h)로 나눈 뒤 소프트맥스하세요.",
+    "causal": "인과 마스크를 씌웠습니다(쿼리 i가 키 j ≤ i만 봄). m(x, x, x)는 마스크 없이 모든 키를 봅니다.",
     "split_without_transpose": "Q·K·V를 view/reshape로 곧바로 (B, h, T, d)로 만들었습니다. 그러면 한 '헤드'의 행이 "
     "여러 토큰의 특징 조각이 됩니다. (B, T, h, d)로 나눈 뒤 transpose(1, 2) 하세요.",
     "merge_without_transpose": "헤드 출력 (B, h, T, d)를 곧바로 reshape(B, T, C) 했습니다. 한 토큰의 출력에 다른 토큰의 "
@@ -50,8 +53,11 @@ def _variant(m: nn.MultiheadAttention, x: torch.Tensor, mistake=None, order=(0, 
         q, k, v = (y.reshape(b, h, t, d) for y in (q, k, v))
     else:
         q, k, v = (y.view(b, t, h, d).transpose(1, 2) for y in (q, k, v))
-    scale = c if "scale_by_c" in mistakes else d
-    heads = torch.softmax(q @ k.transpose(-2, -1) / scale**0.5, dim=-1) @ v  # (B, h, T, d)
+    scale = c if "scale_by_c" in mistakes else 1 if "no_scale" in mistakes else d
+    scores = q @ k.transpose(-2, -1) / scale**0.5  # (B, h, T, T)
+    if "causal" in mistakes:
+        scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+    heads = torch.softmax(scores, dim=-1) @ v  # (B, h, T, d)
     if "head_order" in mistakes:
         heads = heads.flip(1)
     if "merge_without_transpose" in mistakes:
@@ -156,8 +162,9 @@ def _assemble(fn):
     for i, (b, t, c, h) in enumerate(_CASES):
         m = _module(c, h, seed=i)
         x = torch.randn(b, t, c, dtype=torch.float64, generator=torch.Generator().manual_seed(10 + i))
+        ref = copy.deepcopy(m)  # the learner may change m (m.float(), an in-place edit): compare against a copy
         with torch.no_grad():
-            want = m(x, x, x, need_weights=False)[0]
+            want = ref(x, x, x, need_weights=False)[0]
             result = _call_without_the_module(fn, m, x.clone(), what=f"assemble_mha(m, x), x {tuple(x.shape)}, h={h}")
             if isinstance(result, (tuple, list)) and len(result) == 2 and torch.is_tensor(result[0]):
                 raise Wrong(
@@ -171,15 +178,21 @@ def _assemble(fn):
                 )
             if _close(got, want):
                 continue
+            if torch.allclose(got, want, atol=1e-4, rtol=1e-4):  # float32 rounding, not a mistake in the algorithm
+                raise Wrong(
+                    f"(h = {h}) 값이 float32 반올림 수준(최대 차이 {(got - want).abs().max().item():.1g})만큼 다릅니다: "
+                    "중간에 float32로 바꿨습니다(m.float(), x.float() 등). 검사기는 float64 모듈과 입력을 넘기니 "
+                    "dtype을 바꾸지 말고 그대로 계산하세요."
+                )
             for mistake, message in _MISTAKES.items():
-                if _close(got, _variant(m, x, mistake)):
+                if _close(got, _variant(ref, x, mistake)):
                     raise Wrong(f"(h = {h}) {message}")
             for pair in itertools.combinations(_MISTAKES, 2):
-                if _close(got, _variant(m, x, pair)):
+                if _close(got, _variant(ref, x, pair)):
                     first, second = (_MISTAKES[p] for p in pair)
                     raise Wrong(f"(h = {h}) 흔한 실수 두 가지가 겹쳤습니다. (1) {first} (2) {second}")
             for order in itertools.permutations(range(3)):
-                if order != (0, 1, 2) and _close(got, _variant(m, x, order=order)):
+                if order != (0, 1, 2) and _close(got, _variant(ref, x, order=order)):
                     names = "".join("QKV"[j] for j in order)
                     raise Wrong(
                         f"in_proj_weight를 세 조각으로 나눈 순서가 틀렸습니다: 위에서부터 W^Q, W^K, W^V 순서로 "
@@ -192,8 +205,8 @@ def _assemble(fn):
                 )
             worst = (got - want).abs().max().item()
             raise Wrong(
-                f"결과가 m(x, x, x)[0]과 다릅니다 (최대 차이 {worst:.3g}). 흔한 실수(√C, 나누기·합치기의 전치 누락, "
-                "헤드 순서, Q·K·V 순서, 편향, 가중치 전치 누락) 하나나 둘만으로는 설명되지 않습니다. 단계마다 "
+                f"결과가 m(x, x, x)[0]과 다릅니다 (최대 차이 {worst:.3g}). 흔한 실수(√C나 스케일 누락, 인과 마스크, "
+                "나누기·합치기의 전치 누락, 헤드 순서, Q·K·V 순서, 편향, 가중치 전치 누락) 하나나 둘만으로는 설명되지 않습니다. 단계마다 "
                 "모양과 값을 찍어 보세요: 소프트맥스의 축(dim=-1: 키 방향)도 확인하세요."
             )
     return (

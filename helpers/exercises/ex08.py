@@ -83,11 +83,13 @@ def _naive_peak(fn):
             ((2 * square + out) / 2**20, "바이트로 답하세요 (MiB로 나눴습니다)"),
             ((2 * square + out) / GIB, "바이트로 답하세요 (GiB로 나눴습니다)"),
         ]
+        # 2,162,688 (not 2.16269e+06) beside the measured bytes
+        shown = f"{got:,.0f}" if got.is_integer() else f"{got:,.6g}"
         for value, message in hints:
             if math.isclose(got, value, rel_tol=1e-9):
-                raise Wrong(f"{call} = {got:,.6g}: {message}. 측정한 최대 메모리는 {measured:,}바이트입니다.")
+                raise Wrong(f"{call} = {shown}: {message}. 측정한 최대 메모리는 {measured:,}바이트입니다.")
         raise Wrong(
-            f"{call} = {got:,.6g}, 측정한 최대 메모리는 {measured:,}바이트입니다. "
+            f"{call} = {shown}, 측정한 최대 메모리는 {measured:,}바이트입니다. "
             "계산 도중 어떤 텐서들이 동시에 살아 있는지 세어 보세요."
         )
     return (
@@ -182,6 +184,11 @@ def _causal_linear(fn):
     if got.shape != want.shape:
         raise Wrong(f"출력 모양이 {tuple(got.shape)}입니다. 입력 (2, 7, 5)에 대해 (2, 7, 5)여야 합니다.")
     if not torch.allclose(got, want, atol=1e-8):
+        if not torch.isfinite(got).all():
+            raise Wrong(
+                "출력에 NaN/inf가 있습니다: 분모 φ(q_i)·z_i가 0이 된 행이 있습니다(ReLU처럼 0이 될 수 있는 특징 함수이거나 "
+                "0으로 나눔). φ(x) = elu(x) + 1은 늘 양수라 분모가 0이 되지 않습니다."
+            )
         if torch.allclose(got, linear_attention(q, k, v), atol=1e-8):
             raise Wrong(
                 "인과가 아닌 선형 어텐션입니다: 쿼리 i가 뒤의 키(j > i)까지 봤습니다. "

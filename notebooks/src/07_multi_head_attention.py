@@ -385,7 +385,7 @@ for name, kv_heads in (("MHA", 32), ("GQA (g = 8)", 8), ("MQA", 1)):
 assert kv_cache["MHA"] == 2 * 2 ** 30 and kv_cache["MHA"] // kv_cache["GQA (g = 8)"] == 4 and kv_cache["MHA"] // kv_cache["MQA"] == 32
 
 # %% [markdown]
-# KV 캐시는 키·밸류 헤드 수에 비례합니다. MHA에서 시퀀스 하나에 2 GiB이던 캐시가 GQA(8그룹)에서는 0.5 GiB, MQA에서는 64 MiB가 됩니다. 투영 파라미터는 어떻게 달라질까요? 연습문제 07-2에서 식으로 세어 본 뒤 표로 봅니다. 08번은 같은 질문, "무엇을 메모리에 두고 몇 번 읽는가"를 어텐션 행렬 자체에 던집니다.
+# KV 캐시는 키·밸류 헤드 수에 비례합니다. MHA에서 시퀀스 하나에 2 GiB이던 캐시가 GQA(8그룹)에서는 0.5 GiB, MQA에서는 64 MiB가 됩니다. 투영 파라미터는 어떻게 달라질까요? 연습문제 07-2에서 식으로 세어 보고, 풀이 아래에 접어 둔 표에서 이 모델로 확인합니다. 08번은 같은 질문, "무엇을 메모리에 두고 몇 번 읽는가"를 어텐션 행렬 자체에 던집니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: GQA는 Llama 2(70B)·Llama 3·Mistral 같은 최근 모델이 쓰는 방식으로 알려져 있습니다. 숫자는 위의 가정(32층, 4096 토큰, 16비트)에서 계산한 값이지 특정 모델의 공식 수치가 아니라는 점을 함께 말하세요.
@@ -534,25 +534,34 @@ assert mixed == [1, 3, 4]
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 다섯 시드 모두 두 헤드가 두 역할을 나눠 맡지만, 어느 번호의 헤드가 어느 역할을 맡는지는 시드 2와 3에서 뒤바뀝니다. 헤드 번호 자체에는 뜻이 없습니다. 초기값의 우연이 누가 무엇을 맡을지 정합니다.
 #
-# 시드 1, 3, 4의 0.77~0.83은 행 평균입니다. 채점하는 행은 $t = 2, \dots, 7$의 여섯 개이고, 시드 1과 3의 0.83은 거의 정확히 $5/6$입니다. 한 행 안에서 가중치를 나눈 것이 아니라 **여섯 행 중 한 행에서 두 헤드가 역할을 맞바꾼** 것이 아닐까요? 시드 1을 저장된 실행과 똑같이 400단계 다시 학습해(몇 초) 행마다 봅니다.
+# 시드 1, 3, 4의 0.77~0.83은 행 평균입니다. 채점하는 행은 $t = 2, \dots, 7$의 여섯 개이고, 시드 1과 3의 0.83은 거의 정확히 $5/6$입니다. 한 행 안에서 가중치를 나눈 것이 아니라 **여섯 행 중 한 행에서 두 헤드가 역할을 맞바꾼** 것이 아닐까요? 스크립트가 저장한 시드 1과 4의 모델(`data/multihead_offset_h2_seed1.pt`, `_seed4.pt`)을 불러와 행마다, 그리고 예제마다 봅니다.
 
 # %% slideshow={"slide_type": "subslide"}
-seed1_model, _ = train_offset_model(num_heads=2, steps=400, seed=1)   # the stored run of seed 1, step for step
-_, maps_s1, prof_s1 = head_profile(seed1_model, x_test, y_test)
-scored = torch.arange(FIRST_SCORED, SEQ_LEN)                            # query rows t = 2..7
-prev_w, first_w = maps_s1[:, scored, scored - 1], maps_s1[:, scored, 0]  # (h, 6): per row, averaged over the batch
-for i in range(2):
-    cells = ["이전" if p > f else "첫" for p, f in zip(prev_w[i].tolist(), first_w[i].tolist())]
-    print(f"시드 1, 헤드 {i}: 행 t = 2..7의 역할 {cells}, 평균 (이전, 첫) = {[round(v, 2) for v in prof_s1[i].tolist()]}")
-stored1 = next(r for r in runs["runs"] if r["num_heads"] == 2 and r["seed"] == 1)
-assert torch.allclose(prof_s1, torch.tensor(stored1["profile"], dtype=prof_s1.dtype), atol=0.01)
-assert (torch.maximum(prev_w, first_w) > 0.98).all()                     # every row: one role, almost all weight
-role0, role1 = prev_w[0] > first_w[0], prev_w[1] > first_w[1]
-assert (role0 != role1).all() and (~role0).tolist() == [True] + [False] * 5  # swapped in row t = 2 only
-print("행마다 한 역할에 가중치 0.98 이상; 두 헤드는 행 하나에서만 역할을 맞바꿈 → 평균 5/6 ≈ 0.83")
+scored = torch.arange(FIRST_SCORED, SEQ_LEN)                # query rows t = 2..7
+prev_share, seen = {}, {}
+for seed in (1, 4):
+    model_s = OffsetModel(num_heads=2)
+    model_s.load_state_dict(load_tensor_dict(f"multihead_offset_h2_seed{seed}.pt"))
+    with torch.no_grad():
+        w_s = model_s.eval()(x_test)[1]                     # (B, h, T, T): every example
+    prev_w, first_w = w_s[..., scored, scored - 1], w_s[..., scored, 0]   # (B, h, 6)
+    prev_share[seed] = (prev_w > first_w).double().mean(0)  # (h, 6): share looking back
+    seen[seed] = (head_profile(model_s, x_test, y_test), prev_w, first_w)
+    for i in range(2):
+        print(f"시드 {seed}, 헤드 {i}: 행 t = 2..7에서 이전 토큰을 보는 예제의 비율",
+              [round(v, 2) for v in prev_share[seed][i].tolist()])
 
-# %% [markdown]
-# 짐작이 맞습니다. 시드 1에서는 행마다 한 헤드가 한 위치에 0.98 이상을 주고, 두 헤드는 행 $t = 2$에서만 역할을 맞바꿉니다. 시드 4(0.77)는 행 $t = 7$에서 역할을 맞바꾸고, 행 $t = 2$에서는 예제의 40%에서만 맞바꿉니다(예제마다는 여전히 한 위치). 시드 4는 이 과정을 만들 때 저장된 실행과 같은 설정(한 스레드)에서 다시 학습해 예제마다 확인한 결과입니다. 400단계 학습은 CPU의 수치 커널에 따라 갈라질 수 있어(다른 설정에서는 시드 4가 다른 모델이 되기도 합니다) 여기서는 다시 재지 않습니다.
+# %% slideshow={"slide_type": "skip"}
+for seed, ((acc_s, _, prof_s), prev_w, first_w) in seen.items():
+    stored_s = next(r for r in runs["runs"] if r["num_heads"] == 2 and r["seed"] == seed)
+    assert acc_s == 1.0 and torch.allclose(prof_s, torch.tensor(stored_s["profile"], dtype=prof_s.dtype), atol=0.01)
+    assert (torch.maximum(prev_w, first_w) > 0.85).all()                   # every example, every row: one position
+    assert ((prev_w > first_w)[:, 0] != (prev_w > first_w)[:, 1]).all()    # the two heads always split the roles
+assert prev_share[1][0].tolist() == [0.0] + [1.0] * 5                       # seed 1: swapped in row t = 2, every example
+assert prev_share[4][0, 1:].tolist() == [1.0] * 4 + [0.0] and 0.3 < 1 - prev_share[4][0, 0] < 0.5   # seed 4: t = 7; t = 2 in ~40%
+
+# %% [markdown] slideshow={"slide_type": "subslide"}
+# 짐작이 맞습니다. 모든 예제의 모든 행에서 한 헤드가 한 위치에 0.85 이상을 주고, 두 헤드는 언제나 두 역할을 나눠 맡습니다(위의 assert 셀; 두 모델의 평균 프로필도 위 표의 값과 0.01 안에서 같음). 시드 1에서는 행 $t = 2$에서만, 모든 예제에서 역할을 맞바꿉니다(평균 $5/6 \approx 0.83$). 시드 4(0.77)는 행 $t = 7$에서 역할을 맞바꾸고, 행 $t = 2$에서는 예제의 약 40%에서만 맞바꿉니다: 예제마다는 여전히 한 위치를 보지만, 어느 헤드가 보는지가 토큰에 따라 달라집니다. 평균 0.77 = (4 + 0.6)/6입니다. 두 모델은 스크립트가 저장한 것이라 어느 컴퓨터에서나 같은 숫자가 나옵니다(400단계 학습을 여기서 다시 돌리면 CPU의 수치 커널에 따라 끝자리가 갈라질 수 있습니다).
 
 # %% [markdown]
 # ### 여기서 직접 학습하기
@@ -685,10 +694,10 @@ def gqa_param_count(d_model, num_heads, kv_heads, bias):
 
 check("07-2", gqa_param_count)
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# **7절의 모델로 돌아가기.** 6절의 MHA($g = h$)에서는 식에 $h$가 없었습니다($P = 4C^2 + 4C$). GQA에서는 $W^Q, W^O$가 $C \times C$ 그대로이고 $W^K, W^V$만 $C \times (g \cdot d)$로 줄어듭니다. 7절의 모델($C = 4096$, $d = 128$, 편향 없음)에서 층 하나의 투영 파라미터를 KV 캐시 옆에 놓습니다.
+# %% [markdown] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+# 풀이 노트 (07-2를 푼 뒤에 펼치세요): **7절의 모델로 돌아가기.** 6절의 MHA($g = h$)에서는 식에 $h$가 없었습니다($P = 4C^2 + 4C$). GQA에서는 $W^Q, W^O$가 $C \times C$ 그대로이고 $W^K, W^V$만 $C \times (g \cdot d)$로 줄어듭니다. 7절의 모델($C = 4096$, $d = 128$, 편향 없음)에서 층 하나의 투영 파라미터를 KV 캐시 옆에 놓습니다. 층에는 피드포워드(feed-forward) 블록도 있으니, Llama 계열처럼 게이트가 있는 피드포워드(SwiGLU, 중간 크기 11008, 행렬 3개)를 가정해 함께 셉니다.
 
-# %%
+# %% jupyter={"source_hidden": true, "outputs_hidden": true} slideshow={"slide_type": "skip"}
 C, D = 4096, 128                                                  # 7절의 모델
 proj_params = {}
 for name, kv_heads in (("MHA", 32), ("GQA (g = 8)", 8), ("MQA", 1)):
@@ -697,10 +706,6 @@ for name, kv_heads in (("MHA", 32), ("GQA (g = 8)", 8), ("MQA", 1)):
           f"KV 캐시 {kv_cache[name] / 2 ** 30:6.3f} GiB")
 assert proj_params["MHA"] == 4 * C * C and proj_params["MHA"] / proj_params["MQA"] < 2 < kv_cache["MHA"] / kv_cache["MQA"]
 
-# %% [markdown] slideshow={"slide_type": "subslide"}
-# 위의 파라미터 수는 어텐션의 투영 $W^Q, W^K, W^V, W^O$만 센 것입니다. 층에는 피드포워드(feed-forward) 블록도 있습니다. Llama 계열처럼 게이트가 있는 피드포워드(SwiGLU, 중간 크기 11008, 행렬 3개)를 가정하면 그쪽이 훨씬 큽니다.
-
-# %%
 FFN = 11008                                                       # Llama-style (SwiGLU) hidden size for C = 4096
 ffn_params = 3 * C * FFN                                          # gate, up: C×FFN; down: FFN×C  (no biases)
 layer_params = proj_params["MHA"] + ffn_params
@@ -708,8 +713,8 @@ print(f"피드포워드 {ffn_params / 1e6:.1f}M + 어텐션 투영 {proj_params[
       f"(어텐션 몫 {proj_params['MHA'] / layer_params:.0%}; 층 정규화의 파라미터 수천 개는 뺌)")
 assert 190e6 < layer_params < 210e6 and ffn_params > 2 * proj_params["MHA"]
 
-# %% [markdown]
-# 캐시는 $g$에 비례해 32배까지 줄지만, 파라미터는 덜 줍니다(층당 어텐션 투영 67.1M → GQA 41.9M, MQA 34.6M; 피드포워드까지 넣은 층 전체 약 202M에서는 더 작은 몫). 긴 문맥에서 메모리와 메모리 대역폭을 지배하는 것은 캐시입니다.
+# %% [markdown] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+# 풀이 노트: 캐시는 $g$에 비례해 32배까지 줄지만, 파라미터는 덜 줍니다(층당 어텐션 투영 67.1M → GQA 41.9M, MQA 34.6M; 피드포워드까지 넣은 층 전체 약 202M에서는 더 작은 몫). 긴 문맥에서 메모리와 메모리 대역폭을 지배하는 것은 캐시입니다.
 
 # %% [markdown]
 # ## 스터디 토론 질문
