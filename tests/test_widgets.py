@@ -174,6 +174,7 @@ def test_exported_frames_are_the_live_pictures(tmp_path):
     assert [c["name"] for c in manifest["controls"]] == ["scale", "shape"]
     assert manifest["controls"][0]["labels"][:2] == ["0.50", "1.00"] and manifest["controls"][1]["kind"] == "select"
     assert len(manifest["frames"]) == 12 and len(list((tmp_path / "00").glob("*.png"))) == 12
+    assert manifest["mode"] == "grid" and manifest["outside"] == {}, "every frame's texts inside the canvas"
     for frame in manifest["frames"]:
         i, j = frame["index"]
         ex.set(scale=ex.frames["scale"][i], shape=ex.frames["shape"][j])
