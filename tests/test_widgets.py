@@ -237,8 +237,10 @@ def run_lookup(spec: dict, calls: list) -> list:
     node = shutil.which("node")
     if node is None:
         skip_or_fail("node is not installed (it comes with npm, which .ci/run installs)")
+    # The whole player parses (it runs only in a page); then the lookup runs on each call.
     script = (
-        explorer_player.LOOKUP_JS
+        f"new Function({json.dumps(explorer_player.PLAYER_JS)});\n"
+        + explorer_player.LOOKUP_JS
         + f"""
 var spec = {json.dumps(spec)}, calls = {json.dumps(calls)};
 console.log(JSON.stringify(calls.map(function (c) {{
