@@ -163,13 +163,14 @@ def texts_outside(figure: Figure) -> list[str]:
     return _overflow(figure)[1]
 
 
-def fit_figure(figure: Figure, pad: float = FIT_PAD) -> bool:
+def fit_figure(figure: Figure, pad: float = FIT_PAD, *, drawn: bool = False) -> bool:
     """Move every axes inward just enough that no text leaves the canvas (with `pad` pixels to spare);
     the margins are set once, as fixed positions, so the in-place redraw stays as fast as before.
-    Returns whether anything moved."""
+    Returns whether anything moved. `drawn`: the canvas shows the figure as it is (no first draw)."""
     moved = False
-    for _ in range(3):  # moving the axes can move a label by a pixel or two: measure again
-        figure.canvas.draw()
+    for attempt in range(3):  # moving the axes can move a label by a pixel or two: measure again
+        if attempt or not drawn:
+            figure.canvas.draw()
         sides, found = _overflow(figure)
         if not found:
             return moved
@@ -260,7 +261,7 @@ class Explorer:
         self.widget.add_class("course-explorer")
         self.redraw()
         # Margins from the texts the first update drew, once: every later frame keeps them.
-        self.fitted = fit_figure(figure)
+        self.fitted = fit_figure(figure, drawn=True)  # redraw just drew the canvas
         if self.fitted:
             self.image.value = self.render_png()
         if os.environ.get(CHECK_ENV) == "1":

@@ -73,7 +73,7 @@ def test_controls_follow_the_hand():
 
 
 def test_bad_input_is_refused():
-    fig, _ = plt.subplots()
+    fig, _ = plt.subplots(figsize=(2, 1.5), dpi=40)  # small: only the grid is looked at
     slider = widgets.IntSlider()
     with pytest.raises(TypeError, match="Figure"):
         Explorer("not a figure", lambda **kw: None, {"x": slider})
@@ -88,7 +88,7 @@ def test_bad_input_is_refused():
 
 
 def test_an_error_in_update_is_not_swallowed():
-    fig, _ = plt.subplots()
+    fig, _ = plt.subplots(figsize=(2, 1.5), dpi=40)  # small: only the grid is looked at
 
     def update(x):
         if x > 5:
@@ -122,7 +122,7 @@ def test_frame_grid_is_the_joint_grid_up_to_max_frames():
     ex, *_ = make()
     mode, points = ex.frame_grid()
     assert mode == "grid" and len(points) == 6 * 2 and len(set(points)) == 12
-    fig, _ = plt.subplots()
+    fig, _ = plt.subplots(figsize=(2, 1.5), dpi=40)  # small: only the grid is looked at
     # 11's shape: a sentence selector (2), 6 layers, 12 heads = 144 frames, every one of them.
     three = Explorer(
         fig,
