@@ -125,6 +125,8 @@ def cmd_test(extra: list[str]) -> int:
     # worker, in order; the browser tests are one class per notebook and share a JupyterLab per worker.
     xdist = ["-n", str(workers), "--dist", "loadscope"] if workers else []
     both = os.environ.get("COURSE_TEST_PASSES") != "native"
+    # Every explorer built under test (each notebook's, in both passes) refuses a text outside its canvas.
+    check = {"COURSE_CHECK_FIGURES": "1"}
     # The portable pass (notebooks only) ends minutes before the first; browser tests that compute no
     # numbers (the offline decks, the handout PDF, the built site's explorers) run in it instead, so
     # that the first pass, the longer one, is shorter.
@@ -154,12 +156,12 @@ def cmd_test(extra: list[str]) -> int:
                 *xdist,
                 *extra,
             ],
-            {"OMP_NUM_THREADS": "1"},
+            {"OMP_NUM_THREADS": "1", **check},
         ),
         (
             "notebooks again, scalar kernels + SSE4 BLAS, 2 threads" + (" (+ slides, handout, site)" if moved else ""),
             [str(PYTHON), "-m", "pytest", "notebooks", *moved, *NBVAL, *extra],
-            PORTABLE_SETUP,
+            {**PORTABLE_SETUP, **check},
         ),
     ]
     if not both:  # quick local loop; CI runs everything

@@ -12,6 +12,15 @@ each explorer declares a grid of control values (``frames=``, or a default deriv
 see ``default_frames``), and tools/explorer_frames.py runs the notebook with
 ``COURSE_EXPLORER_FRAMES=<folder>`` set, where every new explorer draws each grid point once and
 writes the PNGs and a manifest there (``export_frames``). The live widget is not touched by that.
+The grid is the controls' joint grid (every combination, so any state a learner sets has its own
+picture) up to ``max_frames`` per explorer; beyond that, one line per control through the defaults
+(the player then says that moving one control puts the others back).
+
+The figure is fitted to its canvas once, after the first update (``fit_figure``): a title, label or
+tick label that would leave the canvas moves every axes inward, the same for every later frame, and
+no layout engine is left behind to slow the in-place redraw. With ``COURSE_CHECK_FIGURES=1`` (the
+tests set it, so every notebook's explorers are checked under nbval) an explorer whose text still
+leaves the canvas is refused.
 """
 
 from __future__ import annotations
@@ -27,12 +36,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 from PIL import Image
 
-__all__ = ["Explorer", "default_frames"]
+__all__ = ["Explorer", "default_frames", "fit_figure", "texts_outside"]
 
 FRAMES_ENV = "COURSE_EXPLORER_FRAMES"  # a folder: explorers export their frames there (tools/explorer_frames.py)
-MAX_FULL_GRID = 64  # several controls: the full grid up to this many frames, else one line per control
+CHECK_ENV = "COURSE_CHECK_FIGURES"  # "1": an explorer whose text leaves the canvas is an error (tests set it)
+MAX_FRAMES = 256  # per explorer: the controls' joint grid up to this many frames, else one line per control
+FIT_PAD = 4  # pixels kept free between the outermost text and the canvas edge when a figure is fitted
 MAX_ALL_VALUES = 40  # a slider with at most this many positions plays every one of them
 SPACED = 30  # otherwise about this many, evenly spaced, ends and default included
 
@@ -92,6 +104,92 @@ def readout(widget, value) -> str:
         return str(value)
 
 
+def _figure_texts(figure: Figure):
+    """The texts a draw shows, with a name each: figure texts, and per axes the titles, axis labels,
+    offset texts, the tick labels of the ticks drawn, free texts and legend texts."""
+    for text in [*figure.texts, *([figure._suptitle] if figure._suptitle else [])]:
+        yield "figure text", text
+    for ax in figure.axes:
+        for name, text in (
+            ("title", ax.title),
+            ("left title", ax._left_title),
+            ("right title", ax._right_title),
+            ("x label", ax.xaxis.label),
+            ("y label", ax.yaxis.label),
+            ("x offset", ax.xaxis.offsetText),
+            ("y offset", ax.yaxis.offsetText),
+        ):
+            yield name, text
+        for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            if not axis.get_visible():
+                continue
+            for tick in axis._update_ticks():  # the ticks a draw shows (the private call Axis.draw makes)
+                yield f"{axis_name} tick label", tick.label1
+                yield f"{axis_name} tick label", tick.label2
+        for text in ax.texts:
+            yield "text", text
+        legend = ax.get_legend()
+        if legend is not None and legend.get_visible():
+            for text in [legend.get_title(), *legend.get_texts()]:
+                yield "legend", text
+
+
+def _overflow(figure: Figure) -> tuple[dict[str, float], list[str]]:
+    """How many pixels the drawn texts stick out on each side, and a description of each one outside."""
+    renderer = figure.canvas.get_renderer()
+    width, height = figure.bbox.width, figure.bbox.height
+    sides = {"left": 0.0, "right": 0.0, "bottom": 0.0, "top": 0.0}
+    found = []
+    for name, text in _figure_texts(figure):
+        if not text.get_visible() or not text.get_text().strip():
+            continue
+        axes = text.axes
+        if axes is not None and not axes.get_visible():
+            continue
+        box = text.get_window_extent(renderer)
+        out = {"left": -box.x0, "right": box.x1 - width, "bottom": -box.y0, "top": box.y1 - height}
+        if max(out.values()) > 0.5:
+            where = ", ".join(f"{side} {px:.0f} px" for side, px in out.items() if px > 0.5)
+            found.append(f"{name} {text.get_text()!r} ({where})")
+        for side, px in out.items():
+            sides[side] = max(sides[side], px)
+    return sides, found
+
+
+def texts_outside(figure: Figure) -> list[str]:
+    """The texts of `figure` (titles, labels, tick labels, texts, legends) whose drawn box leaves the
+    canvas, as readable descriptions; draws the figure first."""
+    figure.canvas.draw()
+    return _overflow(figure)[1]
+
+
+def fit_figure(figure: Figure, pad: float = FIT_PAD, *, drawn: bool = False) -> bool:
+    """Move every axes inward just enough that no text leaves the canvas (with `pad` pixels to spare);
+    the margins are set once, as fixed positions, so the in-place redraw stays as fast as before.
+    Returns whether anything moved. `drawn`: the canvas shows the figure as it is (no first draw)."""
+    moved = False
+    for attempt in range(3):  # moving the axes can move a label by a pixel or two: measure again
+        if attempt or not drawn:
+            figure.canvas.draw()
+        sides, found = _overflow(figure)
+        if not found:
+            return moved
+        width, height = figure.bbox.width, figure.bbox.height
+        left = (sides["left"] + pad) / width if sides["left"] > 0.5 else 0.0
+        right = (sides["right"] + pad) / width if sides["right"] > 0.5 else 0.0
+        bottom = (sides["bottom"] + pad) / height if sides["bottom"] > 0.5 else 0.0
+        top = (sides["top"] + pad) / height if sides["top"] > 0.5 else 0.0
+        if left + right >= 0.5 or bottom + top >= 0.5:
+            raise ValueError(f"the figure is too small for its texts: {found}")
+        for ax in figure.axes:  # the same affine map for every axes: [0, 1]² -> the box inside the margins
+            x0, y0, w, h = ax.get_position(original=True).bounds
+            sx, sy = 1 - left - right, 1 - bottom - top
+            ax.set_position(Bbox.from_bounds(left + x0 * sx, bottom + y0 * sy, w * sx, h * sy))
+        moved = True
+    figure.canvas.draw()
+    return moved
+
+
 def control_kind(widget) -> str:
     import ipywidgets as widgets
 
@@ -110,6 +208,8 @@ class Explorer:
     controls ``{name: widget}``; names are the keyword arguments of ``update``
     frames   optional ``{name: [values]}``: the values each control plays without a kernel (the static
              site and decks); controls left out get ``default_frames(widget)``
+    max_frames  the most frames precomputed for this explorer: the controls' joint grid when it has at
+             most this many points, else one line per control (coarser ``frames`` keep the joint grid)
     """
 
     def __init__(
@@ -120,6 +220,7 @@ class Explorer:
         *,
         dpi: float | None = None,
         frames: Mapping[str, list] | None = None,
+        max_frames: int = MAX_FRAMES,
     ):
         import ipywidgets as widgets
 
@@ -141,6 +242,9 @@ class Explorer:
         if unknown:
             raise KeyError(f"frames for unknown control(s) {sorted(unknown)}")
         self.frames = {name: list((frames or {}).get(name) or default_frames(w)) for name, w in self.controls.items()}
+        if not isinstance(max_frames, int) or max_frames < 1:
+            raise ValueError(f"max_frames must be a positive int, got {max_frames!r}")
+        self.max_frames = max_frames
         self.dpi = dpi or figure.dpi
         self.renders = 0
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
@@ -156,16 +260,25 @@ class Explorer:
         self.widget = widgets.VBox([*self.controls.values(), self.image])
         self.widget.add_class("course-explorer")
         self.redraw()
+        # Margins from the texts the first update drew, once: every later frame keeps them.
+        self.fitted = fit_figure(figure, drawn=True)  # redraw just drew the canvas
+        if self.fitted:
+            self.image.value = self.render_png()
+        if os.environ.get(CHECK_ENV) == "1":
+            outside = _overflow(figure)[1]
+            if outside:
+                raise ValueError(f"explorer text leaves the canvas: {'; '.join(outside)}")
         if os.environ.get(FRAMES_ENV):
             self.export_frames(os.environ[FRAMES_ENV])
 
     def frame_grid(self) -> tuple[str, list[tuple[int, ...]]]:
-        """("grid", every combination) when small, else ("axes", each control over its values with the
-        others at their defaults); each point is a tuple of indices into self.frames' lists."""
+        """("grid", every combination of the controls' values) when that is at most max_frames points,
+        else ("axes", each control over its values with the others at their defaults); each point is a
+        tuple of indices into self.frames' lists (the player's frame key is the indices joined by ",")."""
         names = list(self.controls)
         sizes = [len(self.frames[n]) for n in names]
         defaults = tuple(self.default_index(n) for n in names)
-        if math.prod(sizes) <= MAX_FULL_GRID:
+        if math.prod(sizes) <= self.max_frames:
             return "grid", list(itertools.product(*(range(k) for k in sizes)))
         points = [defaults]
         for axis, size in enumerate(sizes):
@@ -193,12 +306,15 @@ class Explorer:
         out.mkdir()
         mode, points = self.frame_grid()
         names = list(self.controls)
-        frames = []
+        frames, outside = [], {}
         try:
             for k, point in enumerate(points):
                 self.update(**{n: self.frames[n][i] for n, i in zip(names, point)})
                 (out / f"{k:03d}.png").write_bytes(self.render_png())
                 frames.append({"index": list(point), "file": f"{k:03d}.png"})
+                clipped = _overflow(self.figure)[1]  # the canvas was just drawn: only text boxes are measured
+                if clipped:
+                    outside[",".join(map(str, point))] = clipped
         finally:
             renders = self.renders
             self.redraw()  # the current values again (not counted: the notebook's own checks count renders)
@@ -222,6 +338,7 @@ class Explorer:
             "controls": controls,
             "frames": frames,
             "width": self.image.layout.width,
+            "outside": outside,  # frame key -> the texts that leave the canvas there (none, we hope)
         }
         (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
         return manifest

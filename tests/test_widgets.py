@@ -73,7 +73,7 @@ def test_controls_follow_the_hand():
 
 
 def test_bad_input_is_refused():
-    fig, _ = plt.subplots()
+    fig, _ = plt.subplots(figsize=(2, 1.5), dpi=40)  # small: only the grid is looked at
     slider = widgets.IntSlider()
     with pytest.raises(TypeError, match="Figure"):
         Explorer("not a figure", lambda **kw: None, {"x": slider})
@@ -88,7 +88,7 @@ def test_bad_input_is_refused():
 
 
 def test_an_error_in_update_is_not_swallowed():
-    fig, _ = plt.subplots()
+    fig, _ = plt.subplots(figsize=(2, 1.5), dpi=40)  # small: only the grid is looked at
 
     def update(x):
         if x > 5:
@@ -116,19 +116,50 @@ def test_default_frames_follow_the_widget():
     assert 20 <= len(logs) <= 40 and 1.0 in logs and abs(logs[0] - 1e-3) < 1e-12 and abs(logs[-1] - 10) < 1e-9
 
 
-def test_frame_grid_is_full_when_small_else_one_line_per_control():
+def test_frame_grid_is_the_joint_grid_up_to_max_frames():
+    """Every combination of the controls' values is a frame (so any state a learner sets on the site
+    has its own picture) up to max_frames; beyond, one line per control through the defaults."""
     ex, *_ = make()
     mode, points = ex.frame_grid()
     assert mode == "grid" and len(points) == 6 * 2 and len(set(points)) == 12
-    fig, _ = plt.subplots()
-    big = Explorer(
-        fig, lambda **kw: None, {"a": widgets.IntSlider(value=2, max=9), "b": widgets.IntSlider(value=5, max=9)}
+    fig, _ = plt.subplots(figsize=(2, 1.5), dpi=40)  # small: only the grid is looked at
+    # 11's shape: a sentence selector (2), 6 layers, 12 heads = 144 frames, every one of them.
+    three = Explorer(
+        fig,
+        lambda **kw: None,
+        {
+            "sentence": widgets.Dropdown(options=["a", "b"]),
+            "layer": widgets.IntSlider(value=0, max=5),
+            "head": widgets.IntSlider(value=2, max=11),
+        },
     )
-    mode, points = big.frame_grid()
+    mode, points = three.frame_grid()
+    assert mode == "grid" and sorted(points) == [(s, la, h) for s in range(2) for la in range(6) for h in range(12)]
+    assert (1, 5, 11) in points, "the state the text of 11 names (layer 5, head 11) on the second sentence"
+    # 03's shape: 8 options and a log slider over 41 steps (about 30 frames) still fit the default cap.
+    query = Explorer(
+        fig,
+        lambda **kw: None,
+        {
+            "query": widgets.SelectionSlider(options=[(str(i), i) for i in range(8)], value=2),
+            "scale": widgets.FloatLogSlider(value=1.0, base=10, min=0, max=2, step=0.05),
+        },
+    )
+    mode, points = query.frame_grid()
+    assert mode == "grid" and len(points) == 8 * len(query.frames["scale"]) <= 256
+    # Over the cap: one line per control, all through the defaults.
+    controls = {"a": widgets.IntSlider(value=2, max=9), "b": widgets.IntSlider(value=5, max=9)}
+    assert Explorer(fig, lambda **kw: None, controls).frame_grid()[0] == "grid"
+    mode, points = Explorer(fig, lambda **kw: None, controls, max_frames=50).frame_grid()
     assert mode == "axes" and len(points) == 1 + 9 + 9 and points[0] == (2, 5)
     assert all(p[0] == 2 or p[1] == 5 for p in points)
+    # Coarser declared values keep a large explorer on its joint grid.
+    coarse = Explorer(fig, lambda **kw: None, controls, max_frames=50, frames={"a": [0, 2, 9], "b": [0, 5, 9]})
+    assert coarse.frame_grid() == ("grid", [(i, j) for i in range(3) for j in range(3)])
     with pytest.raises(KeyError, match="unknown"):
         Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider()}, frames={"z": [1]})
+    with pytest.raises(ValueError, match="max_frames"):
+        Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider()}, max_frames=0)
     declared = Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider(value=2, max=90)}, frames={"a": [0, 2, 90]})
     assert declared.frames == {"a": [0, 2, 90]} and declared.frame_grid() == ("grid", [(0,), (1,), (2,)])
 
@@ -143,7 +174,135 @@ def test_exported_frames_are_the_live_pictures(tmp_path):
     assert [c["name"] for c in manifest["controls"]] == ["scale", "shape"]
     assert manifest["controls"][0]["labels"][:2] == ["0.50", "1.00"] and manifest["controls"][1]["kind"] == "select"
     assert len(manifest["frames"]) == 12 and len(list((tmp_path / "00").glob("*.png"))) == 12
+    assert manifest["mode"] == "grid" and manifest["outside"] == {}, "every frame's texts inside the canvas"
     for frame in manifest["frames"]:
         i, j = frame["index"]
         ex.set(scale=ex.frames["scale"][i], shape=ex.frames["shape"][j])
         assert (tmp_path / "00" / frame["file"]).read_bytes() == ex.png, frame
+
+
+# --------------------------------------------------------------------------- the static player's lookup
+
+
+def player_spec(mode: str, sizes: list[int], defaults: list[int]) -> tuple[dict, str]:
+    """A manifest of `mode` over sliders of `sizes`, through explorer_player.player_html; returns the
+    spec the page's script reads and the HTML."""
+    import html
+    import itertools
+    import json
+    import re
+
+    from tools import explorer_player
+
+    names = [f"c{i}" for i in range(len(sizes))]
+    if mode == "grid":
+        points = list(itertools.product(*(range(n) for n in sizes)))
+    else:
+        points = [tuple(defaults)] + [
+            tuple(defaults[:a]) + (k,) + tuple(defaults[a + 1 :])
+            for a, n in enumerate(sizes)
+            for k in range(n)
+            if k != defaults[a]
+        ]
+    manifest = {
+        "mode": mode,
+        "controls": [
+            {
+                "name": n,
+                "kind": "slider",
+                "description": f"조절 {n}",
+                "values": list(range(k)),
+                "labels": [str(v) for v in range(k)],
+                "default": d,
+            }
+            for n, k, d in zip(names, sizes, defaults)
+        ],
+        "frames": [{"index": list(p), "file": f"{i:03d}.png"} for i, p in enumerate(points)],
+    }
+    urls = {",".join(map(str, p)): f"f/{i:03d}.png" for i, p in enumerate(points)}
+    page = explorer_player.player_html(manifest, urls, "x")
+    spec = json.loads(html.unescape(re.search(r"data-explorer='([^']*)'", page).group(1)))
+    return spec, page
+
+
+def run_lookup(spec: dict, calls: list) -> list:
+    """Run the page's own lookup (explorer_player.LOOKUP_JS) in node on (state, changed) pairs."""
+    import json
+    import shutil
+    import subprocess
+
+    from tools import explorer_player
+    from tools.browser_support import skip_or_fail
+
+    node = shutil.which("node")
+    if node is None:
+        skip_or_fail("node is not installed (it comes with npm, which .ci/run installs)")
+    # The whole player parses (it runs only in a page); then the lookup runs on each call.
+    script = (
+        f"new Function({json.dumps(explorer_player.PLAYER_JS)});\n"
+        + explorer_player.LOOKUP_JS
+        + f"""
+var spec = {json.dumps(spec)}, calls = {json.dumps(calls)};
+console.log(JSON.stringify(calls.map(function (c) {{
+  return c[0] === 'n' ? courseNeighbourKeys(spec, c[1]) : courseFrameKey(spec, c[0], c[1]);
+}})));
+"""
+    )
+    done = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_player_shows_the_frame_of_the_full_state():
+    """On a joint grid the player shows the frame of every control's current value (11: layer 5, then
+    head 11 shows layer 5 · head 11); on one line per control it puts the others back, and says so."""
+    spec, page = player_spec("grid", [2, 6, 12], [0, 0, 2])
+    assert len(spec["frames"]) == 144 and "course-explorer-resets" not in page
+    found = run_lookup(spec, [[[0, 5, 2], 1], [[0, 5, 11], 2], [[1, 5, 11], 0], ["n", [1, 5, 11]]])
+    assert [f["key"] for f in found[:3]] == ["0,5,2", "0,5,11", "1,5,11"]
+    assert spec["frames"][found[2]["key"]] == "f/" + f"{1 * 72 + 5 * 12 + 11:03d}.png"
+    assert found[3][0] == "1,5,11" and len(found[3]) == 1 + 1 + 5 + 11, "preloads one control move away"
+
+    spec, page = player_spec("axes", [31, 31, 31, 31], [10, 5, 20, 0])
+    assert "조절 c0·조절 c1·조절 c2·조절 c3 중 하나를 움직이면 나머지는 처음 값으로 돌아갑니다" in page
+    found = run_lookup(spec, [[[12, 5, 20, 0], 0], [[12, 9, 20, 0], 1], [[10, 5, 20, 30], 3]])
+    assert found[0] == {"key": "12,5,20,0", "idx": [12, 5, 20, 0]}
+    assert found[1] == {"key": "10,9,20,0", "idx": [10, 9, 20, 0]}, "the control moved stays, the others go back"
+    assert found[2]["key"] == "10,5,20,30"
+
+
+# --------------------------------------------------------------------------- figures inside their canvas
+
+
+def test_text_outside_the_canvas_is_found_and_the_explorer_fits_it():
+    from helpers.widgets import fit_figure, texts_outside
+
+    fig, ax = plt.subplots(figsize=(4, 2.5), dpi=72)
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.99)  # no room for the texts
+    ax.bar(range(3), [1, 2, 3])
+    outside = texts_outside(fig)
+    assert any("y tick label" in t for t in outside), outside
+    title = ax.set_title("")
+
+    def update(height):
+        title.set_text(f"제목: 높이 {height}")
+        ax.set_xlabel("x축 이름")
+        ax.set_ylabel("y축 이름")
+
+    ex = Explorer(fig, update, {"height": widgets.IntSlider(value=1, max=3)})
+    assert ex.fitted and texts_outside(fig) == [], "the first update's title and labels fit after construction"
+    assert ex.renders == 1
+    positions = [ax.get_position().bounds for ax in fig.axes]
+    assert not fit_figure(fig) and [ax.get_position().bounds for ax in fig.axes] == positions, "fitted once"
+    # A figure with room to spare is left as it is.
+    fig2, ax2 = plt.subplots(figsize=(4, 2.5), dpi=72)
+    before = ax2.get_position().bounds
+    assert not Explorer(fig2, lambda height: None, {"height": widgets.IntSlider()}).fitted
+    assert ax2.get_position().bounds == before
+
+
+def test_a_figure_too_small_for_its_texts_is_refused():
+    fig, ax = plt.subplots(figsize=(1.0, 0.6), dpi=72)
+    ax.set_title("아주 긴 제목이 들어갈 자리가 없는 그림입니다")
+    with pytest.raises(ValueError, match="too small"):
+        Explorer(fig, lambda height: None, {"height": widgets.IntSlider()})

@@ -85,7 +85,7 @@ def compute(notebook: Path, target: Path) -> list[dict]:
         with kernel_env(COURSE_EXPLORER_FRAMES=str(raw), OMP_NUM_THREADS="1"):
             NotebookClient(
                 nb,
-                timeout=600,
+                timeout=1800,  # a joint grid of 240 frames on a busy 2-core machine takes minutes
                 kernel_name="python3",
                 record_timing=False,
                 resources={"metadata": {"path": str(notebook.parent)}},
@@ -124,11 +124,15 @@ def frames_for(notebook: Path, mode: str = "cached", cache: Path = CACHE) -> lis
         shutil.rmtree(cache / notebook.stem, ignore_errors=True)  # older keys are stale
         manifests = compute(notebook, target)
         frames = sum(len(m["frames"]) for m in manifests)
+        size = sum(f.stat().st_size for f in target.rglob("*.png"))
         print(
-            f"explorer_frames: {notebook.stem}: {len(manifests)} explorer(s), {frames} frames "
-            f"in {time.monotonic() - started:.0f} s",
+            f"explorer_frames: {notebook.stem}: {len(manifests)} explorer(s), {frames} frames, "
+            f"{size / 2**20:.1f} MB in {time.monotonic() - started:.0f} s",
             flush=True,
         )
+        for k, manifest in enumerate(manifests):
+            for key, texts in list(manifest.get("outside", {}).items())[:3]:
+                print(f"explorer_frames: {notebook.stem} explorer {k} frame {key}: text outside the canvas: {texts}")
     count = json.loads((target / "explorers.json").read_text())["count"]
     return [
         (target / f"{k:02d}", json.loads((target / f"{k:02d}" / "manifest.json").read_text(encoding="utf-8")))
@@ -150,7 +154,8 @@ def main(argv: list[str]) -> int:
         for folder, manifest in frames_for(notebook, args.mode):
             print(
                 f"{folder}: {len(manifest['frames'])} frames ({manifest['mode']}), "
-                f"{', '.join(c['name'] for c in manifest['controls'])}"
+                f"{', '.join(c['name'] for c in manifest['controls'])}; "
+                f"{len(manifest.get('outside', {}))} with text outside the canvas"
             )
     return 0
 

@@ -4,10 +4,13 @@ Used by tools/build_site.py (the course site) and tools/export_slides.py (the of
 widget output of an explorer cell is replaced by plain HTML inside ``<div class="course-explorer">``:
 a range input per slider (over the frame indices, with the live widget's readout text), a
 ``<select>`` per dropdown, a checkbox per checkbox, and an ``<img>`` whose ``src`` the inline
-script swaps among the frame files on the ``input`` event. Every frame is preloaded (and decoded)
-after the page loads, so a swap is one attribute change. When an explorer has several controls and
-only one line per control was computed (``mode: "axes"``), moving one control puts the others back
-at their defaults, so the picture always shows exactly the values the controls show.
+script swaps among the frame files on the ``input`` event. The frame is looked up for the full state
+of all controls (``courseFrameKey``: the frame key is the controls' value indices joined by ","); the
+frames one control move away from the current state are preloaded (and decoded), so a swap is one
+attribute change, without holding every frame of a large joint grid in memory. When an explorer has
+several controls and only one line per control was computed (``mode: "axes"``, a joint grid over
+``Explorer.max_frames``), moving one control puts the others back at their defaults, so the picture
+always shows exactly the values the controls show, and a line next to the controls says so.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 NOTE = "그림은 미리 계산해 둔 것입니다. 슬라이더로 바로 계산하려면 JupyterLab에서 노트북을 여세요."
+RESETS = "{names} 중 하나를 움직이면 나머지는 처음 값으로 돌아갑니다(그림을 한 번에 하나씩만 미리 계산해 두었습니다)."
 
 PLAYER_CSS = """
 .course-explorer { margin: 0.4em 0; font-size: 15px; line-height: 1.4; }
@@ -30,9 +34,37 @@ PLAYER_CSS = """
 .course-explorer select { font: inherit; padding: 0.1em 0.3em; }
 .course-explorer img.course-frame { display: block; max-width: 100%; height: auto; margin-top: 0.3em; }
 .course-explorer .course-explorer-note { margin: 0.2em 0 0; font-size: 13px; color: #666; }
+.course-explorer .course-explorer-resets { margin: 0.2em 0 0; font-size: 13px; color: #8a4b00; }
+.course-explorer .course-control.course-reset { background: #fff3cd; transition: background 0.6s; }
 """
 
-PLAYER_JS = r"""
+# The lookup, kept apart so tests can run it without a browser (tests/test_widgets.py, with node).
+LOOKUP_JS = r"""
+function courseFrameKey(spec, idx, changed) {
+  // The frame for the full state of the controls: {key, idx}, or null when there is none. When only
+  // one line per control was computed (mode "axes") and the state is off it, the controls other than
+  // `changed` go back to their defaults, so the picture always shows the values the controls show.
+  var key = idx.join(',');
+  if (key in spec.frames) return {key: key, idx: idx.slice()};
+  var back = idx.map(function (k, i) { return i === changed ? k : spec.controls[i]['default']; });
+  key = back.join(',');
+  return key in spec.frames ? {key: key, idx: back} : null;
+}
+function courseNeighbourKeys(spec, idx) {
+  // The frames one control move away from `idx` (idx's own first): what the next input can show.
+  var keys = [], seen = {};
+  function add(j) { var key = j.join(','); if (key in spec.frames && !(key in seen)) { seen[key] = 1; keys.push(key); } }
+  add(idx);
+  spec.controls.forEach(function (c, i) {
+    for (var k = 0; k < c.labels.length; k++) { var j = idx.slice(); j[i] = k; add(j); }
+  });
+  return keys;
+}
+"""
+
+PLAYER_JS = (
+    LOOKUP_JS
+    + r"""
 (function () {
   function init(root) {
     if (root.dataset.ready) return;
@@ -51,15 +83,27 @@ PLAYER_JS = r"""
       if (c.kind === 'slider') el.setAttribute('aria-valuetext', c.labels[k]);
       if (outputs[i]) outputs[i].textContent = c.labels[k];
     }
+    var loaded = {}, keep = [];  // keep: the preloaded images (tests wait for their decode)
+    function preload(idx) {
+      courseNeighbourKeys(spec, idx).forEach(function (key) {
+        if (key in loaded) return;
+        var im = new Image(); im.src = spec.frames[key]; loaded[key] = im; keep.push(im);
+        if (im.decode) im.decode().catch(function () {});
+      });
+    }
     function show(changed) {
       var idx = spec.controls.map(function (c, i) { return read(i); });
-      var key = idx.join(',');
-      if (!(key in spec.frames)) {  // one line per control: the others go back to their defaults
-        idx = idx.map(function (k, i) { return i === changed ? k : spec.controls[i]['default']; });
-        key = idx.join(',');
-      }
-      idx.forEach(function (k, i) { write(i, k); });
-      if (key in spec.frames) { img.src = spec.frames[key]; root.setAttribute('data-frame', key); }
+      var found = courseFrameKey(spec, idx, changed);
+      if (!found) return;
+      found.idx.forEach(function (k, i) {
+        write(i, k);
+        if (k !== idx[i] && inputs[i]) {  // a control put back: flash its row
+          var row = inputs[i].closest('.course-control');
+          if (row) { row.classList.add('course-reset'); setTimeout(function () { row.classList.remove('course-reset'); }, 700); }
+        }
+      });
+      img.src = spec.frames[found.key]; root.setAttribute('data-frame', found.key);
+      if (spec.mode === 'grid' && document.readyState === 'complete') preload(found.idx);
     }
     inputs.forEach(function (el, i) {
       // The keys that move a control must not also turn a reveal.js slide (reveal listens on document).
@@ -68,20 +112,15 @@ PLAYER_JS = r"""
       el.addEventListener('change', function () { show(i); });
     });
     root.dataset.ready = '1';
-    var keep = [];
-    var preload = function () {
-      Object.keys(spec.frames).forEach(function (key) {
-        var im = new Image(); im.src = spec.frames[key]; keep.push(im);
-        if (im.decode) im.decode().catch(function () {});
-      });
-    };
-    if (document.readyState === 'complete') preload(); else window.addEventListener('load', preload);
+    var first = function () { preload(spec.controls.map(function (c, i) { return read(i); })); };
+    if (document.readyState === 'complete') first(); else window.addEventListener('load', first);
     root._coursePreloaded = keep;
   }
   function initAll() { document.querySelectorAll('.course-explorer[data-explorer]').forEach(init); }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', initAll); else initAll();
 })();
 """
+)
 
 
 def head_html() -> str:
@@ -138,6 +177,9 @@ def player_html(manifest: dict, urls: dict[str, str], ident: str) -> str:
         spec_controls.append({"kind": c["kind"], "default": k, "labels": labels})
     default_key = ",".join(str(c["default"]) for c in manifest["controls"])
     spec = {"mode": manifest["mode"], "controls": spec_controls, "frames": urls}
+    if manifest["mode"] == "axes" and len(manifest["controls"]) > 1:  # say which control resets which
+        names = "·".join(html.escape(c["description"]) for c in manifest["controls"])
+        controls.append(f'<p class="course-explorer-resets" role="note">{RESETS.format(names=names)}</p>')
     width = manifest.get("width") or ""
     style = f' style="width: {html.escape(width)}"' if width.endswith("px") else ""
     return (

@@ -221,7 +221,8 @@ def memory_view(ax, d=64):
 
 
 def memory_explorer(d=64):
-    """Sliders for log2 N, heads and batch over one memory_view figure."""
+    """Sliders for log2 N, heads and batch over one memory_view figure (the site plays every combination
+    of N = 2^8..2^20, h in 1/8/12/32 and B in 1/8/32/64)."""
     import ipywidgets as widgets
 
     from helpers.widgets import Explorer
@@ -230,7 +231,8 @@ def memory_explorer(d=64):
     controls = {"log2_n": widgets.FloatSlider(value=14, min=8, max=20, step=0.5, description="log₂ N"),
                 "heads": widgets.IntSlider(value=1, min=1, max=32, description="헤드 h"),
                 "batch": widgets.IntSlider(value=1, min=1, max=64, description="배치 B")}
-    return Explorer(fig, memory_view(ax, d), controls)
+    frames = {"log2_n": [float(k) for k in range(8, 21)], "heads": [1, 8, 12, 32], "batch": [1, 8, 32, 64]}
+    return Explorer(fig, memory_view(ax, d), controls, frames=frames)
 
 
 def window_attention(q, k, v, window, block_size=128):  # (..., N, d) each, self-attention
