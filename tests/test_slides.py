@@ -7,6 +7,7 @@ touch the network). One deck is opened in headless Chromium with every non-file 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -210,18 +211,140 @@ def test_skipped_cells_are_not_on_the_slides(decks, stem):
 # --------------------------------------------------------------------------- offline browser
 
 
-def test_every_slide_fits_960x700(decks):
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+def only_local(page) -> list[str]:
+    """Abort every request that is not a file: or data: URL; return the list of those attempted."""
+    attempted: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(("file:", "data:")):
+            r.continue_()
+        else:
+            attempted.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    return attempted
+
+
+# Read once per deck, before any navigation: the leaves (slides and sub-slides) in document order, a
+# recorder of every slide change, the headings reveal's theme would upper-case, the speaker notes that
+# still hold MathJax's own output, and the in-deck links (#id) whose target is missing.
+DECK_FACTS_JS = r"""async () => {
+  const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+  Reveal.configure({transition: 'none', backgroundTransition: 'none'});
+  Reveal.slide(0, 0);
+  const leaves = [...document.querySelectorAll('.reveal .slides section')].filter(s => !s.querySelector('section'));
+  window.courseVisited = [];
+  Reveal.on('slidechanged', e => window.courseVisited.push(leaves.indexOf(e.currentSlide)));
+  const headings = [...document.querySelectorAll('.reveal .slides h1, .reveal .slides h2, .reveal .slides h3')];
+  const notes = [...document.querySelectorAll('.reveal aside.notes')];
+  const byId = h => document.getElementById(h.slice(1)) || document.getElementById(decodeURIComponent(h.slice(1)));
+  const anchors = [...document.querySelectorAll('.reveal .slides a[href^="#"]')]
+    .map(a => a.getAttribute('href')).filter(h => h.length > 1 && h[1] !== '/');
+  return {
+    leaves: leaves.length,
+    headings: headings.length,
+    transformed: headings.filter(h => getComputedStyle(h).textTransform !== 'none').map(h => h.textContent.trim()),
+    notes: notes.length,
+    notesWithMath: notes.filter(n => n.querySelector('math')).length,
+    notesTwice: notes.filter(n => n.querySelector('.MathJax_CHTML, .MathJax_Preview, .MJX_Assistive_MathML'))
+      .map(n => n.textContent.trim().slice(0, 60)),
+    anchors: anchors.length,
+    missingAnchors: anchors.filter(h => !byId(h)),
+  };
+}"""
+
+# Click the last in-deck link to a heading: the deck must show the slide that holds the heading.
+ANCHOR_JS = r"""async () => {
+  const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+  const links = [...document.querySelectorAll('.reveal .slides a[href^="#"]')]
+    .filter(a => a.getAttribute('href').length > 1 && a.getAttribute('href')[1] !== '/');
+  if (!links.length) return null;
+  const a = links[links.length - 1], h = a.getAttribute('href');
+  const target = document.getElementById(h.slice(1)) || document.getElementById(decodeURIComponent(h.slice(1)));
+  Reveal.slide(0, 0);
+  a.click();
+  return {href: h, shown: Reveal.getCurrentSlide().contains(target)};
+}"""
+
+
+@pytest.fixture(scope="module")
+def opened_decks(decks, browser) -> dict[str, dict]:
+    """Every deck opened once, in one browser page (network blocked): its facts, the slides → reaches
+    from the first slide (one press more than there are slides: the last must not move), the
+    in-deck link clicked, then every slide measured (tools/measure_slides.py)."""
+    page = browser.new_page(viewport={"width": 998, "height": 727})
+    attempted = only_local(page)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    opened = {}
+    for notebook in NOTEBOOKS:
+        measure_slides.open_deck(page, decks / f"{notebook.stem}.slides.html")
+        facts = page.evaluate(DECK_FACTS_JS)
+        for _ in range(facts["leaves"]):
+            page.keyboard.press("ArrowRight")
+        facts["visited"] = page.evaluate("() => window.courseVisited")
+        facts["anchor"] = page.evaluate(ANCHOR_JS)
+        facts["sizes"] = measure_slides.measure_page(page)
+        opened[notebook.stem] = facts
+    page.close()
+    assert attempted == [], f"a deck tried to reach the network: {attempted[:5]}"
+    assert errors == [], f"JavaScript errors in the decks: {errors[:5]}"
+    return opened
+
+
+def test_arrow_right_alone_reaches_every_slide_in_order(opened_decks):
+    """A presenter pressing → (or a clicker sending →) sees every slide and sub-slide once, in document
+    order (reveal's navigationMode 'linear'); before, → skipped the sub-slides: 145 of 569 slides."""
+    wrong = {
+        stem: f"{f['leaves']} slides, → visited {f['visited'][:12]}..."
+        for stem, f in opened_decks.items()
+        if f["visited"] != list(range(1, f["leaves"]))
+    }
+    assert not wrong, f"→ does not reach every slide in order: {wrong}"
+    assert sum(f["leaves"] for f in opened_decks.values()) > 13 * 10
+
+
+def test_headings_keep_their_case(opened_decks):
+    """The reveal theme's text-transform: uppercase turned "오프셋 k" into "오프셋 K" (K is the key matrix)."""
+    for stem, f in opened_decks.items():
+        assert f["headings"] > 0 and f["transformed"] == [], f"{stem}: headings re-cased by CSS: {f['transformed'][:5]}"
+
+
+def test_speaker_notes_show_each_formula_once(opened_decks):
+    """The notes a speaker window copies hold MathML only, not MathJax's CommonHTML spans plus its hidden
+    MathML (which the speaker window, without MathJax's stylesheet, showed as the formula twice)."""
+    twice = {stem: f["notesTwice"] for stem, f in opened_decks.items() if f["notesTwice"]}
+    assert not twice, f"speaker notes still holding MathJax's output: {twice}"
+    assert sum(f["notesWithMath"] for f in opened_decks.values()) > 0, "no note with a formula was checked"
+
+
+def test_in_deck_links_reach_their_slide(opened_decks):
+    for stem, f in opened_decks.items():
+        assert f["missingAnchors"] == [], f"{stem}: links to no element: {f['missingAnchors']}"
+        if f["anchor"] is not None:
+            assert f["anchor"]["shown"], f"{stem}: clicking {f['anchor']['href']} did not show its slide"
+    assert any(f["anchor"] for f in opened_decks.values()), "no in-deck link was clicked"
+
+
+def test_every_slide_fits_960x700(opened_decks):
     """Every slide and sub-slide of every deck fits reveal's 960x700 slide area, as reveal lays it out
-    (tools/measure_slides.py: each leaf section made current, its scrollHeight/scrollWidth read)."""
+    and places it (tools/measure_slides.py: each leaf section made current, its scrollHeight/scrollWidth
+    and its position inside the box read once MathJax has re-typeset it)."""
     too_big = []
-    with chromium() as browser:
-        for notebook in NOTEBOOKS:
-            sizes = measure_slides.measure(browser, decks / f"{notebook.stem}.slides.html")
-            assert sizes, f"{notebook.stem}: no slides measured"
-            too_big += [
-                f'{notebook.stem} slide {s["index"]}: {s["width"]}x{s["height"]} px, "{s["title"]}"'
-                for s in measure_slides.too_big(sizes)
-            ]
+    for stem, f in opened_decks.items():
+        sizes = f["sizes"]
+        assert sizes, f"{stem}: no slides measured"
+        too_big += [
+            f'{stem} slide {s["index"]}: {s["width"]}x{s["height"]} px at ({s["left"]}, {s["top"]}), "{s["title"]}"'
+            for s in measure_slides.too_big(sizes)
+        ]
     assert not too_big, (
         f"{len(too_big)} slide(s) larger than {measure_slides.WIDTH}x{measure_slides.HEIGHT} "
         "(split with ### / subslide, or make cells `skip`; `python3 course.py slides-fit NN`):\n" + "\n".join(too_big)
@@ -407,3 +530,108 @@ def test_every_deck_explorer_swaps_frames_offline(decks):
             assert result["moves"] and not bad, f"{path.name}: controls that showed no new decoded frame: {bad}"
         context.close()
     assert outside == [], f"a deck tried to reach the network: {outside}"
+
+
+@pytest.mark.parametrize(("stem", "h", "v"), [("02_seq2seq_attention", 6, 0), ("07_multi_head_attention", 6, 1)])
+def test_slides_with_math_tables_open_inside_the_box(decks, browser, stem, h, v):
+    """Opened directly at it, a slide whose table MathJax typesets after reveal centred it (02 §6,
+    07 §6.1) lies inside the 960x700 box: the review saw both open cut off at the bottom."""
+    slide = measure_slides.opened_at(browser, decks / f"{stem}.slides.html", h, v)
+    assert slide["mathTable"], f"{stem} #/{h}/{v} is no longer the slide with a math table: {slide}"
+    assert not measure_slides.too_big([slide]), f"{stem} #/{h}/{v} opens outside the 960x700 box: {slide}"
+
+
+SLIDER_STATE_JS = """() => ({slide: window.courseLeaves.indexOf(window.courseReveal.getCurrentSlide()),
+  value: window.courseSlider.value, focused: document.activeElement === window.courseSlider,
+  overview: window.courseReveal.isOverview()})"""
+
+
+def test_focused_slider_keeps_only_arrows_home_end(decks, browser):
+    """After a slider is touched, the arrows, Home and End move it, and every key a clicker or a
+    presenter sends to the deck (Space, PageDown, PageUp, Esc, N) still drives the deck."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    attempted = only_local(page)
+    measure_slides.open_deck(page, decks / "05_temperature.slides.html")
+    at = page.evaluate("""async () => {
+      const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+      Reveal.configure({transition: 'none', backgroundTransition: 'none'});
+      window.courseReveal = Reveal;
+      window.courseLeaves = [...document.querySelectorAll('.reveal .slides section')].filter(s => !s.querySelector('section'));
+      window.courseSlider = document.querySelector('.reveal .course-explorer input[type=range]');
+      return window.courseLeaves.indexOf(window.courseSlider.closest('section')); }""")
+    assert at > 0, "05 has no slider on a slide"
+
+    def touch(value: int = 1) -> None:  # go to the slider's slide, set it and give it the focus
+        page.evaluate(
+            f"""() => {{ const w = courseReveal.getIndices(courseLeaves[{at}]); courseReveal.slide(w.h, w.v);
+              courseSlider.value = '{value}'; courseSlider.focus(); }}"""
+        )
+
+    def press(key: str) -> dict:
+        page.keyboard.press(key)
+        return page.evaluate(SLIDER_STATE_JS)
+
+    touch()
+    assert press("ArrowRight") == {"slide": at, "value": "2", "focused": True, "overview": False}
+    assert press("Home") == {"slide": at, "value": "0", "focused": True, "overview": False}
+    assert press("End")["slide"] == at
+    for key, slide in [("Space", at + 1), ("PageDown", at + 1), ("PageUp", at - 1), ("n", at + 1)]:
+        touch()
+        state = press(key)
+        assert state == {"slide": slide, "value": "1", "focused": False, "overview": False}, f"{key}: {state}"
+    touch()
+    state = press("Escape")
+    assert state["overview"] and not state["focused"] and state["value"] == "1", f"Escape: {state}"
+    page.close()
+    assert attempted == []
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("href"):
+            self.hrefs.append(attrs["href"])
+
+
+@functools.cache
+def parsed(page: Path) -> Links:
+    links = Links()
+    links.feed(page.read_text(encoding="utf-8"))
+    return links
+
+
+def test_no_dead_link_in_the_slides_folder(decks):
+    """Every link in every deck, the index and the sources/glossary pages that travel with the decks
+    names a file in the folder and, with a #fragment, an element of that file (reveal's #/h/v aside)."""
+    pages = sorted(decks.glob("*.html"))
+    assert {"index.html", "sources.html", "glossary.html"} <= {p.name for p in pages}
+    dead, checked, cited = [], 0, 0
+    for page in pages:
+        for href in parsed(page).hrefs:
+            parts = urlsplit(href)
+            if parts.scheme in ("http", "https", "mailto") or href.startswith("#/"):
+                continue
+            checked += 1
+            target = page if not parts.path else (page.parent / unquote(parts.path)).resolve()
+            cited += target.name == "sources.html" and page.name.endswith(".slides.html")
+            if not target.is_file() or decks.resolve() not in target.parents:
+                dead.append(f"{page.name}: {href} (no such file in the slides folder)")
+            elif parts.fragment and target.suffix == ".html":
+                ids = parsed(target).ids
+                if parts.fragment not in ids and unquote(parts.fragment) not in ids:
+                    dead.append(f"{page.name}: {href} (no element with that id)")
+    assert not dead, f"{len(dead)} dead link(s):\n" + "\n".join(dead[:20])
+    assert checked > 0 and cited > 0, "no citation link to the sources page was checked"
+
+
+def test_index_tells_how_to_drive_the_decks(decks):
+    text = (decks / "index.html").read_text(encoding="utf-8")
+    assert "PageDown" in text and "Space" in text and "슬라이더" in text
+    assert "방향키로 넘기고" not in text

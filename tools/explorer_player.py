@@ -34,6 +34,9 @@ PLAYER_CSS = """
 
 PLAYER_JS = r"""
 (function () {
+  var CONTROL_KEYS = /^(ArrowLeft|ArrowRight|ArrowUp|ArrowDown|Home|End)$/;
+  var MODIFIERS = /^(Shift|Control|Alt|Meta|AltGraph|CapsLock)$/;
+  var inDeck = !!document.querySelector('.reveal .slides');
   function init(root) {
     if (root.dataset.ready) return;
     var spec = JSON.parse(root.getAttribute('data-explorer'));
@@ -62,8 +65,16 @@ PLAYER_JS = r"""
       if (key in spec.frames) { img.src = spec.frames[key]; root.setAttribute('data-frame', key); }
     }
     inputs.forEach(function (el, i) {
-      // The keys that move a control must not also turn a reveal.js slide (reveal listens on document).
-      el.addEventListener('keydown', function (e) { e.stopPropagation(); });
+      // The arrows, Home and End move the control and must not also turn a reveal.js slide (reveal
+      // listens on document). In a deck every other key (Space, PageDown/PageUp from a clicker, Esc,
+      // S, F, N, P) belongs to the deck: reveal ignores keys while an input has focus, so the control
+      // lets go of the focus first and the key then reaches reveal (which also stops its default
+      // action, so PageDown does not move the slider a page).
+      el.addEventListener('keydown', function (e) {
+        if (CONTROL_KEYS.test(e.key)) { e.stopPropagation(); return; }
+        if (!inDeck || e.key === 'Tab' || e.ctrlKey || e.metaKey || e.altKey || MODIFIERS.test(e.key)) return;
+        el.blur();
+      });
       el.addEventListener('input', function () { show(i); });
       el.addEventListener('change', function () { show(i); });
     });
