@@ -351,7 +351,7 @@ def test_every_slide_fits_960x700(opened_decks):
     )
 
 
-def test_deck_renders_offline_in_chromium(decks):
+def test_deck_renders_offline_in_chromium(decks, browser):
     attempted: list[str] = []
 
     def only_files(route):
@@ -362,63 +362,62 @@ def test_deck_renders_offline_in_chromium(decks):
             attempted.append(url)
             route.abort()
 
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.route("**/*", only_files)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto((decks / f"{OPENED}.slides.html").as_uri())
-        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
-        # MathJax typesets asynchronously: wait until its queue is empty and something was rendered.
-        page.wait_for_function(
-            "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
-            " && document.querySelectorAll('.MathJax_CHTML, mjx-container').length > 0",
-            timeout=90_000,
-        )
-        # The sliders render from the widget state stored in the notebook, when it holds the shown views
-        # (nbconvert emits a widget-view script only then); the static counterpart figures always show.
-        html = (decks / f"{OPENED}.slides.html").read_text(encoding="utf-8")
-        has_widget_state = '<script type="application/vnd.jupyter.widget-view+json">' in html
-        if has_widget_state:
-            page.wait_for_function("() => document.querySelectorAll('.widget-slider').length > 0", timeout=90_000)
-        page.screenshot(path=artifact(f"slides_{OPENED}_title.png"))
-        facts = page.evaluate(r"""async () => {
-          const visibleText = root => {  // text a viewer sees: no <script> (MathJax keeps TeX there)
-            const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: n =>
-              n.parentElement.closest('script, style, aside.notes, .MJX_Assistive_MathML')
-                ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
-            let s = ''; while (walker.nextNode()) s += walker.currentNode.data + '\n'; return s;
-          };
-          const h1 = document.querySelector('.slides section h1');
-          const h1Width = h1.getBoundingClientRect().width;  // measured on the title slide, shown now
-          const ctx = document.createElement('canvas').getContext('2d');
-          ctx.font = getComputedStyle(h1).font;
-          const text = visibleText(document.querySelector('.slides'));
-          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
-          const figures = [...document.querySelectorAll('.jp-OutputArea-output img')]
-            .filter(i => i.src.startsWith('data:image/png') && !i.closest('.widget-output')).length;
-          const slider = document.querySelector('.widget-slider');
-          const widget = slider ? slider.closest('section') : null;
-          if (widget) { const where = Reveal.getIndices(widget); Reveal.slide(where.h, where.v); }
-          const notes = [...document.querySelectorAll('aside.notes')];
-          return {
-            h1: h1.textContent, h1Width,
-            // A font without Hangul draws every syllable as the same box as an unassigned code point.
-            hangulWidth: ctx.measureText('가중 평균').width, tofuWidth: ctx.measureText('\u{10FFFD}\u{10FFFD} \u{10FFFD}\u{10FFFD}').width,
-            math: document.querySelectorAll('.MathJax_CHTML, mjx-container').length,
-            mathErrors: document.querySelectorAll('.MathJax_Error, merror, [data-mjx-error]').length,
-            rawDisplayMath: (text.match(/\$\$/g) || []).length,
-            rawTex: (text.match(/\\(frac|sqrt|sum|exp|mathrm|top)\b/g) || []).slice(0, 5),
-            notesShown: notes.filter(n => n.offsetParent !== null || n.getBoundingClientRect().height > 0).length,
-            notesInOwnSection: notes.filter(n => n.parentElement.tagName === 'SECTION' &&
-              visibleText(n.parentElement).trim() === '').length,
-            sliders: document.querySelectorAll('.widget-slider').length,
-            figures,
-            widgetFigure: widget ? widget.querySelectorAll('.widget-output img, .jupyter-widgets-output-area img, img.widget-image').length : 0,
-          };
-        }""")
-        page.wait_for_timeout(800)  # the slide transition
-        page.screenshot(path=artifact(f"slides_{OPENED}_widget.png"))
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.route("**/*", only_files)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((decks / f"{OPENED}.slides.html").as_uri())
+    page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+    # MathJax typesets asynchronously: wait until its queue is empty and something was rendered.
+    page.wait_for_function(
+        "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+        " && document.querySelectorAll('.MathJax_CHTML, mjx-container').length > 0",
+        timeout=90_000,
+    )
+    # The sliders render from the widget state stored in the notebook, when it holds the shown views
+    # (nbconvert emits a widget-view script only then); the static counterpart figures always show.
+    html = (decks / f"{OPENED}.slides.html").read_text(encoding="utf-8")
+    has_widget_state = '<script type="application/vnd.jupyter.widget-view+json">' in html
+    if has_widget_state:
+        page.wait_for_function("() => document.querySelectorAll('.widget-slider').length > 0", timeout=90_000)
+    page.screenshot(path=artifact(f"slides_{OPENED}_title.png"))
+    facts = page.evaluate(r"""async () => {
+      const visibleText = root => {  // text a viewer sees: no <script> (MathJax keeps TeX there)
+        const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+          n.parentElement.closest('script, style, aside.notes, .MJX_Assistive_MathML')
+            ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+        let s = ''; while (walker.nextNode()) s += walker.currentNode.data + '\n'; return s;
+      };
+      const h1 = document.querySelector('.slides section h1');
+      const h1Width = h1.getBoundingClientRect().width;  // measured on the title slide, shown now
+      const ctx = document.createElement('canvas').getContext('2d');
+      ctx.font = getComputedStyle(h1).font;
+      const text = visibleText(document.querySelector('.slides'));
+      const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+      const figures = [...document.querySelectorAll('.jp-OutputArea-output img')]
+        .filter(i => i.src.startsWith('data:image/png') && !i.closest('.widget-output')).length;
+      const slider = document.querySelector('.widget-slider');
+      const widget = slider ? slider.closest('section') : null;
+      if (widget) { const where = Reveal.getIndices(widget); Reveal.slide(where.h, where.v); }
+      const notes = [...document.querySelectorAll('aside.notes')];
+      return {
+        h1: h1.textContent, h1Width,
+        // A font without Hangul draws every syllable as the same box as an unassigned code point.
+        hangulWidth: ctx.measureText('가중 평균').width, tofuWidth: ctx.measureText('\u{10FFFD}\u{10FFFD} \u{10FFFD}\u{10FFFD}').width,
+        math: document.querySelectorAll('.MathJax_CHTML, mjx-container').length,
+        mathErrors: document.querySelectorAll('.MathJax_Error, merror, [data-mjx-error]').length,
+        rawDisplayMath: (text.match(/\$\$/g) || []).length,
+        rawTex: (text.match(/\\(frac|sqrt|sum|exp|mathrm|top)\b/g) || []).slice(0, 5),
+        notesShown: notes.filter(n => n.offsetParent !== null || n.getBoundingClientRect().height > 0).length,
+        notesInOwnSection: notes.filter(n => n.parentElement.tagName === 'SECTION' &&
+          visibleText(n.parentElement).trim() === '').length,
+        sliders: document.querySelectorAll('.widget-slider').length,
+        figures,
+        widgetFigure: widget ? widget.querySelectorAll('.widget-output img, .jupyter-widgets-output-area img, img.widget-image').length : 0,
+      };
+    }""")
+    page.wait_for_timeout(800)  # the slide transition
+    page.screenshot(path=artifact(f"slides_{OPENED}_widget.png"))
 
     assert attempted == [], f"the deck tried to reach the network: {attempted}"
     assert errors == [], f"JavaScript errors: {errors}"
@@ -436,7 +435,7 @@ def test_course_py_has_the_slides_command():
     assert '"slides"' in (ROOT / "course.py").read_text(encoding="utf-8")
 
 
-def test_speaker_view_shows_the_notes_offline(decks):
+def test_speaker_view_shows_the_notes_offline(decks, browser):
     """Pressing S opens reveal's speaker view (the notes plugin) from file:// with no network; on a slide
     whose notebook section has a `notes` cell, the speaker view shows that cell's text."""
     nb = json.loads((ROOT / "notebooks" / f"{OPENED}.ipynb").read_text(encoding="utf-8"))
@@ -451,29 +450,28 @@ def test_speaker_view_shows_the_notes_offline(decks):
             attempted.append(route.request.url)
             route.abort()
 
-    with chromium() as browser:
-        context = browser.new_context(viewport={"width": 1100, "height": 760})
-        context.route("**/*", only_files)  # the popup and its iframes too
-        page = context.new_page()
-        page.goto((decks / f"{OPENED}.slides.html").as_uri())
-        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
-        expected = page.evaluate("""async () => {
-          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
-          const aside = document.querySelector('.reveal .slides aside.notes');
-          const where = Reveal.getIndices(aside.closest('section'));
-          Reveal.slide(where.h, where.v);
-          return aside.innerText.trim(); }""")
-        with page.expect_popup(timeout=30_000) as popup:
-            page.keyboard.press("s")
-        speaker = popup.value
-        speaker.wait_for_function(
-            "() => { const v = document.querySelector('.speaker-controls-notes .value');"
-            " return v && v.innerText.trim().length > 0; }",
-            timeout=60_000,
-        )
-        shown = speaker.evaluate("() => document.querySelector('.speaker-controls-notes .value').innerText.trim()")
-        speaker.screenshot(path=artifact(f"slides_{OPENED}_speaker_view.png"))
-        context.close()
+    context = browser.new_context(viewport={"width": 1100, "height": 760})
+    context.route("**/*", only_files)  # the popup and its iframes too
+    page = context.new_page()
+    page.goto((decks / f"{OPENED}.slides.html").as_uri())
+    page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+    expected = page.evaluate("""async () => {
+      const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+      const aside = document.querySelector('.reveal .slides aside.notes');
+      const where = Reveal.getIndices(aside.closest('section'));
+      Reveal.slide(where.h, where.v);
+      return aside.innerText.trim(); }""")
+    with page.expect_popup(timeout=30_000) as popup:
+        page.keyboard.press("s")
+    speaker = popup.value
+    speaker.wait_for_function(
+        "() => { const v = document.querySelector('.speaker-controls-notes .value');"
+        " return v && v.innerText.trim().length > 0; }",
+        timeout=60_000,
+    )
+    shown = speaker.evaluate("() => document.querySelector('.speaker-controls-notes .value').innerText.trim()")
+    speaker.screenshot(path=artifact(f"slides_{OPENED}_speaker_view.png"))
+    context.close()
     assert expected and shown[:40] == expected[:40], (
         f"speaker view shows {shown[:80]!r}, the slide's notes are {expected[:80]!r}"
     )
@@ -504,31 +502,30 @@ SWAP_ALL_JS = """async () => {
 }"""
 
 
-def test_every_deck_explorer_swaps_frames_offline(decks):
+def test_every_deck_explorer_swaps_frames_offline(decks, browser):
     pages = sorted(decks.glob("[0-9][0-9]_*.slides.html"))
     with_players = [p for p in pages if "data-explorer=" in p.read_text(encoding="utf-8")]
     if len(with_players) < len(NOTEBOOKS):
         pytest.skip(f"frames cached for {len(with_players)} of {len(NOTEBOOKS)} decks (python3 course.py site)")
     outside = []
-    with chromium() as browser:
-        context = browser.new_context(viewport={"width": 1024, "height": 768})
-        context.route(
-            "**/*",
-            lambda r: (
-                r.continue_()
-                if r.request.url.startswith(("file:", "data:"))
-                else (outside.append(r.request.url), r.abort())
-            ),
-        )
-        page = context.new_page()
-        for path in pages:
-            page.goto(path.as_uri(), wait_until="load")
-            result = page.evaluate(SWAP_ALL_JS)
-            notebook = ROOT / "notebooks" / path.name.replace(".slides.html", ".ipynb")
-            assert result["players"] == len(explorer_cells(notebook)), f"{path.name}: not every explorer is static"
-            bad = [m for m in result["moves"] if not (m["changed"] and m["complete"])]
-            assert result["moves"] and not bad, f"{path.name}: controls that showed no new decoded frame: {bad}"
-        context.close()
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    context.route(
+        "**/*",
+        lambda r: (
+            r.continue_()
+            if r.request.url.startswith(("file:", "data:"))
+            else (outside.append(r.request.url), r.abort())
+        ),
+    )
+    page = context.new_page()
+    for path in pages:
+        page.goto(path.as_uri(), wait_until="load")
+        result = page.evaluate(SWAP_ALL_JS)
+        notebook = ROOT / "notebooks" / path.name.replace(".slides.html", ".ipynb")
+        assert result["players"] == len(explorer_cells(notebook)), f"{path.name}: not every explorer is static"
+        bad = [m for m in result["moves"] if not (m["changed"] and m["complete"])]
+        assert result["moves"] and not bad, f"{path.name}: controls that showed no new decoded frame: {bad}"
+    context.close()
     assert outside == [], f"a deck tried to reach the network: {outside}"
 
 
