@@ -8,6 +8,8 @@ script swaps among the frame files on the ``input`` event. Every frame is preloa
 after the page loads, so a swap is one attribute change. When an explorer has several controls and
 only one line per control was computed (``mode: "axes"``), moving one control puts the others back
 at their defaults, so the picture always shows exactly the values the controls show.
+A focused control keeps only the arrow keys, Home and End; in a reveal.js deck every other key
+(Space, PageDown/PageUp from a clicker, Esc, S, F, N, P) lets go of the focus and drives the deck.
 """
 
 from __future__ import annotations
