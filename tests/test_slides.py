@@ -7,6 +7,7 @@ touch the network). One deck is opened in headless Chromium with every non-file 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -210,25 +211,147 @@ def test_skipped_cells_are_not_on_the_slides(decks, stem):
 # --------------------------------------------------------------------------- offline browser
 
 
-def test_every_slide_fits_960x700(decks):
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+def only_local(page) -> list[str]:
+    """Abort every request that is not a file: or data: URL; return the list of those attempted."""
+    attempted: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(("file:", "data:")):
+            r.continue_()
+        else:
+            attempted.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    return attempted
+
+
+# Read once per deck, before any navigation: the leaves (slides and sub-slides) in document order, a
+# recorder of every slide change, the headings reveal's theme would upper-case, the speaker notes that
+# still hold MathJax's own output, and the in-deck links (#id) whose target is missing.
+DECK_FACTS_JS = r"""async () => {
+  const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+  Reveal.configure({transition: 'none', backgroundTransition: 'none'});
+  Reveal.slide(0, 0);
+  const leaves = [...document.querySelectorAll('.reveal .slides section')].filter(s => !s.querySelector('section'));
+  window.courseVisited = [];
+  Reveal.on('slidechanged', e => window.courseVisited.push(leaves.indexOf(e.currentSlide)));
+  const headings = [...document.querySelectorAll('.reveal .slides h1, .reveal .slides h2, .reveal .slides h3')];
+  const notes = [...document.querySelectorAll('.reveal aside.notes')];
+  const byId = h => document.getElementById(h.slice(1)) || document.getElementById(decodeURIComponent(h.slice(1)));
+  const anchors = [...document.querySelectorAll('.reveal .slides a[href^="#"]')]
+    .map(a => a.getAttribute('href')).filter(h => h.length > 1 && h[1] !== '/');
+  return {
+    leaves: leaves.length,
+    headings: headings.length,
+    transformed: headings.filter(h => getComputedStyle(h).textTransform !== 'none').map(h => h.textContent.trim()),
+    notes: notes.length,
+    notesWithMath: notes.filter(n => n.querySelector('math')).length,
+    notesTwice: notes.filter(n => n.querySelector('.MathJax_CHTML, .MathJax_Preview, .MJX_Assistive_MathML'))
+      .map(n => n.textContent.trim().slice(0, 60)),
+    anchors: anchors.length,
+    missingAnchors: anchors.filter(h => !byId(h)),
+  };
+}"""
+
+# Click the last in-deck link to a heading: the deck must show the slide that holds the heading.
+ANCHOR_JS = r"""async () => {
+  const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+  const links = [...document.querySelectorAll('.reveal .slides a[href^="#"]')]
+    .filter(a => a.getAttribute('href').length > 1 && a.getAttribute('href')[1] !== '/');
+  if (!links.length) return null;
+  const a = links[links.length - 1], h = a.getAttribute('href');
+  const target = document.getElementById(h.slice(1)) || document.getElementById(decodeURIComponent(h.slice(1)));
+  Reveal.slide(0, 0);
+  a.click();
+  return {href: h, shown: Reveal.getCurrentSlide().contains(target)};
+}"""
+
+
+@pytest.fixture(scope="module")
+def opened_decks(decks, browser) -> dict[str, dict]:
+    """Every deck opened once, in one browser page (network blocked): its facts, the slides → reaches
+    from the first slide (one press more than there are slides: the last must not move), the
+    in-deck link clicked, then every slide measured (tools/measure_slides.py)."""
+    page = browser.new_page(viewport={"width": 998, "height": 727})
+    attempted = only_local(page)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    opened = {}
+    for notebook in NOTEBOOKS:
+        measure_slides.open_deck(page, decks / f"{notebook.stem}.slides.html")
+        facts = page.evaluate(DECK_FACTS_JS)
+        for _ in range(facts["leaves"]):
+            page.keyboard.press("ArrowRight")
+        facts["visited"] = page.evaluate("() => window.courseVisited")
+        facts["anchor"] = page.evaluate(ANCHOR_JS)
+        facts["sizes"] = measure_slides.measure_page(page)
+        opened[notebook.stem] = facts
+    page.close()
+    assert attempted == [], f"a deck tried to reach the network: {attempted[:5]}"
+    assert errors == [], f"JavaScript errors in the decks: {errors[:5]}"
+    return opened
+
+
+def test_arrow_right_alone_reaches_every_slide_in_order(opened_decks):
+    """A presenter pressing → (or a clicker sending →) sees every slide and sub-slide once, in document
+    order (reveal's navigationMode 'linear'); before, → skipped the sub-slides: 145 of 569 slides."""
+    wrong = {
+        stem: f"{f['leaves']} slides, → visited {f['visited'][:12]}..."
+        for stem, f in opened_decks.items()
+        if f["visited"] != list(range(1, f["leaves"]))
+    }
+    assert not wrong, f"→ does not reach every slide in order: {wrong}"
+    assert sum(f["leaves"] for f in opened_decks.values()) > 13 * 10
+
+
+def test_headings_keep_their_case(opened_decks):
+    """The reveal theme's text-transform: uppercase turned "오프셋 k" into "오프셋 K" (K is the key matrix)."""
+    for stem, f in opened_decks.items():
+        assert f["headings"] > 0 and f["transformed"] == [], f"{stem}: headings re-cased by CSS: {f['transformed'][:5]}"
+
+
+def test_speaker_notes_show_each_formula_once(opened_decks):
+    """The notes a speaker window copies hold MathML only, not MathJax's CommonHTML spans plus its hidden
+    MathML (which the speaker window, without MathJax's stylesheet, showed as the formula twice)."""
+    twice = {stem: f["notesTwice"] for stem, f in opened_decks.items() if f["notesTwice"]}
+    assert not twice, f"speaker notes still holding MathJax's output: {twice}"
+    assert sum(f["notesWithMath"] for f in opened_decks.values()) > 0, "no note with a formula was checked"
+
+
+def test_in_deck_links_reach_their_slide(opened_decks):
+    for stem, f in opened_decks.items():
+        assert f["missingAnchors"] == [], f"{stem}: links to no element: {f['missingAnchors']}"
+        if f["anchor"] is not None:
+            assert f["anchor"]["shown"], f"{stem}: clicking {f['anchor']['href']} did not show its slide"
+    assert any(f["anchor"] for f in opened_decks.values()), "no in-deck link was clicked"
+
+
+def test_every_slide_fits_960x700(opened_decks):
     """Every slide and sub-slide of every deck fits reveal's 960x700 slide area, as reveal lays it out
-    (tools/measure_slides.py: each leaf section made current, its scrollHeight/scrollWidth read)."""
+    and places it (tools/measure_slides.py: each leaf section made current, its scrollHeight/scrollWidth
+    and its position inside the box read once MathJax has re-typeset it)."""
     too_big = []
-    with chromium() as browser:
-        for notebook in NOTEBOOKS:
-            sizes = measure_slides.measure(browser, decks / f"{notebook.stem}.slides.html")
-            assert sizes, f"{notebook.stem}: no slides measured"
-            too_big += [
-                f'{notebook.stem} slide {s["index"]}: {s["width"]}x{s["height"]} px, "{s["title"]}"'
-                for s in measure_slides.too_big(sizes)
-            ]
+    for stem, f in opened_decks.items():
+        sizes = f["sizes"]
+        assert sizes, f"{stem}: no slides measured"
+        too_big += [
+            f'{stem} slide {s["index"]}: {s["width"]}x{s["height"]} px at ({s["left"]}, {s["top"]}), "{s["title"]}"'
+            for s in measure_slides.too_big(sizes)
+        ]
     assert not too_big, (
         f"{len(too_big)} slide(s) larger than {measure_slides.WIDTH}x{measure_slides.HEIGHT} "
         "(split with ### / subslide, or make cells `skip`; `python3 course.py slides-fit NN`):\n" + "\n".join(too_big)
     )
 
 
-def test_deck_renders_offline_in_chromium(decks):
+def test_deck_renders_offline_in_chromium(decks, browser):
     attempted: list[str] = []
 
     def only_files(route):
@@ -239,63 +362,62 @@ def test_deck_renders_offline_in_chromium(decks):
             attempted.append(url)
             route.abort()
 
-    with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.route("**/*", only_files)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto((decks / f"{OPENED}.slides.html").as_uri())
-        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
-        # MathJax typesets asynchronously: wait until its queue is empty and something was rendered.
-        page.wait_for_function(
-            "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
-            " && document.querySelectorAll('.MathJax_CHTML, mjx-container').length > 0",
-            timeout=90_000,
-        )
-        # The sliders render from the widget state stored in the notebook, when it holds the shown views
-        # (nbconvert emits a widget-view script only then); the static counterpart figures always show.
-        html = (decks / f"{OPENED}.slides.html").read_text(encoding="utf-8")
-        has_widget_state = '<script type="application/vnd.jupyter.widget-view+json">' in html
-        if has_widget_state:
-            page.wait_for_function("() => document.querySelectorAll('.widget-slider').length > 0", timeout=90_000)
-        page.screenshot(path=artifact(f"slides_{OPENED}_title.png"))
-        facts = page.evaluate(r"""async () => {
-          const visibleText = root => {  // text a viewer sees: no <script> (MathJax keeps TeX there)
-            const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: n =>
-              n.parentElement.closest('script, style, aside.notes, .MJX_Assistive_MathML')
-                ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
-            let s = ''; while (walker.nextNode()) s += walker.currentNode.data + '\n'; return s;
-          };
-          const h1 = document.querySelector('.slides section h1');
-          const h1Width = h1.getBoundingClientRect().width;  // measured on the title slide, shown now
-          const ctx = document.createElement('canvas').getContext('2d');
-          ctx.font = getComputedStyle(h1).font;
-          const text = visibleText(document.querySelector('.slides'));
-          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
-          const figures = [...document.querySelectorAll('.jp-OutputArea-output img')]
-            .filter(i => i.src.startsWith('data:image/png') && !i.closest('.widget-output')).length;
-          const slider = document.querySelector('.widget-slider');
-          const widget = slider ? slider.closest('section') : null;
-          if (widget) { const where = Reveal.getIndices(widget); Reveal.slide(where.h, where.v); }
-          const notes = [...document.querySelectorAll('aside.notes')];
-          return {
-            h1: h1.textContent, h1Width,
-            // A font without Hangul draws every syllable as the same box as an unassigned code point.
-            hangulWidth: ctx.measureText('가중 평균').width, tofuWidth: ctx.measureText('\u{10FFFD}\u{10FFFD} \u{10FFFD}\u{10FFFD}').width,
-            math: document.querySelectorAll('.MathJax_CHTML, mjx-container').length,
-            mathErrors: document.querySelectorAll('.MathJax_Error, merror, [data-mjx-error]').length,
-            rawDisplayMath: (text.match(/\$\$/g) || []).length,
-            rawTex: (text.match(/\\(frac|sqrt|sum|exp|mathrm|top)\b/g) || []).slice(0, 5),
-            notesShown: notes.filter(n => n.offsetParent !== null || n.getBoundingClientRect().height > 0).length,
-            notesInOwnSection: notes.filter(n => n.parentElement.tagName === 'SECTION' &&
-              visibleText(n.parentElement).trim() === '').length,
-            sliders: document.querySelectorAll('.widget-slider').length,
-            figures,
-            widgetFigure: widget ? widget.querySelectorAll('.widget-output img, .jupyter-widgets-output-area img, img.widget-image').length : 0,
-          };
-        }""")
-        page.wait_for_timeout(800)  # the slide transition
-        page.screenshot(path=artifact(f"slides_{OPENED}_widget.png"))
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.route("**/*", only_files)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((decks / f"{OPENED}.slides.html").as_uri())
+    page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+    # MathJax typesets asynchronously: wait until its queue is empty and something was rendered.
+    page.wait_for_function(
+        "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+        " && document.querySelectorAll('.MathJax_CHTML, mjx-container').length > 0",
+        timeout=90_000,
+    )
+    # The sliders render from the widget state stored in the notebook, when it holds the shown views
+    # (nbconvert emits a widget-view script only then); the static counterpart figures always show.
+    html = (decks / f"{OPENED}.slides.html").read_text(encoding="utf-8")
+    has_widget_state = '<script type="application/vnd.jupyter.widget-view+json">' in html
+    if has_widget_state:
+        page.wait_for_function("() => document.querySelectorAll('.widget-slider').length > 0", timeout=90_000)
+    page.screenshot(path=artifact(f"slides_{OPENED}_title.png"))
+    facts = page.evaluate(r"""async () => {
+      const visibleText = root => {  // text a viewer sees: no <script> (MathJax keeps TeX there)
+        const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: n =>
+          n.parentElement.closest('script, style, aside.notes, .MJX_Assistive_MathML')
+            ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+        let s = ''; while (walker.nextNode()) s += walker.currentNode.data + '\n'; return s;
+      };
+      const h1 = document.querySelector('.slides section h1');
+      const h1Width = h1.getBoundingClientRect().width;  // measured on the title slide, shown now
+      const ctx = document.createElement('canvas').getContext('2d');
+      ctx.font = getComputedStyle(h1).font;
+      const text = visibleText(document.querySelector('.slides'));
+      const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+      const figures = [...document.querySelectorAll('.jp-OutputArea-output img')]
+        .filter(i => i.src.startsWith('data:image/png') && !i.closest('.widget-output')).length;
+      const slider = document.querySelector('.widget-slider');
+      const widget = slider ? slider.closest('section') : null;
+      if (widget) { const where = Reveal.getIndices(widget); Reveal.slide(where.h, where.v); }
+      const notes = [...document.querySelectorAll('aside.notes')];
+      return {
+        h1: h1.textContent, h1Width,
+        // A font without Hangul draws every syllable as the same box as an unassigned code point.
+        hangulWidth: ctx.measureText('가중 평균').width, tofuWidth: ctx.measureText('\u{10FFFD}\u{10FFFD} \u{10FFFD}\u{10FFFD}').width,
+        math: document.querySelectorAll('.MathJax_CHTML, mjx-container').length,
+        mathErrors: document.querySelectorAll('.MathJax_Error, merror, [data-mjx-error]').length,
+        rawDisplayMath: (text.match(/\$\$/g) || []).length,
+        rawTex: (text.match(/\\(frac|sqrt|sum|exp|mathrm|top)\b/g) || []).slice(0, 5),
+        notesShown: notes.filter(n => n.offsetParent !== null || n.getBoundingClientRect().height > 0).length,
+        notesInOwnSection: notes.filter(n => n.parentElement.tagName === 'SECTION' &&
+          visibleText(n.parentElement).trim() === '').length,
+        sliders: document.querySelectorAll('.widget-slider').length,
+        figures,
+        widgetFigure: widget ? widget.querySelectorAll('.widget-output img, .jupyter-widgets-output-area img, img.widget-image').length : 0,
+      };
+    }""")
+    page.wait_for_timeout(800)  # the slide transition
+    page.screenshot(path=artifact(f"slides_{OPENED}_widget.png"))
 
     assert attempted == [], f"the deck tried to reach the network: {attempted}"
     assert errors == [], f"JavaScript errors: {errors}"
@@ -313,7 +435,7 @@ def test_course_py_has_the_slides_command():
     assert '"slides"' in (ROOT / "course.py").read_text(encoding="utf-8")
 
 
-def test_speaker_view_shows_the_notes_offline(decks):
+def test_speaker_view_shows_the_notes_offline(decks, browser):
     """Pressing S opens reveal's speaker view (the notes plugin) from file:// with no network; on a slide
     whose notebook section has a `notes` cell, the speaker view shows that cell's text."""
     nb = json.loads((ROOT / "notebooks" / f"{OPENED}.ipynb").read_text(encoding="utf-8"))
@@ -328,29 +450,28 @@ def test_speaker_view_shows_the_notes_offline(decks):
             attempted.append(route.request.url)
             route.abort()
 
-    with chromium() as browser:
-        context = browser.new_context(viewport={"width": 1100, "height": 760})
-        context.route("**/*", only_files)  # the popup and its iframes too
-        page = context.new_page()
-        page.goto((decks / f"{OPENED}.slides.html").as_uri())
-        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
-        expected = page.evaluate("""async () => {
-          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
-          const aside = document.querySelector('.reveal .slides aside.notes');
-          const where = Reveal.getIndices(aside.closest('section'));
-          Reveal.slide(where.h, where.v);
-          return aside.innerText.trim(); }""")
-        with page.expect_popup(timeout=30_000) as popup:
-            page.keyboard.press("s")
-        speaker = popup.value
-        speaker.wait_for_function(
-            "() => { const v = document.querySelector('.speaker-controls-notes .value');"
-            " return v && v.innerText.trim().length > 0; }",
-            timeout=60_000,
-        )
-        shown = speaker.evaluate("() => document.querySelector('.speaker-controls-notes .value').innerText.trim()")
-        speaker.screenshot(path=artifact(f"slides_{OPENED}_speaker_view.png"))
-        context.close()
+    context = browser.new_context(viewport={"width": 1100, "height": 760})
+    context.route("**/*", only_files)  # the popup and its iframes too
+    page = context.new_page()
+    page.goto((decks / f"{OPENED}.slides.html").as_uri())
+    page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+    expected = page.evaluate("""async () => {
+      const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+      const aside = document.querySelector('.reveal .slides aside.notes');
+      const where = Reveal.getIndices(aside.closest('section'));
+      Reveal.slide(where.h, where.v);
+      return aside.innerText.trim(); }""")
+    with page.expect_popup(timeout=30_000) as popup:
+        page.keyboard.press("s")
+    speaker = popup.value
+    speaker.wait_for_function(
+        "() => { const v = document.querySelector('.speaker-controls-notes .value');"
+        " return v && v.innerText.trim().length > 0; }",
+        timeout=60_000,
+    )
+    shown = speaker.evaluate("() => document.querySelector('.speaker-controls-notes .value').innerText.trim()")
+    speaker.screenshot(path=artifact(f"slides_{OPENED}_speaker_view.png"))
+    context.close()
     assert expected and shown[:40] == expected[:40], (
         f"speaker view shows {shown[:80]!r}, the slide's notes are {expected[:80]!r}"
     )
@@ -381,29 +502,133 @@ SWAP_ALL_JS = """async () => {
 }"""
 
 
-def test_every_deck_explorer_swaps_frames_offline(decks):
+def test_every_deck_explorer_swaps_frames_offline(decks, browser):
     pages = sorted(decks.glob("[0-9][0-9]_*.slides.html"))
     with_players = [p for p in pages if "data-explorer=" in p.read_text(encoding="utf-8")]
     if len(with_players) < len(NOTEBOOKS):
         pytest.skip(f"frames cached for {len(with_players)} of {len(NOTEBOOKS)} decks (python3 course.py site)")
     outside = []
-    with chromium() as browser:
-        context = browser.new_context(viewport={"width": 1024, "height": 768})
-        context.route(
-            "**/*",
-            lambda r: (
-                r.continue_()
-                if r.request.url.startswith(("file:", "data:"))
-                else (outside.append(r.request.url), r.abort())
-            ),
-        )
-        page = context.new_page()
-        for path in pages:
-            page.goto(path.as_uri(), wait_until="load")
-            result = page.evaluate(SWAP_ALL_JS)
-            notebook = ROOT / "notebooks" / path.name.replace(".slides.html", ".ipynb")
-            assert result["players"] == len(explorer_cells(notebook)), f"{path.name}: not every explorer is static"
-            bad = [m for m in result["moves"] if not (m["changed"] and m["complete"])]
-            assert result["moves"] and not bad, f"{path.name}: controls that showed no new decoded frame: {bad}"
-        context.close()
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    context.route(
+        "**/*",
+        lambda r: (
+            r.continue_()
+            if r.request.url.startswith(("file:", "data:"))
+            else (outside.append(r.request.url), r.abort())
+        ),
+    )
+    page = context.new_page()
+    for path in pages:
+        page.goto(path.as_uri(), wait_until="load")
+        result = page.evaluate(SWAP_ALL_JS)
+        notebook = ROOT / "notebooks" / path.name.replace(".slides.html", ".ipynb")
+        assert result["players"] == len(explorer_cells(notebook)), f"{path.name}: not every explorer is static"
+        bad = [m for m in result["moves"] if not (m["changed"] and m["complete"])]
+        assert result["moves"] and not bad, f"{path.name}: controls that showed no new decoded frame: {bad}"
+    context.close()
     assert outside == [], f"a deck tried to reach the network: {outside}"
+
+
+@pytest.mark.parametrize(("stem", "h", "v"), [("02_seq2seq_attention", 6, 0), ("07_multi_head_attention", 6, 1)])
+def test_slides_with_math_tables_open_inside_the_box(decks, browser, stem, h, v):
+    """Opened directly at it, a slide whose table MathJax typesets after reveal centred it (02 §6,
+    07 §6.1) lies inside the 960x700 box: the review saw both open cut off at the bottom."""
+    slide = measure_slides.opened_at(browser, decks / f"{stem}.slides.html", h, v)
+    assert slide["mathTable"], f"{stem} #/{h}/{v} is no longer the slide with a math table: {slide}"
+    assert not measure_slides.too_big([slide]), f"{stem} #/{h}/{v} opens outside the 960x700 box: {slide}"
+
+
+SLIDER_STATE_JS = """() => ({slide: window.courseLeaves.indexOf(window.courseReveal.getCurrentSlide()),
+  value: window.courseSlider.value, focused: document.activeElement === window.courseSlider,
+  overview: window.courseReveal.isOverview()})"""
+
+
+def test_focused_slider_keeps_only_arrows_home_end(decks, browser):
+    """After a slider is touched, the arrows, Home and End move it, and every key a clicker or a
+    presenter sends to the deck (Space, PageDown, PageUp, Esc, N) still drives the deck."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    attempted = only_local(page)
+    measure_slides.open_deck(page, decks / "05_temperature.slides.html")
+    at = page.evaluate("""async () => {
+      const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+      Reveal.configure({transition: 'none', backgroundTransition: 'none'});
+      window.courseReveal = Reveal;
+      window.courseLeaves = [...document.querySelectorAll('.reveal .slides section')].filter(s => !s.querySelector('section'));
+      window.courseSlider = document.querySelector('.reveal .course-explorer input[type=range]');
+      return window.courseLeaves.indexOf(window.courseSlider.closest('section')); }""")
+    assert at > 0, "05 has no slider on a slide"
+
+    def touch(value: int = 1) -> None:  # go to the slider's slide, set it and give it the focus
+        page.evaluate(
+            f"""() => {{ const w = courseReveal.getIndices(courseLeaves[{at}]); courseReveal.slide(w.h, w.v);
+              courseSlider.value = '{value}'; courseSlider.focus(); }}"""
+        )
+
+    def press(key: str) -> dict:
+        page.keyboard.press(key)
+        return page.evaluate(SLIDER_STATE_JS)
+
+    touch()
+    assert press("ArrowRight") == {"slide": at, "value": "2", "focused": True, "overview": False}
+    assert press("Home") == {"slide": at, "value": "0", "focused": True, "overview": False}
+    assert press("End")["slide"] == at
+    for key, slide in [("Space", at + 1), ("PageDown", at + 1), ("PageUp", at - 1), ("n", at + 1)]:
+        touch()
+        state = press(key)
+        assert state == {"slide": slide, "value": "1", "focused": False, "overview": False}, f"{key}: {state}"
+    touch()
+    state = press("Escape")
+    assert state["overview"] and not state["focused"] and state["value"] == "1", f"Escape: {state}"
+    page.close()
+    assert attempted == []
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("href"):
+            self.hrefs.append(attrs["href"])
+
+
+@functools.cache
+def parsed(page: Path) -> Links:
+    links = Links()
+    links.feed(page.read_text(encoding="utf-8"))
+    return links
+
+
+def test_no_dead_link_in_the_slides_folder(decks):
+    """Every link in every deck, the index and the sources/glossary pages that travel with the decks
+    names a file in the folder and, with a #fragment, an element of that file (reveal's #/h/v aside)."""
+    pages = sorted(decks.glob("*.html"))
+    assert {"index.html", "sources.html", "glossary.html"} <= {p.name for p in pages}
+    dead, checked, cited = [], 0, 0
+    for page in pages:
+        for href in parsed(page).hrefs:
+            parts = urlsplit(href)
+            if parts.scheme in ("http", "https", "mailto") or href.startswith("#/"):
+                continue
+            checked += 1
+            target = page if not parts.path else (page.parent / unquote(parts.path)).resolve()
+            cited += target.name == "sources.html" and page.name.endswith(".slides.html")
+            if not target.is_file() or decks.resolve() not in target.parents:
+                dead.append(f"{page.name}: {href} (no such file in the slides folder)")
+            elif parts.fragment and target.suffix == ".html":
+                ids = parsed(target).ids
+                if parts.fragment not in ids and unquote(parts.fragment) not in ids:
+                    dead.append(f"{page.name}: {href} (no element with that id)")
+    assert not dead, f"{len(dead)} dead link(s):\n" + "\n".join(dead[:20])
+    assert checked > 0 and cited > 0, "no citation link to the sources page was checked"
+
+
+def test_index_tells_how_to_drive_the_decks(decks):
+    text = (decks / "index.html").read_text(encoding="utf-8")
+    assert "PageDown" in text and "Space" in text and "슬라이더" in text
+    assert "방향키로 넘기고" not in text

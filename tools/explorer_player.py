@@ -11,6 +11,8 @@ attribute change, without holding every frame of a large joint grid in memory. W
 several controls and only one line per control was computed (``mode: "axes"``, a joint grid over
 ``Explorer.max_frames``), moving one control puts the others back at their defaults, so the picture
 always shows exactly the values the controls show, and a line next to the controls says so.
+A focused control keeps only the arrow keys, Home and End; in a reveal.js deck every other key
+(Space, PageDown/PageUp from a clicker, Esc, S, F, N, P) lets go of the focus and drives the deck.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ PLAYER_JS = (
     LOOKUP_JS
     + r"""
 (function () {
+  var CONTROL_KEYS = /^(ArrowLeft|ArrowRight|ArrowUp|ArrowDown|Home|End)$/;
+  var MODIFIERS = /^(Shift|Control|Alt|Meta|AltGraph|CapsLock)$/;
+  var inDeck = !!document.querySelector('.reveal .slides');
   function init(root) {
     if (root.dataset.ready) return;
     var spec = JSON.parse(root.getAttribute('data-explorer'));
@@ -106,8 +111,16 @@ PLAYER_JS = (
       if (spec.mode === 'grid' && document.readyState === 'complete') preload(found.idx);
     }
     inputs.forEach(function (el, i) {
-      // The keys that move a control must not also turn a reveal.js slide (reveal listens on document).
-      el.addEventListener('keydown', function (e) { e.stopPropagation(); });
+      // The arrows, Home and End move the control and must not also turn a reveal.js slide (reveal
+      // listens on document). In a deck every other key (Space, PageDown/PageUp from a clicker, Esc,
+      // S, F, N, P) belongs to the deck: reveal ignores keys while an input has focus, so the control
+      // lets go of the focus first and the key then reaches reveal (which also stops its default
+      // action, so PageDown does not move the slider a page).
+      el.addEventListener('keydown', function (e) {
+        if (CONTROL_KEYS.test(e.key)) { e.stopPropagation(); return; }
+        if (!inDeck || e.key === 'Tab' || e.ctrlKey || e.metaKey || e.altKey || MODIFIERS.test(e.key)) return;
+        el.blur();
+      });
       el.addEventListener('input', function () { show(i); });
       el.addEventListener('change', function () { show(i); });
     });

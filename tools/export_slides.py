@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -110,7 +111,70 @@ COURSE_CSS = """
 .reveal .slides > section, .reveal .slides > section > section { padding: 4px 0; }
 .reveal pre { box-sizing: border-box; }  /* nbconvert's width: inherit + padding overflowed every code box by 13 px */
 .reveal .jp-InputArea-editor pre, .reveal .jp-OutputArea-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.reveal h1, .reveal h2, .reveal h3, .reveal h4, .reveal h5, .reveal h6 { text-transform: none; }  /* the theme upper-cased k, p, "I am a student" */
+.reveal td .MathJax_CHTML, .reveal th .MathJax_CHTML { white-space: nowrap; }
 """
+
+# Run by the deck once reveal.js is initialised (the template's require callback calls courseDeck):
+# - after MathJax typesets (at start-up and after the template re-renders the new slide on every
+#   change), reveal lays the slide out again: it centres a slide by its height, and a slide that
+#   MathJax grew after that opened cut off at the bottom (02 §6, 07 §6.1);
+# - the speaker notes keep only MathML for each formula (Chromium, Firefox and Safari draw it): the
+#   speaker window copies a note's HTML without MathJax's stylesheet, so MathJax's CommonHTML spans
+#   plus its hidden MathML showed every formula twice there;
+# - a link to a heading in the same deck (#id) goes to the slide holding the heading (reveal itself
+#   only understands ids on <section>s and went to the first slide).
+DECK_JS = r"""
+window.courseDeck = function (Reveal) {
+  var hub = window.MathJax && MathJax.Hub;
+  function notesAsMathML() {
+    document.querySelectorAll('.reveal aside.notes').forEach(function (aside) {
+      aside.querySelectorAll('.MathJax_Display, .MathJax_CHTML, .MathJax').forEach(function (shown) {
+        if (!shown.isConnected || shown.closest('.MJX_Assistive_MathML')) return;
+        var math = shown.querySelector('.MJX_Assistive_MathML math');
+        if (math) shown.replaceWith(math.cloneNode(true));
+      });
+      aside.querySelectorAll('.MathJax_Preview, script[type^="math/"]').forEach(function (e) { e.remove(); });
+    });
+  }
+  function settle() { Reveal.layout(); notesAsMathML(); }
+  function afterTypesetting() { if (hub) hub.Queue(settle); else settle(); }
+  if (hub) hub.Register.StartupHook('End', afterTypesetting);
+  if (Reveal.isReady()) afterTypesetting(); else Reveal.on('ready', afterTypesetting);
+  Reveal.on('slidechanged', afterTypesetting);
+  document.addEventListener('click', function (e) {
+    var a = e.target.closest && e.target.closest('a[href^="#"]');
+    var href = a && a.getAttribute('href');
+    if (!href || href.charAt(1) === '/' || href.length < 2) return;
+    var id = href.slice(1), target = document.getElementById(id);  // nbconvert's ids are percent-encoded
+    if (!target) { try { target = document.getElementById(decodeURIComponent(id)); } catch (err) { return; } }
+    var slide = target && target.closest('.reveal .slides section');
+    if (!slide || target === slide) return;
+    var where = Reveal.getIndices(slide);
+    e.preventDefault();
+    Reveal.slide(where.h, where.v);
+  });
+};
+"""
+
+# Template text the export edits (checked: a newer nbconvert that changes it fails loudly here).
+TEMPLATE_EDITS = [
+    # →/← (and a clicker's →/←) go through every slide and sub-slide in order, as Space/PageDown do.
+    ("Reveal.initialize({", "Reveal.initialize({\n            navigationMode: 'linear',"),
+    (
+        "Reveal.addEventListener('slidechanged', update);",
+        "Reveal.addEventListener('slidechanged', update);\n        courseDeck(Reveal);",
+    ),
+    # MathJax's automatic line-breaking broke table cells into one syllable a line (07's FLOP table).
+    ("automatic: true", "automatic: false"),
+]
+
+# Links a deck may hold to the repository (../SOURCES.md, a notebook), as pages of the slides folder.
+LINKS = [
+    (r'href="(?:\.\./|\./)?SOURCES\.md', 'href="sources.html'),
+    (r'href="(?:\.\./|\./)?GLOSSARY\.md', 'href="glossary.html'),
+    (r'href="(?:\.\./|\./)?(?:notebooks/)?(\d\d_[A-Za-z0-9_]+)\.ipynb', r'href="\1.slides.html'),
+]
 
 
 def lib_dir_name(package: str) -> str:
@@ -185,6 +249,7 @@ def exporter_config() -> dict:
             "mathjax_url": "lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
             "widget_renderer_url": "lib/html-manager/dist/embed-amd.js",
             "reveal_theme": "white",
+            "reveal_number": "c/t",  # current/total in the corner: the audience can name a slide
             "reveal_scroll": False,  # a slide that does not fit is a bug (tests/test_slides.py), not a scrolling page
         },
         # Slides show outputs; the code stays visible because the lessons are about the code.
@@ -208,10 +273,52 @@ def export(notebook: Path, out: Path, frames: str = "cached") -> Path:
         f"{explorer_player.head_html()}{body[head_end:]}"
     )
     body_end = body.rindex("</body>")
-    body = body[:body_end] + explorer_player.script_html() + body[body_end:]
+    body = (
+        body[:body_end]
+        + explorer_player.script_html()
+        + f'<script type="text/javascript" id="course-deck-js">{DECK_JS}</script>\n'
+        + body[body_end:]
+    )
+    for old, new in TEMPLATE_EDITS:
+        if body.count(old) != 1:
+            raise SystemExit(f"export_slides: nbconvert's reveal template changed; {old!r} not found once")
+        body = body.replace(old, new)
+    body = fix_links(body)
     target = out / f"{notebook.stem}.slides.html"
     target.write_text(body, encoding="utf-8")
     return target
+
+
+def fix_links(body: str) -> str:
+    for pattern, replacement in LINKS:
+        body = re.sub(pattern, replacement, body)
+    return body
+
+
+def write_pages(out: Path) -> None:
+    """SOURCES.md and GLOSSARY.md as pages of the slides folder, so a deck's citations work offline
+    and travel with the folder (a zip of build/slides/)."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    for source, name, title in (("SOURCES.md", "sources.html", "출처"), ("GLOSSARY.md", "glossary.html", "용어집")):
+        content = fix_links(markdown2html_mistune((ROOT / source).read_text(encoding="utf-8")))
+        (out / name).write_text(
+            '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{title} · 슬라이드</title>\n<style>{PAGE_CSS}</style></head>\n"
+            f'<body><p><a href="index.html">← 슬라이드 목록</a> (브라우저의 뒤로 가기는 보던 슬라이드로 돌아갑니다)</p>\n'
+            f"{content}\n</body></html>\n",
+            encoding="utf-8",
+        )
+
+
+PAGE_CSS = """
+body { max-width: 960px; margin: 0 auto; padding: 8px 16px 40px; line-height: 1.6;
+  font-family: "NanumGothic", "Nanum Gothic", "Noto Sans KR", sans-serif; }
+table { border-collapse: collapse; display: block; overflow-x: auto; }
+th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }
+code { background: #f4f4f4; padding: 0 2px; }
+"""
 
 
 def write_index(out: Path) -> None:
@@ -221,7 +328,13 @@ def write_index(out: Path) -> None:
     (out / "index.html").write_text(
         '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8"><title>슬라이드</title></head>\n'
         f"<body><h1>손으로 익히는 셀프 어텐션: 슬라이드</h1>\n<ul>\n{items}\n</ul>\n"
-        "<p>인터넷 없이 열립니다. 방향키로 넘기고, 발표 노트는 슬라이드에 나오지 않습니다.</p>\n"
+        "<p>인터넷 없이 열립니다. <b>→ · Space · PageDown</b>(클리커의 다음 단추)은 모든 슬라이드를 순서대로 "
+        "넘기고(하위 슬라이드 포함), <b>← · PageUp</b>은 되돌아갑니다. 오른쪽 아래 번호는 현재/전체 슬라이드입니다.</p>\n"
+        "<p><b>S</b> 발표자 보기(노트, 다음 슬라이드, 타이머) · <b>F</b> 전체 화면 · <b>Esc</b> 전체 슬라이드 보기. "
+        "발표 노트는 발표자 보기에만 나옵니다.</p>\n"
+        "<p>슬라이더를 만진 뒤에는 방향키와 Home · End가 슬라이더를 움직입니다. Space · PageDown · PageUp · Esc · "
+        "S · F는 그대로 슬라이드를 움직이고, 그 키를 누르거나 슬라이더 밖을 누르면 방향키도 다시 슬라이드를 넘깁니다.</p>\n"
+        '<p><a href="sources.html">출처</a> · <a href="glossary.html">용어집</a></p>\n'
         "</body></html>\n",
         encoding="utf-8",
     )
@@ -259,6 +372,7 @@ def main(argv: list[str]) -> int:
     for notebook in notebooks:
         print(export(notebook, args.out, args.frames), flush=True)
     write_index(args.out)
+    write_pages(args.out)
     print(f"export_slides: open {args.out / 'index.html'} in a browser (works offline; zip the folder to share)")
     return 0
 

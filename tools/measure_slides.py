@@ -5,7 +5,9 @@
 Each deck is exported (as `course.py slides` does) into build/slides-fit/, opened from disk with
 the network blocked, and every leaf <section> (a slide or sub-slide) is laid out at its natural
 height at reveal's configured size. A slide whose content is taller than 700 px (or wider than
-960 px) would scroll in front of a room. The tests (tests/test_slides.py) use `measure()`.
+960 px), or that reveal placed so that part of it lies outside the 960x700 box (it centres a slide by
+its height, and MathJax may grow it afterwards), is cut off in front of a room. The tests
+(tests/test_slides.py) use `measure()` and `opened_at()`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ _MEASURE = r"""async () => {
     const where = Reveal.getIndices(s);
     Reveal.slide(where.h, where.v);  // hidden fragments take their space in the layout too
     await frame();
+    // Whatever the deck queued on this slide change (MathJax re-typesetting it, then reveal's layout)
+    // runs before the slide is read, as it does before a room sees it.
+    if (window.MathJax && MathJax.Hub) { await new Promise(r => MathJax.Hub.Queue(r)); await frame(); }
+    // Where reveal placed the slide, in slide pixels (reveal scales the 960x700 box by a transform).
+    const box = s.parentElement.closest('.slides') || document.querySelector('.reveal .slides');
+    const scale = Reveal.getScale() || 1;
+    const r = s.getBoundingClientRect(), b = box.getBoundingClientRect();
+    const top = (r.top - b.top) / scale, left = (r.left - b.left) / scale;
     const heading = s.querySelector('h1, h2, h3, h4');
     const text = (heading ? heading.textContent : (s.textContent || '')).replace(/\u00b6/g, '')
       .trim().replace(/\s+/g, ' ');
@@ -51,6 +61,8 @@ _MEASURE = r"""async () => {
                    && getComputedStyle(e).overflowX !== 'visible')
       .map(e => e.scrollWidth - e.clientWidth));
     sizes.push({index: i, height: Math.ceil(s.scrollHeight),
+                top: Math.round(top), bottom: Math.ceil(top + s.scrollHeight),
+                left: Math.round(left), right: Math.ceil(left + s.scrollWidth),
                 width: Math.ceil(Math.max(s.scrollWidth, s.clientWidth + (hidden > 1 ? hidden : 0))),
                 title: text.slice(0, 60), empty: s.textContent.trim() === '' && !s.querySelector('img, svg, canvas')});
   }
@@ -76,17 +88,57 @@ def measure(browser, deck: Path) -> list[dict]:
     page.route(
         "**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:")) else route.abort()
     )
-    page.goto(deck.as_uri())
-    page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
-    page.wait_for_function("() => !window.MathJax || !MathJax.Hub || MathJax.Hub.queue.pending === 0", timeout=90_000)
-    page.wait_for_timeout(500)
-    sizes = page.evaluate(_MEASURE)
+    open_deck(page, deck)
+    sizes = measure_page(page)
     page.close()
     return sizes
 
 
+def open_deck(page, deck: Path, hash: str = "") -> None:
+    """Open a deck (optionally at #/h/v) and wait until reveal is ready and MathJax has typeset it."""
+    page.goto(deck.as_uri() + hash)
+    page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+    page.wait_for_function("() => !window.MathJax || !MathJax.Hub || MathJax.Hub.queue.pending === 0", timeout=90_000)
+    page.wait_for_timeout(500)
+
+
+def measure_page(page) -> list[dict]:
+    """measure() on a deck already open in `page` (leaves it on the first slide)."""
+    return page.evaluate(_MEASURE)
+
+
+# The slide a presenter sees right after opening a deck at it (no navigation): reveal centred it once.
+_CURRENT = r"""async () => {
+  const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+  const s = Reveal.getCurrentSlide(), scale = Reveal.getScale() || 1;
+  const r = s.getBoundingClientRect(), b = document.querySelector('.reveal .slides').getBoundingClientRect();
+  const top = (r.top - b.top) / scale, left = (r.left - b.left) / scale;
+  return {index: -1, mathTable: !!s.querySelector('table .MathJax_CHTML, table mjx-container'), title: ((s.querySelector('h1, h2, h3') || s).textContent || '').trim().slice(0, 60),
+          height: Math.ceil(s.scrollHeight), width: Math.ceil(s.scrollWidth),
+          top: Math.round(top), bottom: Math.ceil(top + s.scrollHeight),
+          left: Math.round(left), right: Math.ceil(left + s.scrollWidth)};
+}"""
+
+
+def opened_at(browser, deck: Path, h: int, v: int = 0) -> dict:
+    """Size and place of slide (h, v) when the deck is opened directly at it (#/h/v), as reveal left it."""
+    page = browser.new_page(viewport={"width": 998, "height": 727})
+    page.route(
+        "**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:")) else route.abort()
+    )
+    open_deck(page, deck, f"#/{h}/{v}")
+    found = page.evaluate(_CURRENT)
+    page.close()
+    return found
+
+
 def too_big(sizes: list[dict]) -> list[dict]:
-    return [s for s in sizes if s["height"] > HEIGHT or s["width"] > WIDTH]
+    """Slides larger than the box, or placed so that part of them lies outside it (1 px of rounding allowed)."""
+    return [s for s in sizes if s["height"] > HEIGHT or s["width"] > WIDTH or outside(s)]
+
+
+def outside(s: dict) -> bool:
+    return s["top"] < -1 or s["left"] < -1 or s["bottom"] > HEIGHT + 1 or s["right"] > WIDTH + 1
 
 
 def main(numbers: list[str]) -> int:
@@ -103,7 +155,10 @@ def main(numbers: list[str]) -> int:
             worst += len(bad)
             print(
                 f"{deck.name}: {len(sizes)} slides, {len(bad)} too big"
-                + "".join(f"\n    slide {s['index']:>3}: {s['width']}x{s['height']} px  {s['title']}" for s in bad),
+                + "".join(
+                    f"\n    slide {s['index']:>3}: {s['width']}x{s['height']} px at ({s['left']}, {s['top']}) px  {s['title']}"
+                    for s in bad
+                ),
                 flush=True,
             )
     (OUT / "sizes.json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
