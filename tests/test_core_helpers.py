@@ -20,6 +20,8 @@ from helpers.lessons.weighted_average import (
 )
 from helpers.plots import attention_heatmap, weight_bars
 
+pytestmark = pytest.mark.notebook("01")  # `python3 course.py test 01` runs this module
+
 
 @pytest.fixture(autouse=True)
 def close_figures():

@@ -27,6 +27,8 @@ from helpers.lessons.attention_dropout import (
 )
 from helpers.widgets import Explorer
 
+pytestmark = pytest.mark.notebook("06")  # `python3 course.py test 06` runs this module
+
 
 @pytest.fixture
 def qkv():

@@ -22,6 +22,8 @@ from helpers.lessons.masks import (
     pad_batch,
 )
 
+pytestmark = pytest.mark.notebook("09")  # `python3 course.py test 09` runs this module
+
 
 @pytest.fixture(autouse=True)
 def _close_figures():

@@ -25,6 +25,8 @@ from helpers.lessons.query_key_value import scaled_dot_product_attention as sdpa
 from helpers.plots import use_korean_font
 from helpers.widgets import Explorer
 
+pytestmark = pytest.mark.notebook("03")  # `python3 course.py test 03` runs this module
+
 
 @pytest.fixture(autouse=True)
 def _close_figures():

@@ -21,13 +21,21 @@ from tools import export_slides, measure_slides
 from tools.browser_support import ROOT, artifact, chromium, explorer_cells, skip_or_fail
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def exported(selected_notebooks: list[str]) -> list[Path]:
+    """The notebooks the `decks` fixture exported: all, or those `--nb` selects."""
+    return [p for p in NOTEBOOKS if not selected_notebooks or p.name[:2] in selected_notebooks]
+
+
 OPENED = "01_weighted_average"  # the deck opened in the browser
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 @pytest.fixture(scope="module")
-def decks(tmp_path_factory) -> Path:
-    """Every notebook exported (each deck is checked for external references; about 2 s a notebook)."""
+def decks(tmp_path_factory, selected_notebooks) -> Path:
+    """Every notebook exported (each deck is checked for external references; about 2 s a notebook), or only
+    the notebooks `--nb` selects."""
     cached = all(
         any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
         for name, version in export_slides.PACKAGES.items()
@@ -41,7 +49,15 @@ def decks(tmp_path_factory) -> Path:
     # "reuse": the decks get players where build/explorer-frames/ has them (CI builds the site
     # first, so all of them) and never re-run the notebooks here; tests/test_site.py computes its own.
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "export_slides.py"), "--out", str(out), "--frames", "reuse"],
+        [
+            sys.executable,
+            str(ROOT / "tools" / "export_slides.py"),
+            *selected_notebooks,
+            "--out",
+            str(out),
+            "--frames",
+            "reuse",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -156,9 +172,10 @@ def test_reference_checker_is_precise():
     assert {"lib/a.js", "b.png", "lib/r.js", "#g"} <= {u for _, u in parser.urls}
 
 
-def test_decks_exist_for_every_notebook(decks):
+@pytest.mark.each_selected_notebook
+def test_decks_exist_for_every_notebook(decks, selected_notebooks):
     built = sorted(p.name for p in decks.glob("*.slides.html"))
-    assert built == sorted(f"{p.stem}.slides.html" for p in NOTEBOOKS)
+    assert built == sorted(f"{p.stem}.slides.html" for p in exported(selected_notebooks))
     assert (decks / "index.html").exists()
 
 
@@ -182,6 +199,7 @@ def test_deck_loads_nothing_external(decks, stem):
             pending += [(target, "css", u) for u in css_urls(target.read_text(encoding="utf-8"))]
 
 
+@pytest.mark.notebook(OPENED[:2])
 def test_speaker_notes_are_notes_not_slides(decks):
     nb = json.loads((ROOT / "notebooks" / f"{OPENED}.ipynb").read_text(encoding="utf-8"))
     notes = [c for c in nb["cells"] if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"]
@@ -210,12 +228,13 @@ def test_skipped_cells_are_not_on_the_slides(decks, stem):
 # --------------------------------------------------------------------------- offline browser
 
 
-def test_every_slide_fits_960x700(decks):
+@pytest.mark.each_selected_notebook
+def test_every_slide_fits_960x700(decks, selected_notebooks):
     """Every slide and sub-slide of every deck fits reveal's 960x700 slide area, as reveal lays it out
     (tools/measure_slides.py: each leaf section made current, its scrollHeight/scrollWidth read)."""
     too_big = []
     with chromium() as browser:
-        for notebook in NOTEBOOKS:
+        for notebook in exported(selected_notebooks):
             sizes = measure_slides.measure(browser, decks / f"{notebook.stem}.slides.html")
             assert sizes, f"{notebook.stem}: no slides measured"
             too_big += [
@@ -228,6 +247,7 @@ def test_every_slide_fits_960x700(decks):
     )
 
 
+@pytest.mark.notebook(OPENED[:2])
 def test_deck_renders_offline_in_chromium(decks):
     attempted: list[str] = []
 
@@ -313,6 +333,7 @@ def test_course_py_has_the_slides_command():
     assert '"slides"' in (ROOT / "course.py").read_text(encoding="utf-8")
 
 
+@pytest.mark.notebook(OPENED[:2])
 def test_speaker_view_shows_the_notes_offline(decks):
     """Pressing S opens reveal's speaker view (the notes plugin) from file:// with no network; on a slide
     whose notebook section has a `notes` cell, the speaker view shows that cell's text."""
@@ -381,11 +402,13 @@ SWAP_ALL_JS = """async () => {
 }"""
 
 
-def test_every_deck_explorer_swaps_frames_offline(decks):
+@pytest.mark.each_selected_notebook
+def test_every_deck_explorer_swaps_frames_offline(decks, selected_notebooks):
     pages = sorted(decks.glob("[0-9][0-9]_*.slides.html"))
     with_players = [p for p in pages if "data-explorer=" in p.read_text(encoding="utf-8")]
-    if len(with_players) < len(NOTEBOOKS):
-        pytest.skip(f"frames cached for {len(with_players)} of {len(NOTEBOOKS)} decks (python3 course.py site)")
+    wanted = len(exported(selected_notebooks))
+    if len(with_players) < wanted:
+        pytest.skip(f"frames cached for {len(with_players)} of {wanted} decks (python3 course.py site)")
     outside = []
     with chromium() as browser:
         context = browser.new_context(viewport={"width": 1024, "height": 768})

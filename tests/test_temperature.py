@@ -19,6 +19,8 @@ from helpers.lessons.temperature import (
     temperature_small_multiples,
 )
 
+pytestmark = pytest.mark.notebook("05")  # `python3 course.py test 05` runs this module
+
 Z = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
 
 
