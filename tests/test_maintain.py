@@ -166,7 +166,8 @@ def _widget_notebook(ids: list[str]) -> nbformat.NotebookNode:
             "display_data", data={build_notebooks.WIDGET_VIEW: {"model_id": box, "version_major": 2}}
         ),
     ]
-    nb.cells = [nbformat.v4.new_markdown_cell("x"), cell]
+    nb.cells = [nbformat.v4.new_markdown_cell("x", id="c000"), cell]
+    cell["id"] = "c001"  # as load_source numbers them
     state = {
         layout: {"model_name": "LayoutModel", "state": {}},
         slider: {"model_name": "FloatSliderModel", "state": {"layout": f"IPY_MODEL_{layout}"}},
