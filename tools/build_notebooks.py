@@ -228,8 +228,8 @@ MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 
 def stable_widget_ids(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
     """Replace the kernel's random ipywidgets model ids (uuid4) by ids derived from the notebook, the cell and
-    the order, and store the widget state in that order, so that rebuilding an unchanged notebook writes the
-    same bytes. The models are numbered as a depth-first walk from each widget output (cell by cell) through
+    the order, so that rebuilding an unchanged notebook writes the same bytes (nbformat writes the widget state
+    sorted by id). The models are numbered as a depth-first walk from each widget output (cell by cell) through
     the `IPY_MODEL_<id>` references of their state (children, layout, style), in the order they are written."""
     widgets = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {})
     state = widgets.get("state", {})
