@@ -189,7 +189,7 @@ def test_widget_ids_come_from_the_notebook_and_cell_not_from_chance():
     box = nb["cells"][1]["outputs"][1]["data"][build_notebooks.WIDGET_VIEW]["model_id"]
     assert state[box]["model_name"] == "VBoxModel", "nbformat writes the state sorted by the new ids"
     assert state[box]["state"]["children"][0][len("IPY_MODEL_") :] in state, "references follow the new ids"
-    assert nb["cells"][1]["outputs"][0]["text"] == "a\nb\n", "consecutive prints are one output"
+    assert "".join(nb["cells"][1]["outputs"][0]["text"]) == "a\nb\n", "consecutive prints are one output"
     other = nbformat.writes(build_notebooks.stable_widget_ids(_widget_notebook(["1" * 32, "2" * 32, "3" * 32]), "06"))
     assert box not in other, "another notebook gets other ids"
 
