@@ -213,3 +213,9 @@ def test_stale_notebooks_are_those_built_from_other_lesson_code(tmp_path, monkey
     assert maintain.stale_notebooks() == {"05": ["helpers/lessons/weighted_average.py"]}
     maintain.notebook_path("03").unlink()
     assert maintain.stale_notebooks()["03"] == ["(not built)"]
+
+
+def test_contributing_shows_the_current_tests_map():
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    shown = text.split("<!-- tests-map -->\n", 1)[1].split("\n<!-- /tests-map -->", 1)[0]
+    assert shown == maintain.tests_map(), "the notebook -> tests map changed: paste `python3 tools/maintain.py map`"
