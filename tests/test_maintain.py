@@ -219,3 +219,22 @@ def test_contributing_shows_the_current_tests_map():
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     shown = text.split("<!-- tests-map -->\n", 1)[1].split("\n<!-- /tests-map -->", 1)[0]
     assert shown == maintain.tests_map(), "the notebook -> tests map changed: paste `python3 tools/maintain.py map`"
+
+
+def test_a_timing_keeps_its_stored_output_while_its_source_is_unchanged(tmp_path):
+    def notebook(timing: str, source: str = "time_it()") -> nbformat.NotebookNode:
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(source, id="c000", metadata={"tags": ["nbval-ignore-output"]})
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=timing)]
+        plain = nbformat.v4.new_code_cell("1", id="c001")
+        plain.outputs = [nbformat.v4.new_output("stream", name="stdout", text=timing)]
+        nb.cells = [cell, plain]
+        return nb
+
+    target = tmp_path / "08_demo.ipynb"
+    nbformat.write(notebook("0.24 ms\n"), target)
+    new = notebook("3.10 ms\n")
+    assert build_notebooks.keep_stored_timings(new, target) == 1
+    assert new.cells[0].outputs[0].text == "0.24 ms\n" and new.cells[1].outputs[0].text == "3.10 ms\n"
+    changed = notebook("3.10 ms\n", source="time_it(n=2)")
+    assert build_notebooks.keep_stored_timings(changed, target) == 0, "a changed cell stores its new timing"

@@ -2,6 +2,7 @@
 
     python3 course.py build             every notebook (after regenerating helpers/lessons/)
     python3 course.py build 01 04       only these numbers
+    python3 course.py build 08 --fresh-timings  also store new timings (kept from the last build otherwise)
     python3 course.py build --generate  only regenerate helpers/lessons/ (no execution), then name the
                                         notebooks built from other lesson code (stale: rebuild them)
 
@@ -20,6 +21,8 @@ needs no ``noqa`` for the way the build joins its cells.
 Built notebooks are deterministic: widget model ids are derived from the notebook and the cell
 (``stable_widget_ids``), and the metadata records a hash of each lesson module the run imports
 (``course.inputs``), which ``build --generate`` compares to name the notebooks that are now stale.
+A timing (a cell tagged nbval-ignore-output with no widget) keeps its stored output while its source is
+unchanged: a loaded machine's numbers would otherwise change the bytes on every build (--fresh-timings).
 """
 
 from __future__ import annotations
@@ -287,7 +290,27 @@ def coalesce_streams(nb: nbformat.NotebookNode) -> None:
         cell.outputs = joined
 
 
-def build(path: Path) -> float:
+def keep_stored_timings(nb: nbformat.NotebookNode, target: Path) -> int:
+    """Put back the stored outputs of the cells tagged nbval-ignore-output that hold no widget (the timings:
+    08's live measurement) when the cell's source did not change, so that a rebuild writes the same bytes;
+    `build --fresh-timings` stores the new ones. Returns how many cells kept their old output."""
+    if not target.exists():
+        return 0
+    old = {c.get("id"): c for c in nbformat.read(target, as_version=4).cells if c.cell_type == "code"}
+    kept = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code" or "nbval-ignore-output" not in cell.metadata.get("tags", []):
+            continue
+        if any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
+            continue
+        before = old.get(cell.get("id"))
+        if before is not None and before.source == cell.source:
+            cell.outputs = before.outputs
+            kept += 1
+    return kept
+
+
+def build(path: Path, fresh_timings: bool = False) -> float:
     from tools import maintain
 
     nb = load_source(path)
@@ -296,6 +319,8 @@ def build(path: Path) -> float:
         nb, timeout=300, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(OUT)}}
     ).execute()
     seconds = time.perf_counter() - start
+    if not fresh_timings:
+        keep_stored_timings(nb, OUT / f"{path.stem}.ipynb")
     coalesce_streams(nb)
     nb = stable_widget_ids(nb, path.stem)
     # The lesson modules this run read, hashed: `build --generate` names the notebooks they no longer match.
@@ -320,6 +345,8 @@ def report_stale() -> None:
 def main(args: list[str]) -> int:
     for path in write_generated():
         print(f"generated {path.relative_to(ROOT)}", flush=True)
+    fresh_timings = "--fresh-timings" in args
+    args = [a for a in args if a != "--fresh-timings"]
     if args == ["--generate"]:
         report_stale()
         return 0
@@ -330,7 +357,7 @@ def main(args: list[str]) -> int:
         print(f"no sources match {args} in {SRC}")
         return 1
     for path in sources:
-        print(f"{path.name}: {build(path):.1f} s", flush=True)
+        print(f"{path.name}: {build(path, fresh_timings):.1f} s", flush=True)
     return 0
 
 
