@@ -3,6 +3,9 @@
 
     python3 course.py lab            open the course in JupyterLab
     python3 course.py test [ARGS]    run every test (ARGS go to pytest)
+    python3 course.py test 03 [--fast]  only notebook 03's checks (--fast: one numeric set-up); also
+                                      `--nb 03`, a notebook path (its nbval) or a test file (native pass)
+    python3 course.py affected FILE ...  the notebooks and tests a change to these files reaches
     python3 course.py build [NN ...] re-execute notebooks from notebooks/src (maintainers)
     python3 course.py build --generate   regenerate helpers/lessons/ from the "save" cells
     python3 course.py slides [NN ...] export offline reveal.js slides to build/slides/
@@ -119,12 +122,36 @@ def _workers() -> int:
 def cmd_test(extra: list[str]) -> int:
     """Lint and format check, then unit + contract + browser tests with strict nbval (native, 1 thread)
     and, at the same time, strict nbval of the notebooks again under PORTABLE_SETUP. Extra ARGS go to
-    both pytest runs. COURSE_TEST_WORKERS=0 runs the passes one after the other, each in one process."""
+    both pytest runs. COURSE_TEST_WORKERS=0 runs the passes one after the other, each in one process.
+
+    Notebook numbers (`test 03`, `--nb 03`) or paths narrow the run (tools/maintain.py): a number runs
+    that notebook's checks only, a notebook path its nbval, a test path that file in the native pass;
+    --fast leaves out the portable nbval."""
+    from tools import maintain
+
+    try:
+        request = maintain.parse_test_args(extra)
+    except ValueError as err:
+        print(f"course test: {err}", file=sys.stderr)
+        return 2
     workers = _workers()
+    if request.narrowed:
+        check = {"COURSE_CHECK_FIGURES": "1"}
+        env = {"native": {"OMP_NUM_THREADS": "1", **check}, "portable": {**PORTABLE_SETUP, **check}, "plain": check}
+        runs = maintain.narrowed_steps(request, NBVAL, sequential=workers == 0)
+        steps = [(title, [str(PYTHON), "-m", "pytest", *args], env[kind]) for title, args, kind, _ in runs]
+        background = [step for step, run_ in zip(steps, runs) if run_[3]]
+        steps = [step for step in steps if step not in background] + background
+        lint = [
+            ("lint (ruff check)", [str(BIN / "ruff"), "check", *LINTED], {}),
+            ("format (ruff format --check)", [str(BIN / "ruff"), "format", "--check", *FORMATTED], {}),
+        ]
+        return _run_steps(lint + steps, background, extra)
+    extra = request.pytest_args
     # --dist loadscope: a notebook's nbval cells (one file), a test module or a test class stay on one
     # worker, in order; the browser tests are one class per notebook and share a JupyterLab per worker.
     xdist = ["-n", str(workers), "--dist", "loadscope"] if workers else []
-    both = os.environ.get("COURSE_TEST_PASSES") != "native"
+    both = os.environ.get("COURSE_TEST_PASSES") != "native" and not request.fast
     # Every explorer built under test (each notebook's, in both passes) refuses a text outside its canvas.
     check = {"COURSE_CHECK_FIGURES": "1"}
     # The portable pass (notebooks only) ends minutes before the first; browser tests that compute no
@@ -168,6 +195,11 @@ def cmd_test(extra: list[str]) -> int:
         steps = steps[:3]
     # With workers, the second pass runs beside the first (its output is shown when it ends).
     background = steps[3:] if workers else []
+    return _run_steps(steps, background, extra)
+
+
+def _run_steps(steps: list, background: list, extra: list[str]) -> int:
+    """Run `steps` (title, args, env); the last len(background) of them start first, in the background."""
     started = []
     for title, args, env in background:
         print(f"\ncourse test: {title} (started in the background)", flush=True)
@@ -202,6 +234,10 @@ def cmd_test(extra: list[str]) -> int:
         flush=True,
     )
     return 1 if failed else 0
+
+
+def cmd_affected(extra: list[str]) -> int:
+    return run([str(PYTHON), "tools/maintain.py", *extra])
 
 
 def cmd_build(extra: list[str]) -> int:
@@ -242,6 +278,7 @@ def cmd_gpu_bench(extra: list[str]) -> int:
 COMMANDS = {
     "lab": cmd_lab,
     "test": cmd_test,
+    "affected": cmd_affected,
     "build": cmd_build,
     "slides": cmd_slides,
     "slides-fit": cmd_slides_fit,

@@ -1,8 +1,23 @@
-"""Shared test set-up: a headless matplotlib with the course's Korean font."""
+"""Shared test set-up: a headless matplotlib with the course's Korean font, and `--nb NN`, the selection of
+one notebook's tests (`python3 course.py test NN` passes it; tools/maintain.py says which items are whose)."""
+
+from pathlib import Path
 
 import os
 
 import matplotlib
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--nb",
+        action="append",
+        default=[],
+        metavar="NN",
+        help="keep only the tests of notebook NN (repeatable): its nbval cells, its contract, deck and browser "
+        "items, and the unit test modules of the code it saves or imports (tools/maintain.py)",
+    )
 
 # Explorers built under test refuse a text outside their canvas (helpers.widgets; course.py test sets it
 # for the notebook passes too, whose kernels inherit it).
@@ -10,8 +25,63 @@ os.environ.setdefault("COURSE_CHECK_FIGURES", "1")
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "notebook(*numbers): the notebooks a test module, class or test is about ('03')")
+    config.addinivalue_line(
+        "markers",
+        "each_selected_notebook: the test covers every selected notebook (all of them without --nb), "
+        "so `--nb NN` keeps it and it narrows itself with selected_notebooks()",
+    )
     # Agg before anything imports pyplot, so no test ever needs a display.
     matplotlib.use("Agg")
     from helpers.plots import use_korean_font
 
     use_korean_font()
+
+
+def selected_numbers(config) -> list[str]:
+    """The notebooks `--nb` selects ([] = all)."""
+    return sorted({n for value in config.getoption("nb") for n in value.replace(",", " ").split()})
+
+
+def _own_notebook_markers(item) -> list[str]:
+    """`notebook` markers on the test function or its class (a module's pytestmark says what the module is
+    about, which the plan already used to pick the module)."""
+    marks = list(item.own_markers) + list(getattr(item.cls, "pytestmark", []) if item.cls else [])
+    return [str(a) for m in marks if m.name == "notebook" for a in m.args]
+
+
+def pytest_collection_modifyitems(config, items):
+    numbers = set(selected_numbers(config))
+    if not numbers:
+        return
+    from tools import maintain
+
+    plan = maintain.plan(sorted(numbers))
+    units = {p.resolve() for p in plan.units}
+    planned = units | {p.resolve() for p in plan.notebooks + plan.contract + plan.browser}
+    # A file named on the command line that the plan does not hold (`course.py test 03 tests/test_masks.py`,
+    # or notebooks/05_*.ipynb) runs whole.
+    named = {(Path(config.invocation_params.dir) / a.split("::")[0]).resolve() for a in config.args}
+    kept, dropped = [], []
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        if path in named and path not in planned:
+            keep = True
+        elif path.suffix == ".ipynb":
+            keep = maintain.number_of(path.name) in numbers
+        elif item.get_closest_marker("each_selected_notebook"):
+            keep = True
+        else:
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            about = maintain.item_notebooks(params, item.cls, _own_notebook_markers(item))
+            keep = bool(about & numbers) if about is not None else path in units
+        (kept if keep else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.fixture(scope="session")
+def selected_notebooks(request) -> list[str]:
+    """The two-digit numbers `--nb` selects ([] = every notebook)."""
+    return selected_numbers(request.config)

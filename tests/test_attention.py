@@ -18,6 +18,8 @@ from helpers.attention import (
     split_heads,
 )
 
+pytestmark = pytest.mark.notebook("09")  # `python3 course.py test 09` runs this module
+
 DTYPES = [torch.float32, torch.float64]
 TOL = {torch.float32: dict(atol=2e-5, rtol=2e-5), torch.float64: dict(atol=1e-10, rtol=1e-10)}
 

@@ -19,6 +19,8 @@ pytest.importorskip("triton")
 
 from helpers.lessons import flash_attention_gpu as fa  # noqa: E402  (after the skip: it imports triton)
 
+pytestmark = pytest.mark.notebook("14")  # `python3 course.py test 14` runs this module
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "benchmark_gpu.py"
 TOP_KEYS = {

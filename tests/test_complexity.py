@@ -36,6 +36,8 @@ from helpers.lessons.complexity_flash import (
 )
 from helpers.lessons.complexity_flash import chunked_attention as taught
 
+pytestmark = pytest.mark.notebook("08")  # `python3 course.py test 08` runs this module
+
 
 def qkv(*shape, seed=0, dtype=torch.float64):
     gen = torch.Generator().manual_seed(seed)

@@ -20,6 +20,8 @@ from helpers.lessons.weighted_average import (
 )
 from helpers.plots import attention_heatmap, weight_bars
 
+pytestmark = pytest.mark.notebook("01")  # `python3 course.py test 01` runs this module
+
 
 @pytest.fixture(autouse=True)
 def close_figures():
@@ -402,3 +404,28 @@ def test_forbid_calls_sees_through_wrappers_defaults_containers_and_partials():
         return x.exp() / x.exp().sum()
 
     forbid_calls(own, {"softmax"}, "직접 쓰세요.")  # nothing forbidden: no error
+
+
+# --------------------------------------------------------------------------- defining properties (sharp)
+# Each taught algorithm's defining property, through the lesson function itself: a mutation of the lesson
+# code (say, dropping the max subtraction) fails here in seconds (CONTRIBUTING.md, "Sharp tests").
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_lesson_softmax_at_extreme_logits_is_finite_and_sums_to_one(dtype):
+    from helpers.lessons.weighted_average import softmax as lesson_softmax
+
+    z = torch.tensor([[1000.0, -1000.0, 999.0], [-1000.0, -1001.0, -1000.0], [0.0, 0.0, 0.0]], dtype=dtype)
+    w = lesson_softmax(z)
+    assert torch.isfinite(w).all(), f"softmax overflowed at ±1000 (the max is subtracted first): {w}"
+    torch.testing.assert_close(w.sum(dim=-1), torch.ones(3, dtype=dtype), rtol=0, atol=1e-6)
+    torch.testing.assert_close(w, torch.softmax(z, dim=-1))
+    assert w[0, 1] == 0 and w[0, 0] > w[0, 2] > 0, "order kept, e^-2000 underflows to exactly 0"
+
+
+def test_lesson_softmax_ignores_a_shift_and_sums_along_dim():
+    from helpers.lessons.weighted_average import softmax as lesson_softmax
+
+    z = torch.randn(2, 3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) * 5
+    torch.testing.assert_close(lesson_softmax(z + 700.0, dim=1), lesson_softmax(z, dim=1), rtol=0, atol=1e-12)
+    torch.testing.assert_close(lesson_softmax(z, dim=1).sum(dim=1), torch.ones(2, 4, dtype=torch.float64))

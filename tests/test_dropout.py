@@ -27,6 +27,8 @@ from helpers.lessons.attention_dropout import (
 )
 from helpers.widgets import Explorer
 
+pytestmark = pytest.mark.notebook("06")  # `python3 course.py test 06` runs this module
+
 
 @pytest.fixture
 def qkv():
@@ -349,3 +351,20 @@ def test_check_06_3():
 
     assert "구현" in check("06-3", stub).message
     assert not check("06-3", ...).passed
+
+
+# --------------------------------------------------------------------------- defining properties (sharp)
+
+
+def test_attention_dropout_keeps_the_expected_weights():
+    """Kept weights are divided by 1 - p (so the expectation is the weight itself); eval mode changes nothing."""
+    w = torch.softmax(torch.randn(4, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(3)), dim=-1)
+    torch.manual_seed(0)
+    dropped = attention_dropout(w, 0.25)
+    kept = dropped != 0
+    assert 0 < kept.sum() < w.numel()
+    torch.testing.assert_close(dropped[kept], w[kept] / 0.75, rtol=1e-14, atol=0)
+    assert torch.equal(attention_dropout(w, 0.25, training=False), w)
+    torch.manual_seed(1)
+    mean = torch.stack([attention_dropout(w, 0.25) for _ in range(4000)]).mean(dim=0)
+    torch.testing.assert_close(mean, w, rtol=0, atol=0.02)

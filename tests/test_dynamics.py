@@ -16,6 +16,8 @@ from helpers.data import load_json, load_tensor_dict
 from helpers.exercises import check
 from helpers.lessons import attention_during_training as dy
 
+pytestmark = pytest.mark.notebook("12")  # `python3 course.py test 12` runs this module
+
 
 @pytest.fixture(autouse=True)
 def _close_figures():

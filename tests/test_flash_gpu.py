@@ -28,6 +28,8 @@ pytest.importorskip("triton", reason="Triton has wheels for Linux x86_64 only")
 from helpers import attention  # noqa: E402
 from helpers.lessons import flash_attention_gpu as fa  # noqa: E402
 
+pytestmark = pytest.mark.notebook("14")  # `python3 course.py test 14` runs this module
+
 ROOT = Path(__file__).resolve().parents[1]
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 BOUND = {torch.float32: 5e-6, torch.float16: 1.5e-2}

@@ -1,6 +1,8 @@
 """Notebook 09: the generated helpers.lessons.masks (masks, the seed's recipe, the mask explorer)
 and the checkers in helpers.exercises.ex09."""
 
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -21,6 +23,8 @@ from helpers.lessons.masks import (
     naive_masked_attention,
     pad_batch,
 )
+
+pytestmark = pytest.mark.notebook("09")  # `python3 course.py test 09` runs this module
 
 
 @pytest.fixture(autouse=True)
@@ -431,3 +435,31 @@ def test_masked_multi_head_attention_matches_torch_and_zeroes_dead_rows():
         out, w = ours(x, mask=blind)
     assert not torch.isnan(out).any() and torch.equal(w[0, :, 2], torch.zeros(2, 5))
     torch.testing.assert_close(out[0, 2], t_mha.out_proj.bias.detach())  # zero attention, then the output bias
+
+
+# --------------------------------------------------------------------------- defining properties (sharp)
+
+
+def test_causal_attention_never_reads_the_future():
+    """Query i's output depends on values 0..i only: changing later values changes no earlier row."""
+    from helpers.lessons.masks import causal_mask as lesson_causal_mask
+    from helpers.lessons.masks import masked_attention as lesson_masked_attention
+
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(2, 6, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    assert lesson_causal_mask(3).tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    out, w = lesson_masked_attention(q, k, v, causal=True)
+    for i in range(6):
+        later = v.clone()
+        later[:, i + 1 :] += 100.0
+        changed, _ = lesson_masked_attention(q, k, later, causal=True)
+        torch.testing.assert_close(changed[:, : i + 1], out[:, : i + 1], rtol=0, atol=0)
+    assert torch.equal(w.triu(1), torch.zeros_like(w)) and w[:, 0, 0].eq(1).all()
+
+
+def test_safe_softmax_gives_zeros_to_a_query_with_no_key_and_softmax_elsewhere():
+    from helpers.lessons.masks import safe_softmax as lesson_safe_softmax
+
+    s = torch.tensor([[-math.inf, -math.inf], [1000.0, -math.inf], [0.0, 0.0]], dtype=torch.float64)
+    w = lesson_safe_softmax(s)
+    assert w.tolist() == [[0.0, 0.0], [1.0, 0.0], [0.5, 0.5]]

@@ -15,6 +15,8 @@ import torch.nn as nn
 
 from helpers.attention import MultiHeadAttention
 
+pytestmark = pytest.mark.notebook("09")  # `python3 course.py test 09` runs this module
+
 TOL = {torch.float32: dict(atol=2e-5, rtol=2e-5), torch.float64: dict(atol=1e-10, rtol=1e-10)}
 
 

@@ -14,6 +14,8 @@ from helpers.exercises import check
 from helpers.lessons import multi_head_attention as mh
 from helpers.widgets import Explorer
 
+pytestmark = pytest.mark.notebook("07")  # `python3 course.py test 07` runs this module
+
 
 def _torch_pair(c, h, seed=0, dtype=torch.float64):
     torch.manual_seed(seed)

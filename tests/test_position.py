@@ -24,6 +24,8 @@ from helpers.lessons.positional_encoding import (
     sinusoidal_encoding,
 )
 
+pytestmark = pytest.mark.notebook("10")  # `python3 course.py test 10` runs this module
+
 
 @pytest.fixture(autouse=True)
 def _close_figures():

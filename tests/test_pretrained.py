@@ -18,6 +18,8 @@ from helpers.lessons.pretrained_attention import (
     offset_mass,
 )
 
+pytestmark = pytest.mark.notebook("11")  # `python3 course.py test 11` runs this module
+
 
 @pytest.fixture(scope="module")
 def arrow():

@@ -25,6 +25,8 @@ from helpers.lessons.query_key_value import scaled_dot_product_attention as sdpa
 from helpers.plots import use_korean_font
 from helpers.widgets import Explorer
 
+pytestmark = pytest.mark.notebook("03")  # `python3 course.py test 03` runs this module
+
 
 @pytest.fixture(autouse=True)
 def _close_figures():
@@ -352,3 +354,21 @@ def test_03_3_accepts_the_exact_strength():
 def test_03_3_diagnoses(c, text):
     result = check("03-3", c)
     assert not result.passed and text in result.message, result.message
+
+
+# --------------------------------------------------------------------------- defining properties (sharp)
+
+
+def test_scores_are_the_dot_products_divided_by_sqrt_dk_exactly():
+    q, k = _random(3, (2, 5, 16), (2, 7, 16))
+    torch.testing.assert_close(lesson_attention_scores(q, k) * 4.0, q @ k.transpose(-2, -1), rtol=1e-14, atol=0)
+
+
+def test_attention_with_huge_scores_is_finite_and_each_row_sums_to_one():
+    """Scores in the tens of thousands (01's softmax must subtract the max): weights finite, rows sum to 1,
+    the output a convex combination of the values."""
+    q, k, v = _random(4, (1, 6, 8), (1, 6, 8), (1, 6, 3), dtype=torch.float32)
+    out, w = sdpa(q * 1e4, k, v)
+    assert torch.isfinite(w).all() and torch.isfinite(out).all(), "attention overflowed at large scores"
+    torch.testing.assert_close(w.sum(dim=-1), torch.ones(1, 6))
+    assert (out <= v.amax(dim=-2, keepdim=True) + 1e-5).all() and (out >= v.amin(dim=-2, keepdim=True) - 1e-5).all()

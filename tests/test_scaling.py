@@ -25,6 +25,8 @@ from helpers.lessons.scaling_variance import softmax_jacobian as sj
 from helpers.plots import use_korean_font
 from helpers.widgets import Explorer
 
+pytestmark = pytest.mark.notebook("04")  # `python3 course.py test 04` runs this module
+
 
 @pytest.fixture(autouse=True)
 def close_figures():

@@ -37,6 +37,8 @@ from helpers.lessons.seq2seq_attention import (
     train_steps,
 )
 
+pytestmark = pytest.mark.notebook("02")  # `python3 course.py test 02` runs this module
+
 F64 = torch.float64
 
 

@@ -282,6 +282,7 @@ def open_page(page, path: Path) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.notebook(*NUMBERS)
 def test_site_pages_and_explorers(site):
     """Pages 04 and 05 from file://: title, rendered math, Hangul, folded solutions, no notes, links
     that stay in the folder, the first picture within 2 s, and every control of every explorer moved
@@ -337,6 +338,7 @@ def test_site_pages_and_explorers(site):
             assert_live(site, number, k, shown)
 
 
+@pytest.mark.notebook(*NUMBERS)
 def test_site_index_links_every_notebook(site):
     html = (site / "index.html").read_text(encoding="utf-8")
     for row in build_site.course_map():
@@ -361,6 +363,7 @@ def test_site_index_links_every_notebook(site):
         assert notes and not any(n.splitlines()[0][:40] in text for n in notes if n), f"{number}: notes on the page"
 
 
+@pytest.mark.notebook(DECK)
 def test_deck_explorer_moves_offline(deck):
     """The offline deck for 05: the explorer's controls move by mouse and keyboard inside reveal.js,
     the frames equal the live explorer's PNGs, and nothing outside file:// is requested."""

@@ -22,13 +22,20 @@ from tools import export_slides, measure_slides
 from tools.browser_support import ROOT, artifact, chromium, explorer_cells, skip_or_fail
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def exported(selected_notebooks: list[str]) -> list[Path]:
+    """The notebooks the `decks` fixture exported: all, or those `--nb` selects."""
+    return [p for p in NOTEBOOKS if not selected_notebooks or p.name[:2] in selected_notebooks]
+
 OPENED = "01_weighted_average"  # the deck opened in the browser
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 @pytest.fixture(scope="module")
-def decks(tmp_path_factory) -> Path:
-    """Every notebook exported (each deck is checked for external references; about 2 s a notebook)."""
+def decks(tmp_path_factory, selected_notebooks) -> Path:
+    """Every notebook exported (each deck is checked for external references; about 2 s a notebook), or only
+    the notebooks `--nb` selects."""
     cached = all(
         any(export_slides.DEFAULT_CACHE.glob(f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"))
         for name, version in export_slides.PACKAGES.items()
@@ -42,7 +49,15 @@ def decks(tmp_path_factory) -> Path:
     # "reuse": the decks get players where build/explorer-frames/ has them (CI builds the site
     # first, so all of them) and never re-run the notebooks here; tests/test_site.py computes its own.
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "export_slides.py"), "--out", str(out), "--frames", "reuse"],
+        [
+            sys.executable,
+            str(ROOT / "tools" / "export_slides.py"),
+            *selected_notebooks,
+            "--out",
+            str(out),
+            "--frames",
+            "reuse",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -157,9 +172,10 @@ def test_reference_checker_is_precise():
     assert {"lib/a.js", "b.png", "lib/r.js", "#g"} <= {u for _, u in parser.urls}
 
 
-def test_decks_exist_for_every_notebook(decks):
+@pytest.mark.each_selected_notebook
+def test_decks_exist_for_every_notebook(decks, selected_notebooks):
     built = sorted(p.name for p in decks.glob("*.slides.html"))
-    assert built == sorted(f"{p.stem}.slides.html" for p in NOTEBOOKS)
+    assert built == sorted(f"{p.stem}.slides.html" for p in exported(selected_notebooks))
     assert (decks / "index.html").exists()
 
 
@@ -183,6 +199,7 @@ def test_deck_loads_nothing_external(decks, stem):
             pending += [(target, "css", u) for u in css_urls(target.read_text(encoding="utf-8"))]
 
 
+@pytest.mark.notebook(OPENED[:2])
 def test_speaker_notes_are_notes_not_slides(decks):
     nb = json.loads((ROOT / "notebooks" / f"{OPENED}.ipynb").read_text(encoding="utf-8"))
     notes = [c for c in nb["cells"] if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"]
@@ -275,7 +292,7 @@ ANCHOR_JS = r"""async () => {
 
 
 @pytest.fixture(scope="module")
-def opened_decks(decks, browser) -> dict[str, dict]:
+def opened_decks(decks, browser, selected_notebooks) -> dict[str, dict]:
     """Every deck opened once, in one browser page (network blocked): its facts, the slides → reaches
     from the first slide (one press more than there are slides: the last must not move), the
     in-deck link clicked, then every slide measured (tools/measure_slides.py)."""
@@ -284,7 +301,7 @@ def opened_decks(decks, browser) -> dict[str, dict]:
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     opened = {}
-    for notebook in NOTEBOOKS:
+    for notebook in exported(selected_notebooks):
         measure_slides.open_deck(page, decks / f"{notebook.stem}.slides.html")
         facts = page.evaluate(DECK_FACTS_JS)
         for _ in range(facts["leaves"]):
@@ -299,6 +316,7 @@ def opened_decks(decks, browser) -> dict[str, dict]:
     return opened
 
 
+@pytest.mark.each_selected_notebook
 def test_arrow_right_alone_reaches_every_slide_in_order(opened_decks):
     """A presenter pressing → (or a clicker sending →) sees every slide and sub-slide once, in document
     order (reveal's navigationMode 'linear'); before, → skipped the sub-slides: 145 of 569 slides."""
@@ -311,12 +329,14 @@ def test_arrow_right_alone_reaches_every_slide_in_order(opened_decks):
     assert sum(f["leaves"] for f in opened_decks.values()) > 13 * 10
 
 
+@pytest.mark.each_selected_notebook
 def test_headings_keep_their_case(opened_decks):
     """The reveal theme's text-transform: uppercase turned "오프셋 k" into "오프셋 K" (K is the key matrix)."""
     for stem, f in opened_decks.items():
         assert f["headings"] > 0 and f["transformed"] == [], f"{stem}: headings re-cased by CSS: {f['transformed'][:5]}"
 
 
+@pytest.mark.each_selected_notebook
 def test_speaker_notes_show_each_formula_once(opened_decks):
     """The notes a speaker window copies hold MathML only, not MathJax's CommonHTML spans plus its hidden
     MathML (which the speaker window, without MathJax's stylesheet, showed as the formula twice)."""
@@ -325,6 +345,7 @@ def test_speaker_notes_show_each_formula_once(opened_decks):
     assert sum(f["notesWithMath"] for f in opened_decks.values()) > 0, "no note with a formula was checked"
 
 
+@pytest.mark.each_selected_notebook
 def test_in_deck_links_reach_their_slide(opened_decks):
     for stem, f in opened_decks.items():
         assert f["missingAnchors"] == [], f"{stem}: links to no element: {f['missingAnchors']}"
@@ -333,6 +354,7 @@ def test_in_deck_links_reach_their_slide(opened_decks):
     assert any(f["anchor"] for f in opened_decks.values()), "no in-deck link was clicked"
 
 
+@pytest.mark.each_selected_notebook
 def test_every_slide_fits_960x700(opened_decks):
     """Every slide and sub-slide of every deck fits reveal's 960x700 slide area, as reveal lays it out
     and places it (tools/measure_slides.py: each leaf section made current, its scrollHeight/scrollWidth
@@ -351,6 +373,7 @@ def test_every_slide_fits_960x700(opened_decks):
     )
 
 
+@pytest.mark.notebook(OPENED[:2])
 def test_deck_renders_offline_in_chromium(decks, browser):
     attempted: list[str] = []
 
@@ -435,6 +458,7 @@ def test_course_py_has_the_slides_command():
     assert '"slides"' in (ROOT / "course.py").read_text(encoding="utf-8")
 
 
+@pytest.mark.notebook(OPENED[:2])
 def test_speaker_view_shows_the_notes_offline(decks, browser):
     """Pressing S opens reveal's speaker view (the notes plugin) from file:// with no network; on a slide
     whose notebook section has a `notes` cell, the speaker view shows that cell's text."""
@@ -502,11 +526,13 @@ SWAP_ALL_JS = """async () => {
 }"""
 
 
-def test_every_deck_explorer_swaps_frames_offline(decks, browser):
+@pytest.mark.each_selected_notebook
+def test_every_deck_explorer_swaps_frames_offline(decks, browser, selected_notebooks):
     pages = sorted(decks.glob("[0-9][0-9]_*.slides.html"))
     with_players = [p for p in pages if "data-explorer=" in p.read_text(encoding="utf-8")]
-    if len(with_players) < len(NOTEBOOKS):
-        pytest.skip(f"frames cached for {len(with_players)} of {len(NOTEBOOKS)} decks (python3 course.py site)")
+    wanted = len(exported(selected_notebooks))
+    if len(with_players) < wanted:
+        pytest.skip(f"frames cached for {len(with_players)} of {wanted} decks (python3 course.py site)")
     outside = []
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     context.route(
@@ -543,6 +569,7 @@ SLIDER_STATE_JS = """() => ({slide: window.courseLeaves.indexOf(window.courseRev
   overview: window.courseReveal.isOverview()})"""
 
 
+@pytest.mark.notebook("05")
 def test_focused_slider_keeps_only_arrows_home_end(decks, browser):
     """After a slider is touched, the arrows, Home and End move it, and every key a clicker or a
     presenter sends to the deck (Space, PageDown, PageUp, Esc, N) still drives the deck."""
@@ -604,6 +631,7 @@ def parsed(page: Path) -> Links:
     return links
 
 
+@pytest.mark.notebook(OPENED[:2])
 def test_no_dead_link_in_the_slides_folder(decks):
     """Every link in every deck, the index and the sources/glossary pages that travel with the decks
     names a file in the folder and, with a #fragment, an element of that file (reveal's #/h/v aside)."""
@@ -628,6 +656,7 @@ def test_no_dead_link_in_the_slides_folder(decks):
     assert checked > 0 and cited > 0, "no citation link to the sources page was checked"
 
 
+@pytest.mark.notebook(OPENED[:2])
 def test_index_tells_how_to_drive_the_decks(decks):
     text = (decks / "index.html").read_text(encoding="utf-8")
     assert "PageDown" in text and "Space" in text and "슬라이더" in text

@@ -19,6 +19,8 @@ from helpers.lessons.temperature import (
     temperature_small_multiples,
 )
 
+pytestmark = pytest.mark.notebook("05")  # `python3 course.py test 05` runs this module
+
 Z = torch.tensor([2.0, 1.0, 0.5], dtype=torch.float64)
 
 
@@ -355,3 +357,28 @@ def test_stub_answers_say_not_yet():
     assert "아직 구현하지" in check("05-2", stub).message
     assert "비어 있습니다" in check("05-3", ...).message
     assert "비어 있습니다" in check("05-1", ...).message
+
+
+# --------------------------------------------------------------------------- defining properties (sharp)
+
+
+@pytest.mark.parametrize("tau", [1e-4, 0.5, 1.0, 50.0])
+def test_softmax_t_is_softmax_of_z_over_tau_even_at_extreme_scores(tau):
+    from helpers.lessons.temperature import softmax_t as lesson_softmax_t
+
+    z = torch.tensor([[1000.0, -1000.0, 999.5, 0.0]], dtype=torch.float64)
+    w = lesson_softmax_t(z, tau)
+    assert torch.isfinite(w).all(), f"softmax_t overflowed at tau={tau}"
+    torch.testing.assert_close(w, torch.softmax(z / tau, dim=-1), rtol=1e-12, atol=1e-300)
+    torch.testing.assert_close(lesson_softmax_t(z, 1.0), torch.softmax(z, dim=-1))
+
+
+def test_entropy_is_between_zero_and_log_t():
+    from helpers.lessons.temperature import entropy as lesson_entropy
+
+    t = 5
+    assert lesson_entropy(torch.full((t,), 1 / t, dtype=torch.float64)).item() == pytest.approx(math.log(t), abs=1e-12)
+    assert lesson_entropy(torch.eye(t, dtype=torch.float64)).tolist() == [0.0] * t
+    w = torch.softmax(torch.randn(8, t, dtype=torch.float64, generator=torch.Generator().manual_seed(2)), dim=-1)
+    h = lesson_entropy(w)
+    assert ((h > 0) & (h < math.log(t))).all()

@@ -18,6 +18,8 @@ from helpers.data import load_json, load_tensor_dict
 from helpers.exercises import check, ex13
 from helpers.lessons import attention_in_vision as vi
 
+pytestmark = pytest.mark.notebook("13")  # `python3 course.py test 13` runs this module
+
 
 @pytest.fixture(autouse=True)
 def _close_figures():

@@ -2,7 +2,9 @@
 
     python3 course.py build             every notebook (after regenerating helpers/lessons/)
     python3 course.py build 01 04       only these numbers
-    python3 course.py build --generate  only regenerate helpers/lessons/ (no execution)
+    python3 course.py build 08 --fresh-timings  also store new timings (kept from the last build otherwise)
+    python3 course.py build --generate  only regenerate helpers/lessons/ (no execution), then name the
+                                        notebooks built from other lesson code (stale: rebuild them)
 
 The source (jupytext percent format) is the truth; the .ipynb is its executed form with the
 outputs that nbval compares. Cells without slide metadata get one: '#'/'##' headings start
@@ -15,11 +17,20 @@ A saved cell holds only imports, functions, classes and constant assignments. Th
 saved cells become one sorted block at the top of the module (``from __future__`` first, then the
 standard library, third-party and first-party groups, as ruff's isort rules want), so a source
 needs no ``noqa`` for the way the build joins its cells.
+
+Built notebooks are deterministic: widget model ids are derived from the notebook and the cell
+(``stable_widget_ids``), and the metadata records a hash of each lesson module the run imports
+(``course.inputs``), which ``build --generate`` compares to name the notebooks that are now stale.
+A timing (a cell tagged nbval-ignore-output with no widget) keeps its stored output while its source is
+unchanged: a loaded machine's numbers would otherwise change the bytes on every build (--fresh-timings).
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -213,21 +224,131 @@ def write_generated() -> list[Path]:
 # --------------------------------------------------------------------------- execute
 
 
-def build(path: Path) -> float:
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
+
+
+def stable_widget_ids(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    """Replace the kernel's random ipywidgets model ids (uuid4) by ids derived from the notebook, the cell and
+    the order, so that rebuilding an unchanged notebook writes the same bytes (nbformat writes the widget state
+    sorted by id). The models are numbered as a depth-first walk from each widget output (cell by cell) through
+    the `IPY_MODEL_<id>` references of their state (children, layout, style), in the order they are written."""
+    widgets = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {})
+    state = widgets.get("state", {})
+    if not state:
+        return nb
+    order: list[tuple[str, str]] = []  # (old id, where)
+    seen: set[str] = set()
+
+    def visit(model: str, where: str) -> None:
+        if model in seen or model not in state:
+            return
+        seen.add(model)
+        order.append((model, where))
+        for ref in MODEL_REF.findall(json.dumps(state[model], sort_keys=True)):
+            visit(ref, where)
+
+    for i, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view:
+                visit(view["model_id"], f"cell{i}")
+    # Models no output reaches (none in the course today): ordered by their content.
+    for model in sorted(set(state) - seen, key=lambda m: json.dumps(state[m], sort_keys=True)):
+        visit(model, "unshown")
+    new_ids = {
+        old: hashlib.sha256(f"{name}/{where}/{k}".encode()).hexdigest()[:32] for k, (old, where) in enumerate(order)
+    }
+    text = json.dumps(nb)
+    for old, new in new_ids.items():
+        text = text.replace(old, new)
+    out = nbformat.from_dict(json.loads(text))
+    moved = out.metadata["widgets"][WIDGET_STATE]
+    moved["state"] = {new_ids[old]: moved["state"][new_ids[old]] for old, _ in order}
+    return out
+
+
+def coalesce_streams(nb: nbformat.NotebookNode) -> None:
+    """Join a cell's consecutive stdout (or stderr) outputs into one: how the kernel's prints arrive in
+    messages depends on timing, so the split would differ from build to build (nbval joins them too)."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        joined: list = []
+        for output in cell.outputs:
+            last = joined[-1] if joined else None
+            if (
+                output.output_type == "stream"
+                and last is not None
+                and last.output_type == "stream"
+                and last.name == output.name
+            ):
+                last.text += output.text
+            else:
+                joined.append(output)
+        cell.outputs = joined
+
+
+def keep_stored_timings(nb: nbformat.NotebookNode, target: Path) -> int:
+    """Put back the stored outputs of the cells tagged nbval-ignore-output that hold no widget (the timings:
+    08's live measurement) when the cell's source did not change, so that a rebuild writes the same bytes;
+    `build --fresh-timings` stores the new ones. Returns how many cells kept their old output."""
+    if not target.exists():
+        return 0
+    old = {c.get("id"): c for c in nbformat.read(target, as_version=4).cells if c.cell_type == "code"}
+    kept = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code" or "nbval-ignore-output" not in cell.metadata.get("tags", []):
+            continue
+        if any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
+            continue
+        before = old.get(cell.get("id"))
+        if before is not None and before.source == cell.source:
+            cell.outputs = before.outputs
+            kept += 1
+    return kept
+
+
+def build(path: Path, fresh_timings: bool = False) -> float:
+    from tools import maintain
+
     nb = load_source(path)
     start = time.perf_counter()
     NotebookClient(
         nb, timeout=300, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(OUT)}}
     ).execute()
     seconds = time.perf_counter() - start
+    if not fresh_timings:
+        keep_stored_timings(nb, OUT / f"{path.stem}.ipynb")
+    coalesce_streams(nb)
+    nb = stable_widget_ids(nb, path.stem)
+    # The lesson modules this run read, hashed: `build --generate` names the notebooks they no longer match.
+    nb.metadata[maintain.BUILD_KEY] = {"inputs": maintain.build_inputs(path.name[:2])}
     nbformat.write(nb, OUT / f"{path.stem}.ipynb")
     return seconds
+
+
+def report_stale() -> None:
+    """After regenerating helpers/lessons/: the notebooks whose stored outputs came from other lesson code."""
+    from tools import maintain
+
+    stale = maintain.stale_notebooks()
+    if not stale:
+        print("every notebook was built from the current lesson modules", flush=True)
+        return
+    for number, changed in stale.items():
+        print(f"stale: notebooks/{maintain.notebook_path(number).name} (built from other {', '.join(changed)})")
+    print(f"rebuild them: python3 course.py build {' '.join(stale)}", flush=True)
 
 
 def main(args: list[str]) -> int:
     for path in write_generated():
         print(f"generated {path.relative_to(ROOT)}", flush=True)
+    fresh_timings = "--fresh-timings" in args
+    args = [a for a in args if a != "--fresh-timings"]
     if args == ["--generate"]:
+        report_stale()
         return 0
     sources = sorted(SRC.glob("[0-9][0-9]_*.py"))
     if args:
@@ -236,7 +357,7 @@ def main(args: list[str]) -> int:
         print(f"no sources match {args} in {SRC}")
         return 1
     for path in sources:
-        print(f"{path.name}: {build(path):.1f} s", flush=True)
+        print(f"{path.name}: {build(path, fresh_timings):.1f} s", flush=True)
     return 0
 
 
