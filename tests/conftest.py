@@ -1,9 +1,8 @@
 """Shared test set-up: a headless matplotlib with the course's Korean font, and `--nb NN`, the selection of
 one notebook's tests (`python3 course.py test NN` passes it; tools/maintain.py says which items are whose)."""
 
-from pathlib import Path
-
 import os
+from pathlib import Path
 
 import matplotlib
 import pytest
@@ -18,6 +17,7 @@ def pytest_addoption(parser):
         help="keep only the tests of notebook NN (repeatable): its nbval cells, its contract, deck and browser "
         "items, and the unit test modules of the code it saves or imports (tools/maintain.py)",
     )
+
 
 # Explorers built under test refuse a text outside their canvas (helpers.widgets; course.py test sets it
 # for the notebook passes too, whose kernels inherit it).

@@ -28,6 +28,7 @@ def exported(selected_notebooks: list[str]) -> list[Path]:
     """The notebooks the `decks` fixture exported: all, or those `--nb` selects."""
     return [p for p in NOTEBOOKS if not selected_notebooks or p.name[:2] in selected_notebooks]
 
+
 OPENED = "01_weighted_average"  # the deck opened in the browser
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
