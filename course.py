@@ -162,16 +162,13 @@ def ensure_env() -> None:
         print(f"course: creating {VENV.name} with Python {sys.version.split()[0]} (first run) ...", flush=True)
         _create_venv(clear=False)
     linux = sys.platform.startswith("linux")
-    print(
-        "course: installing requirements.lock into "
-        + VENV.name
-        + (
-            " (Linux: about 3.2 GB with CUDA torch, 5-10 minutes the first time) ..."
-            if linux and os.environ.get("COURSE_TORCH") != "cpu"
-            else " (about 0.5 GB, a few minutes the first time) ..."
-        ),
-        flush=True,
-    )
+    if STAMP.exists():
+        size = ""  # an update: only what changed is downloaded
+    elif linux and os.environ.get("COURSE_TORCH") != "cpu":
+        size = " (Linux: PyPI's torch is the CUDA build, about 3.2 GB to download, 5-10 minutes)"
+    else:
+        size = " (about 0.5 GB to download, a few minutes)"
+    print(f"course: installing requirements.lock into {VENV.name}{size} ...", flush=True)
     install = _installer()
     try:
         if linux and os.environ.get("COURSE_TORCH") == "cpu":

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements.lock"
 CUDA_LOCK = ROOT / "requirements-cuda.lock"
 BINDER = ROOT / "binder" / "requirements.txt"
-# The installer and the venv's own tools are not the course's packages.
-NOT_LOCKED = {"pip"}
+# The installer, and the course's own package (the lock's `-e .` line, checked below).
+NOT_LOCKED = {"pip", "self-attention-course"}
 
 PLATFORMS = {
     "Linux x86_64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"},
