@@ -16,14 +16,20 @@
     python3 course.py gpu-bench [--quick]  measure notebook 14's kernels against PyTorch on a CUDA GPU
                                       (data/benchmark_gpu.json); --quick checks the script on a CPU
 
-The first call creates .venv/ and installs requirements.txt into it; later calls reuse it
-and reinstall only when requirements.txt or pyproject.toml changed.
+The first call creates .venv/ with the Python that runs course.py (3.11 or newer; an older one gets a
+message and nothing is touched) and installs requirements.lock into it; later calls reuse it and reinstall
+only when the lock, pyproject.toml or the venv's Python changed. A .venv made by another Python version or
+without pip is made again. COURSE_VENV=build/venv-3.13 uses another venv; COURSE_INSTALLER=pip|uv picks the
+installer (default: uv if on PATH, else pip); COURSE_TORCH=cpu (Linux) installs the CPU-only torch from
+PyTorch's index instead of PyPI's ~3 GB CUDA build. `python3 tools/lock.py` regenerates the lock files
+from requirements.txt (the human-edited list).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,36 +37,161 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-VENV = ROOT / ".venv"
+# COURSE_VENV: another venv than .venv (relative to this folder), e.g. CI's second Python in build/venv-3.13.
+VENV = ROOT / os.environ.get("COURSE_VENV", ".venv")
 STAMP = VENV / ".course-requirements.sha256"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+LOCKS = ("requirements.lock", "requirements-cuda.lock", "pyproject.toml")
+SUPPORTED = (3, 11)  # the oldest; 3.11-3.13 are tested, 3.14 has every pinned wheel
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+# This file must stay readable by Python 3.8 (macOS's own python3 is 3.9, Ubuntu 22.04's is 3.10), so that
+# an old Python gets the message below instead of a SyntaxError: no match, no except*, no PEP 604 outside
+# annotations. tests/test_lock.py parses it with feature_version=(3, 8).
+TOO_OLD = """\
+이 과정에는 Python 3.11 이상(3.11-3.13에서 확인)이 필요합니다. 지금 실행한 Python은 {found}입니다.
+This course needs Python 3.11 or newer (tested on 3.11-3.13); this is Python {found}.
+  - Windows:  python.org에서 3.11 이상을 설치한 뒤 `py -3.11 course.py lab` (또는 `py course.py lab`)
+  - macOS:    python.org 설치 파일, 또는 `brew install python@3.12` 뒤 `python3.12 course.py lab`
+  - Ubuntu 22.04 / Debian 12: `sudo add-apt-repository ppa:deadsnakes/ppa && sudo apt install python3.11 \
+python3.11-venv` 뒤 `python3.11 course.py lab`, 또는 uv: `uv python install 3.12` 뒤 `uv run -p 3.12 course.py lab`
+  - pyenv:    `pyenv install 3.12 && pyenv local 3.12`
+.venv는 건드리지 않았습니다 (.venv was not touched)."""
+
+PIP_FAILED = """\
+course: 설치가 실패했습니다 (pip exit code {code}); the install failed. 위의 pip 메시지를 보세요. 흔한 원인:
+  - torch 2.13.0 휠이 없는 기계: Intel Mac, macOS 13 이하, Windows on ARM, 32비트 Python.
+    지원: Linux x86_64/aarch64, macOS 14 이상 Apple Silicon, Windows x64 (Python 3.11-3.14).
+    그 밖의 기계는 Binder나 정적 사이트(`build/site/`)를 쓰세요 (README: 설치 없이 읽기).
+  - 인터넷 연결 (PyPI, Linux에서는 약 3.2 GB) 또는 디스크 공간 (Linux 약 6 GB, macOS/Windows 약 1.5 GB).
+  - Debian/Ubuntu: `sudo apt install python3-venv` (Python 3.12면 python3.12-venv).
+  - Windows: `python3` 대신 `py course.py lab`.
+고친 뒤 같은 명령을 다시 실행하면 설치를 이어서 합니다 (run the same command again)."""
+
+NO_PIP = """\
+course: {venv}에 pip가 없습니다 (the venv has no pip). Debian/Ubuntu에서는 venv 모듈이 따로 나뉘어 있습니다:
+  sudo apt install python3-venv     (Python 3.12: python3.12-venv, 3.13: python3.13-venv)
+그다음 같은 명령을 다시 실행하세요. course.py가 .venv를 새로 만듭니다 (it will rebuild the venv)."""
+
+
+def check_python(version_info=None) -> str | None:
+    """The message for an unsupported Python, or None. Runs before anything touches .venv."""
+    found = version_info or sys.version_info
+    if tuple(found[:2]) < SUPPORTED:
+        return TOO_OLD.format(found=".".join(str(n) for n in found[:3]))
+    return None
 
 
 def _requirements_hash() -> str:
     digest = hashlib.sha256()
-    for name in ("requirements.txt", "pyproject.toml"):
+    for name in LOCKS:
         digest.update((ROOT / name).read_bytes())
     return digest.hexdigest()
 
 
-def ensure_env() -> None:
-    """Create .venv and install the pinned requirements unless they are already installed."""
-    if sys.version_info[:2] != (3, 11):
-        print(
-            f"note: the course is pinned and tested on Python 3.11; this is {sys.version.split()[0]}", file=sys.stderr
-        )
+def _venv_python() -> dict:
+    """What pyvenv.cfg says about the interpreter that made the venv: {'version': ..., 'executable': ...}."""
+    cfg = VENV / "pyvenv.cfg"
+    if not cfg.exists():
+        return {}
+    values = {}
+    for line in cfg.read_text(encoding="utf-8", errors="replace").splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip()
+    version = values.get("version") or values.get("version_info", "")
+    return {"version": version, "executable": values.get("executable") or values.get("home", "")}
+
+
+def _stamp() -> str:
+    """The lock's hash and the venv's interpreter (version + executable): any change means reinstall."""
+    info = _venv_python()
+    return f"{_requirements_hash()} python {info.get('version', '?')} {info.get('executable', '?')}"
+
+
+def _has_pip() -> bool:
+    return subprocess.run([str(PYTHON), "-m", "pip", "--version"], capture_output=True).returncode == 0
+
+
+def _why_rebuild() -> str | None:
+    """Why the venv must be made again (or None): missing, made by another Python, broken, or without pip."""
     if not PYTHON.exists():
-        print("course: creating .venv (first run) ...", flush=True)
-        venv.EnvBuilder(with_pip=True).create(VENV)
-    wanted = _requirements_hash()
-    if STAMP.exists() and STAMP.read_text().strip() == wanted:
+        return None if not VENV.exists() else "it has no Python"
+    made_by = _venv_python().get("version", "")
+    running = "{}.{}".format(*sys.version_info[:2])
+    if not made_by.startswith(running + "."):
+        return f"it was made by Python {made_by or '?'}, and this is Python {sys.version.split()[0]}"
+    if subprocess.run([str(PYTHON), "-c", "pass"], capture_output=True).returncode != 0:
+        return "its Python does not start"
+    if not _has_pip():
+        return "it has no pip (Debian/Ubuntu without python3-venv)"
+    return None
+
+
+def _create_venv(clear: bool) -> None:
+    try:
+        venv.EnvBuilder(with_pip=True, clear=clear).create(VENV)
+    except (subprocess.CalledProcessError, SystemExit, OSError) as error:
+        print(f"course: creating {VENV.name} failed ({error})", file=sys.stderr)
+    if not (PYTHON.exists() and _has_pip()):
+        sys.exit(NO_PIP.format(venv=VENV.name))
+
+
+def _installer() -> list[str]:
+    """uv when it is on PATH (COURSE_INSTALLER=pip or uv forces one), else the venv's pip."""
+    choice = os.environ.get("COURSE_INSTALLER", "")
+    uv = shutil.which("uv") if choice in ("", "uv") else None
+    if uv:
+        return [uv, "pip", "install", "--python", str(PYTHON)]
+    return [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check"]
+
+
+def ensure_env() -> None:
+    """Create the venv and install requirements.lock unless exactly that is installed for this Python."""
+    problem = check_python()
+    if problem:
+        sys.exit(problem)
+    wanted = _stamp()
+    if STAMP.exists() and STAMP.read_text().strip() == wanted and not _why_rebuild_fast():
         return
-    print("course: installing requirements.txt into .venv (about 2 minutes the first time) ...", flush=True)
-    pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check"]
-    subprocess.run(pip + ["--quiet", "--upgrade", "pip"], cwd=ROOT, check=True)
-    subprocess.run(pip + ["--quiet", "-r", "requirements.txt"], cwd=ROOT, check=True)
-    STAMP.write_text(wanted + "\n")
+    why = _why_rebuild()
+    if why:
+        if VENV.is_symlink():  # a venv shared with another checkout: never wipe it from here
+            sys.exit(f"course: {VENV} cannot be used: {why}. It is a link to a shared venv; fix it there.")
+        print(f"course: making {VENV.name} again: {why} ...", flush=True)
+        _create_venv(clear=True)
+    elif not PYTHON.exists():
+        print(f"course: creating {VENV.name} with Python {sys.version.split()[0]} (first run) ...", flush=True)
+        _create_venv(clear=False)
+    linux = sys.platform.startswith("linux")
+    if STAMP.exists():
+        size = ""  # an update: only what changed is downloaded
+    elif linux and os.environ.get("COURSE_TORCH") != "cpu":
+        size = " (Linux: PyPI's torch is the CUDA build, about 3.2 GB to download, 5-10 minutes)"
+    else:
+        size = " (about 0.5 GB to download, a few minutes)"
+    print(f"course: installing requirements.lock into {VENV.name}{size} ...", flush=True)
+    install = _installer()
+    try:
+        if linux and os.environ.get("COURSE_TORCH") == "cpu":
+            # Opt-in CPU-only torch (~0.2 GB instead of ~3 GB): the same 2.13.0 from PyTorch's CPU index.
+            # requirements.lock's torch==2.13.0 then accepts the installed 2.13.0+cpu and pulls no CUDA package.
+            subprocess.run(
+                install + ["--quiet", "--no-deps", "--index-url", TORCH_CPU_INDEX, "torch==2.13.0+cpu"],
+                cwd=ROOT,
+                check=True,
+            )
+        subprocess.run(install + ["--quiet", "-r", "requirements.lock"], cwd=ROOT, check=True)
+    except subprocess.CalledProcessError as error:
+        sys.exit(PIP_FAILED.format(code=error.returncode))
+    STAMP.write_text(_stamp() + "\n")
+
+
+def _why_rebuild_fast() -> bool:
+    """The cheap part of _why_rebuild, run on every call: the venv's Python is this Python's version."""
+    made_by = _venv_python().get("version", "")
+    return not (PYTHON.exists() and made_by.startswith("{}.{}.".format(*sys.version_info[:2])))
 
 
 def _env(env: dict | None) -> dict:

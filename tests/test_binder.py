@@ -1,6 +1,6 @@
 """Binder (repo2docker) configuration: static facts offline; with repo2docker available, its Dockerfile.
 
-(That binder/requirements.txt pins the same versions as requirements.txt is checked in test_notebooks.py.)
+(That binder/requirements.txt pins the same versions as requirements.lock is checked in test_lock.py.)
 Set COURSE_REPO2DOCKER=/path/to/repo2docker, or put repo2docker on PATH, to run the --no-build check;
 it needs no Docker daemon and no network. .ci/run installs jupyter-repo2docker into its own venv
 (build/repo2docker-venv, never the course's .venv) and sets COURSE_REPO2DOCKER, so CI always runs it.

@@ -205,24 +205,6 @@ def test_glossary_exists_and_readme_links_it():
     assert "GLOSSARY.md" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def _pins(path):
-    pins = {}
-    for line in (ROOT / path).read_text().splitlines():
-        line = line.strip()
-        if line and not line.startswith(("#", "-")):
-            name, _, version = line.partition("==")
-            pins[name.lower()] = version.split("+")[0]
-    return pins
-
-
-def test_binder_pins_agree_with_requirements():
-    main, binder = _pins("requirements.txt"), _pins("binder/requirements.txt")
-    assert main == binder, f"binder/requirements.txt differs: {set(main.items()) ^ set(binder.items())}"
-    assert main["torch"] == "2.13.0"
-    assert (ROOT / "binder" / "runtime.txt").read_text().strip() == "python-3.11"
-    assert "fonts-nanum" in (ROOT / "binder" / "apt.txt").read_text()
-
-
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.name[:2])
 def test_solutions_are_folded_and_off_the_slides(nb_path):
     """Every cell that re-runs check() with a worked answer hides source and output and is no slide."""
