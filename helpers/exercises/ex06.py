@@ -207,6 +207,7 @@ def _eval_mode(fn):
         ("학습 모드", lambda net: net.train()),
         ("평가 모드", lambda net: net.eval()),
         ("하위 모듈마다 다른 모드", lambda net: net.train()[2].eval()),
+        ("안쪽 모듈 하나만 평가 모드", lambda net: net.train()[2][0].eval()),  # a grandchild unlike its parent
     ):
         net = _net()
         prepare(net)
