@@ -459,6 +459,9 @@ for j, p_ in enumerate(ps):
 axes[0].axhline(ceiling, color="gray", linestyle=":", label="한계 정확도")
 axes[0].set(xscale="log", xlabel="학습 데이터 수", ylabel="검증 정확도", title="검증 정확도 (시드 5개 평균 ± 표준편차)")
 axes[1].set(xscale="log", yscale="log", xlabel="학습 데이터 수", ylabel="검증 손실", title="검증 손실")
+for ax in axes:
+    ax.set_xticks(ns, [str(n_) for n_ in ns])     # the six training-set sizes, not only 10² and 10³
+    ax.set_xticks([], minor=True)
 axes[0].legend(fontsize=8)
 fig.tight_layout()
 plt.show()
