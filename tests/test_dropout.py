@@ -320,6 +320,17 @@ def test_check_06_3():
         finally:
             module.training = was
 
+    @contextmanager
+    def children_only(module):  # restores one level down: a grandchild unlike its parent is lost
+        modes, was = [(c, c.training) for c in module.children()], module.training
+        module.eval()
+        try:
+            yield module
+        finally:
+            for c, mode in modes:
+                c.train(mode)
+            module.training = was
+
     def not_a_context_manager(module):
         module.eval()
 
@@ -337,6 +348,7 @@ def test_check_06_3():
         "try/finally로 감싸": no_finally,
         "예외를 삼켰습니다": swallows,
         "아직 학습 모드": only_top,
+        "안쪽 모듈 하나만 평가 모드였던": children_only,
         "with 문에 쓸 수 없는": not_a_context_manager,
         "오류를 냈습니다": never_yields,
     }

@@ -213,7 +213,7 @@ def _bae_row() -> torch.Tensor:
 
 @exercise("05-3")
 def _check_tau_half(tau):
-    tau = _number(tau, "τ")
+    tau = _number(tau, "tau_half")
     row = _bae_row()
     top = _top_weight(row, tau)
     near_half = 0.49 <= top <= 0.51

@@ -137,7 +137,7 @@ def _row_sum_variance(answer):
             )
     if math.isclose(got, want, rel_tol=0.1):
         raise Wrong(
-            f"받은 값 {particle(f'{got:.4g}', '은/는')} 정답과 {abs(got - want) / want:.1%} 다릅니다: 표본으로 잰 추정값으로 보입니다. "
+            f"받은 값 {particle(f'{got:.4g}', '은/는')} 정답과 {abs(got - want) / want:.2%} 다릅니다: 표본으로 잰 추정값으로 보입니다. "
             "이 문제는 식으로 구한 **정확한 값**을 원합니다. 항목마다 분산 w²·p/(1−p)를 구해 더하세요. "
             "표본 분산은 그 값을 확인하는 데 쓰세요."
         )
@@ -207,6 +207,7 @@ def _eval_mode(fn):
         ("학습 모드", lambda net: net.train()),
         ("평가 모드", lambda net: net.eval()),
         ("하위 모듈마다 다른 모드", lambda net: net.train()[2].eval()),
+        ("안쪽 모듈 하나만 평가 모드", lambda net: net.train()[2][0].eval()),  # a grandchild unlike its parent
     ):
         net = _net()
         prepare(net)

@@ -459,6 +459,9 @@ for j, p_ in enumerate(ps):
 axes[0].axhline(ceiling, color="gray", linestyle=":", label="한계 정확도")
 axes[0].set(xscale="log", xlabel="학습 데이터 수", ylabel="검증 정확도", title="검증 정확도 (시드 5개 평균 ± 표준편차)")
 axes[1].set(xscale="log", yscale="log", xlabel="학습 데이터 수", ylabel="검증 손실", title="검증 손실")
+for ax in axes:
+    ax.set_xticks(ns, [str(n_) for n_ in ns])     # the six training-set sizes, not only 10² and 10³
+    ax.set_xticks([], minor=True)
 axes[0].legend(fontsize=8)
 fig.tight_layout()
 plt.show()
@@ -468,7 +471,8 @@ mean_acc = table["val_acc"].mean(2)                                           # 
 paired = table["val_acc"] - table["val_acc"][:, :1]                           # (N, P, seeds): same seed = same training set
 i32, i128, i1024 = ns.index(32), ns.index(128), ns.index(1024)
 assert mean_acc[i1024, 0] > ceiling - 0.005                         # with enough data the model learns the rule
-assert table["train_acc"][i32, 0].mean() - mean_acc[i32, 0] > 0.2  # with 32 examples it memorises
+assert table["train_acc"][i32, 0].mean() - mean_acc[i32, 0] > 0.3  # with 32 examples it memorises
+assert 0.6 <= mean_acc[i32].min() and mean_acc[i32].max() < 0.7   # dropout leaves accuracy in the 0.6s
 assert table["val_loss"][i32, 0].mean() > 5 and table["val_loss"][i32, 1:].mean(1).min() < 2.5
 assert (paired[i128, ps.index(0.2)] > 0).all() and paired[i128, ps.index(0.2)].mean() > 0.01
 assert paired[i1024].mean(1).max() < 0.005 and paired[i1024, -1].mean() < -0.02
