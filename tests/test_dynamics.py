@@ -364,6 +364,11 @@ def test_12_2_refuses_the_hidden_attention_mass():
         assert not r.passed and "attention_mass" in r.message, r.message
 
 
+def test_12_2_refuses_the_hidden_attention_mass_fetched_by_its_name():
+    r = check("12-2", lambda qw, c: getattr(dy, "attention_mass")(qw, c))  # noqa: B009
+    assert not r.passed and '"attention_mass"을(를) 문자열로' in r.message, r.message
+
+
 def test_12_3_correct_and_wrong():
     right = {"key_emb", "value_emb", "pos_emb", "attn.q_proj", "attn.k_proj"}
     assert check("12-3", right).passed and check("12-3", sorted(right)).passed

@@ -198,6 +198,19 @@ def test_ex1_refuses_loops():
         assert not res and "반복이 있습니다" in res.message, res.message
 
 
+def _loops_in_a_helper(lengths, t):
+    return _left_padded_mask_by_loops(lengths, t)
+
+
+def test_ex1_refuses_loops_by_map_and_in_the_learners_helpers():
+    """map(...) loops without a loop statement, and a loop in the learner's own helper is still a loop."""
+    by_map = lambda l, t: torch.stack(list(map(lambda n: _solution_09_1(n[None], t)[0], l)))  # noqa: E731
+    for fn, needle in ((by_map, "map(...)"), (_loops_in_a_helper, "_left_padded_mask_by_loops 안의 for 반복문")):
+        res = check("09-1", fn)
+        assert not res and "반복이 있습니다" in res.message and needle in res.message, res.message
+    assert check("09-1", _solution_09_1).passed  # the solution's own helpers have no loop
+
+
 def _exp_softmax(s, m, fill=float("-inf"), dead_rows_zero=True):
     """Softmax written with exp and a sum, as exercise 09-2 asks; the switches make the usual slips."""
     s = s.masked_fill(~m, fill)

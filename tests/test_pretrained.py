@@ -147,6 +147,35 @@ def test_exercise_11_1_rejects_calling_the_layer(fn, fragment):
     assert not result and fragment in result.message and "다시 계산하는 연습" in result.message, result.message
 
 
+def _via_forward_methods(H, b):
+    """The sublayers' forward methods called directly: a forward hook would not see these."""
+    ctx = b.attention.self.forward(H[None])[0]
+    X = b.attention.output.forward(ctx, H[None])
+    return b.output.forward(b.intermediate.forward(X), X)[0]
+
+
+def _via_class_forward(H, b):
+    X = type(b.attention).forward(b.attention, H[None])[0]
+    return type(b.output).forward(b.output, type(b.intermediate).forward(b.intermediate, X), X)[0]
+
+
+@pytest.mark.parametrize(
+    "fn, fragment",
+    [(_via_forward_methods, "block.attention.self(...)을(를)"), (_via_class_forward, "block.attention(...)을(를)")],
+)
+def test_exercise_11_1_rejects_the_sublayers_forward_called_directly(fn, fragment, model):
+    result = check("11-1", fn)
+    assert not result and fragment in result.message and ".forward(...)" in result.message, result.message
+    layer = model.encoder.layer[0]
+    assert all("forward" in type(m).__dict__ for m in (layer, layer.attention, layer.output))  # restored
+    assert type(layer).forward.__qualname__.startswith(type(layer).__name__)
+
+
+def test_exercise_11_1_rejects_fused_attention_fetched_by_its_name():
+    result = check("11-1", lambda H, b: getattr(F, "scaled_dot_product_attention")(H, H, H))  # noqa: B009
+    assert not result and '"scaled_dot_product_attention"을(를) 문자열로' in result.message, result.message
+
+
 def _via_fused_attention(H, block):
     """Everything by hand except the attention itself, which F.scaled_dot_product_attention does."""
     T, d = H.shape

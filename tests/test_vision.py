@@ -471,6 +471,13 @@ def _bytes_right(s, p, h):
     return h * ((s // p) ** 2 + 1) ** 2 * 4
 
 
+def test_13_3_refuses_vit_cost_fetched_by_its_name():
+    import helpers.lessons.attention_in_vision as vision
+
+    result = check("13-3", lambda s, p, h: h * getattr(vision, "vit_cost")(s, p)["bytes"])  # noqa: B009
+    assert not result and '"vit_cost"을(를) 문자열로' in result.message, result.message
+
+
 def test_13_3_checker():
     assert check("13-3", _bytes_right).passed
     result = check("13-3", _bytes_right)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import inspect
 
 import torch
 
@@ -39,17 +40,46 @@ def _left_mask(lengths, t, causal=True):
     return mask & causal_mask(t) if causal else mask
 
 
-_LOOP_WORDS = {"For": "for 반복문", "While": "while 반복문", "ListComp": "컴프리헨션", "GeneratorExp": "제너레이터 식"}
+_LOOP_WORDS = {
+    "For": "for 반복문",
+    "While": "while 반복문",
+    "ListComp": "컴프리헨션",
+    "SetComp": "컴프리헨션",
+    "DictComp": "컴프리헨션",
+    "GeneratorExp": "제너레이터 식",
+}
+_LOOP_CALLS = {"map": "map(...)", "filter": "filter(...)", "reduce": "reduce(...)", "apply_": "apply_(...)"}
+
+
+def _loops(fn, depth=0, seen=None) -> set[str]:
+    """The loops in fn's source and in the learner's own functions it uses (two levels down):
+    statements, comprehensions, and map/filter/reduce, which loop without a loop statement."""
+    fn = getattr(fn, "func", fn)  # functools.partial(f, ...) is f
+    seen = set() if seen is None else seen
+    code = getattr(fn, "__code__", None)
+    if code is None or id(code) in seen or depth > 2:
+        return set()
+    seen.add(id(code))
+    _, tree = source_tree(fn)
+    found = set()
+    for node in ast.walk(tree) if tree else ():
+        if type(node).__name__ in _LOOP_WORDS:
+            found.add(_LOOP_WORDS[type(node).__name__])
+        elif isinstance(node, ast.Call):
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name in _LOOP_CALLS:
+                found.add(_LOOP_CALLS[name])
+    scope = getattr(fn, "__globals__", {})
+    for name in code.co_names:
+        helper = scope.get(name)
+        if inspect.isfunction(helper) and helper.__module__ == getattr(fn, "__module__", None):
+            found |= {f"{name} 안의 {loop}" for loop in _loops(helper, depth + 1, seen)}
+    return found
 
 
 @exercise("09-1")
 def _check_left_padded_mask(fn):
-    _, tree = source_tree(fn)
-    loops = (
-        sorted({_LOOP_WORDS[type(n).__name__] for n in ast.walk(tree) if type(n).__name__ in _LOOP_WORDS})
-        if tree
-        else []
-    )
+    loops = sorted(_loops(fn))
     if loops:
         raise Wrong(
             f"반복이 있습니다({', '.join(loops)}). 이 문제는 마스크를 반복문 없이 torch.arange와 비교 연산(>=, <=)으로 "

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from helpers.lessons.pretrained_attention import encode, load_minilm
 
 from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
+from .lookups import forbid_string_lookups
 
 SENTENCES = ("Time flies like an arrow", "The quick brown fox jumps over the lazy dog.")
 
@@ -159,7 +160,7 @@ MISTAKES = [
 SHORTCUT = (
     "이 문제는 층을 파라미터 행렬(.weight, .bias)과 F.layer_norm, F.gelu, torch.softmax로 다시 계산하는 연습입니다. "
     "block(...), block.attention(...), block.intermediate(...), block.output(...)처럼 층이나 그 하위 층을 부르면 "
-    "모델이 대신 계산합니다."
+    "(.forward(...)로 직접 불러도) 모델이 대신 계산합니다."
 )
 
 
@@ -176,17 +177,34 @@ def _sublayers(block):
 
 
 def _call_watching_sublayers(fn, H, block, what):
-    """Run the learner's function; Wrong if it called the layer or one of its composite sublayers."""
+    """Run the learner's function; Wrong if it ran the layer or one of its composite sublayers.
+
+    The watch sits on each sublayer's class ``forward`` for the length of the call, so ``block(...)``,
+    ``block.attention.self.forward(...)`` and ``type(block).forward(block, ...)`` are all seen (a forward
+    hook sees only the first)."""
     called = []
-    hooks = [
-        module.register_forward_pre_hook(lambda *_, name=name: called.append(name))
-        for name, module in _sublayers(block).items()
-    ]
+    watched = {id(module): name for name, module in _sublayers(block).items()}
+    originals = {}
+    for module in _sublayers(block).values():
+        cls = type(module)
+        if cls in originals:
+            continue
+        originals[cls] = cls.__dict__.get("forward")
+
+        def watching(self, *args, _forward=cls.forward, **kwargs):
+            if id(self) in watched:
+                called.append(watched[id(self)])
+            return _forward(self, *args, **kwargs)
+
+        cls.forward = watching
     try:
         result = call_learner(fn, H, block, what=what)
     finally:
-        for hook in hooks:
-            hook.remove()
+        for cls, original in originals.items():
+            if original is None:
+                del cls.forward
+            else:
+                cls.forward = original
     if called:
         raise Wrong(f"{particle(called[0] + '(...)', '을/를')} 불렀습니다. {SHORTCUT}")
     return result
@@ -201,12 +219,13 @@ SHAPE_HINT = (
 @exercise("11-1")
 def _recompute_layer(fn):
     forbid_calls(fn, {"block"}, SHORTCUT)
-    forbid_calls(
-        fn,
-        {"scaled_dot_product_attention", "multi_head_attention_forward"},
+    fused = {"scaled_dot_product_attention", "multi_head_attention_forward"}
+    why_fused = (
         "이 문제는 어텐션 가중치를 q @ k.T / √d_head와 torch.softmax로 직접 계산하는 연습입니다. "
-        "scaled_dot_product_attention은 (torch의 것이든 이 과정의 것이든) 소프트맥스와 가중합을 대신 계산합니다.",
+        "scaled_dot_product_attention은 (torch의 것이든 이 과정의 것이든) 소프트맥스와 가중합을 대신 계산합니다."
     )
+    forbid_calls(fn, fused, why_fused)
+    forbid_string_lookups(fn, fused, why_fused)
     _, model = load_minilm()
     worst = 0.0
     for sentence in SENTENCES:

@@ -157,11 +157,9 @@ def _check_patchify(fn):
 
 @exercise("13-3")
 def _check_attention_bytes(fn):
-    forbid_calls(
-        fn,
-        {"vit_cost"},
-        "6절의 vit_cost는 헤드 하나, [CLS] 제외의 행렬만 셉니다. 이 문제는 헤드 h개와 [CLS]를 넣어 식을 직접 세우는 연습입니다.",
-    )
+    why = "6절의 vit_cost는 헤드 하나, [CLS] 제외의 행렬만 셉니다. 이 문제는 헤드 h개와 [CLS]를 넣어 식을 직접 세우는 연습입니다."
+    forbid_calls(fn, {"vit_cost"}, why)
+    forbid_string_lookups(fn, {"vit_cost"}, why)
     cases = [(224, 16, 12), (224, 8, 12), (224, 1, 1), (32, 4, 3), (384, 16, 6)]
     for size, p, heads in cases:
         call = f"attention_weight_bytes({size}, {p}, {heads})"

@@ -535,7 +535,7 @@ min32 = torch.tensor(torch.finfo(torch.float32).min)                 # float32 t
 print("float32 최솟값 마스크 두 개를 더하면:", (min32 + min32).item(), " bfloat16으로 바꾸면:", min32.bfloat16().item())
 additive16 = additive_mask(both_sides[1], dtype=torch.float16, fill=-1e9)      # -1e9 already became -inf
 nan_rows16 = int(torch.isnan(torch.softmax(scores16.float() + additive16.float(), -1)).any(-1).sum())
-print("float16로 만든 -1e9 더하는 마스크 + softmax: NaN 행", nan_rows16, "개")
+print("float16으로 만든 -1e9 더하는 마스크 + softmax: NaN 행", nan_rows16, "개")
 assert torch.tensor(-1e9).half().item() == float("-inf")
 assert torch.isinf(torch.tensor(torch.finfo(torch.float16).min).half() + torch.tensor(-20.0).half())
 assert (min32 + min32).item() == min32.bfloat16().item() == float("-inf") and nan_rows16 == T - lengths[1]
@@ -821,7 +821,7 @@ check("09-3", to_torch_mask)
 # | `-1e9`: 균등 가중치, float16에서 오류 또는 `-inf` | 가중치 1/7, 최솟값 두 개의 합 = `-inf` |
 # | `nn.MultiheadAttention`의 불리언 마스크는 True = 가림 | `~mask`로 일치 |
 # | 크로스 어텐션은 인코더 키 패딩만 가린다 | 패딩 쿼리를 바꿔도 손실·기울기 동일 |
-# | 배치 생성: 왼쪽 패딩 + 당긴 위치 + 인과·키 패딩 | 혼자 처리한 결과와 같음; 전부 가려진 행 = 패딩 수 |
+# | 배치 생성: 왼쪽 패딩 + 당긴 위치 + 인과·키 패딩 | 혼자 처리한 결과와 같음; 패딩이 있는 프롬프트마다 전부 가려진 행이 생김 (몇 개인지는 09-1) |
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 마스크는 어떤 토큰을 볼지 정할 뿐, 토큰의 순서는 알려 주지 않습니다. 어텐션이 순서를 모른다는 사실(순열 등변성(permutation equivariance))과 그 해결책인 위치 인코딩(positional encoding)은 다음 주제입니다.

@@ -60,7 +60,7 @@ torch.testing.assert_close(out_perm, out[:, perm])
 torch.testing.assert_close(w_perm, w[:, :, perm][:, :, :, perm])   # rows and columns move together
 
 # %% [markdown]
-# 투영(projection)은 토큰마다 따로 곱해지므로 위의 멀티 헤드 층도 순서를 바꾸면 출력도 똑같이 바뀔 뿐이었고, 투영이 없는 스케일드 닷프로덕트 어텐션(scaled dot-product attention)은 더 말할 것도 없습니다.
+# 투영(projection)은 토큰마다 따로 곱해지므로 위의 멀티 헤드 층도 순서를 바꾸면 출력의 순서도 똑같이 바뀔 뿐이었고, 투영이 없는 스케일드 닷프로덕트 어텐션(scaled dot-product attention)은 더 말할 것도 없습니다.
 
 # %% slideshow={"slide_type": "subslide"}
 plain, _ = scaled_dot_product_attention(x, x, x)              # (1, 4, 16)

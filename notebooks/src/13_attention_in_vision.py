@@ -322,9 +322,9 @@ assert w_mean.sum() > 0 > w_max.sum()
 #
 # $$x \in \mathbb{R}^{C \times H \times W} \;\longrightarrow\; x_p \in \mathbb{R}^{N \times (P^2 C)}, \qquad N = \frac{HW}{P^2}$$
 #
-# 패치는 왼쪽 위부터 한 줄씩 번호를 매기고, 한 패치는 $(C, P, P)$ 블록을 그대로 펼칩니다.
+# 패치는 왼쪽 위부터 한 줄씩 번호를 매기고, 한 패치는 $(C, P, P)$ 블록을 그대로 펼칩니다. 이 규칙대로 자르는 함수 `patchify`의 코드는 접어 두었습니다. `reshape`와 `permute`로 직접 짜 보는 것이 연습문제 13-2입니다.
 
-# %% tags=["save"]
+# %% jupyter={"source_hidden": true} slideshow={"slide_type": "skip"} tags=["save"]
 def patchify(images, patch):  # (B, C, H, W) or (C, H, W) -> (B, N, C·P·P) or (N, C·P·P)
     x = images[None] if images.dim() == 3 else images
     b, c, h, w = x.shape
@@ -809,7 +809,7 @@ for i, ax in enumerate(axes.flat):
     ax.set_xticks([])
     ax.set_yticks([])
 fig.colorbar(im, ax=axes, fraction=0.04, pad=0.03, label="코사인 유사도")
-fig.suptitle("위치 임베딩의 코사인 유사도 (검은 칸: 기준 패치)")
+fig.suptitle("위치 임베딩의 코사인 유사도 (검은 테두리: 기준 패치)")
 plt.show()
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
