@@ -294,6 +294,18 @@ def test_03_2_accepts_correct():
             "점수(QKᵀ/√d_k)를 돌려줬습니다",
         ),
         (lambda dec, enc, *w: good_cross(dec, enc, *w)[::-1], "순서가 바뀌었습니다"),
+        (
+            lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ (enc @ W_V), wts))(
+                torch.softmax(dec @ W_Q @ (enc @ W_K).T / math.sqrt(4), -1)
+            ),
+            "√d_model = √4로 나눴습니다",  # the same diagnoses as 03-1, not just the differing entry
+        ),
+        (
+            lambda dec, enc, W_Q, W_K, W_V: (lambda wts: (wts @ (enc @ W_V), wts))(
+                torch.softmax(dec @ W_Q @ (enc @ W_K).T / 6, -1)
+            ),
+            "d_k=6으로 나눴습니다",
+        ),
     ],
 )
 def test_03_2_rejects_typical_mistakes(fn, text):

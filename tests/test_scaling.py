@@ -6,11 +6,14 @@ import warnings
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 import torch
 
 from helpers.attention import entropy
 from helpers.exercises import check
+from helpers.lessons.query_key_value import attention_scores
+from helpers.lessons.query_key_value import scaled_dot_product_attention as sdpa03
 from helpers.lessons.scaling_variance import (
     DKS,
     dk_explorer_figure,
@@ -232,6 +235,53 @@ def test_04_3_notices_a_t_by_t_tensor():
     assert not ok and "T×T = 4096" in msg, msg
     ok, msg = _msg("04-3", lambda w, g: w * g - torch.einsum("...i,...j,...j->...i", w, w, g) * 0 - _outer_einsum(w, g))
     assert not ok and "T×T" in msg, msg
+
+
+def _jacobian_in_numpy(w, g):
+    wn, gn = w.numpy(), g.numpy()
+    jac = -wn[..., :, None] * wn[..., None, :]  # (..., T, T) outside torch: the tensor watch does not see it
+    idx = np.arange(wn.shape[-1])
+    jac[..., idx, idx] += wn
+    return torch.from_numpy((jac @ gn[..., None])[..., 0])
+
+
+def _jacobian_in_lists(w, g):
+    rows = []
+    for wr, gr in zip(w.reshape(-1, w.shape[-1]).tolist(), g.reshape(-1, g.shape[-1]).tolist(), strict=True):
+        jac = [[(a if i == j else 0.0) - a * b for j, b in enumerate(wr)] for i, a in enumerate(wr)]
+        rows.append([sum(jr[j] * gr[j] for j in range(len(gr))) for jr in jac])
+    return torch.tensor(rows, dtype=torch.float64).reshape(w.shape)
+
+
+@pytest.mark.parametrize("fn", [_jacobian_in_numpy, _jacobian_in_lists])
+def test_04_3_notices_a_t_by_t_matrix_outside_torch(fn):
+    ok, msg = _msg("04-3", fn)
+    assert not ok and "T×T = 4096개" in msg, msg
+
+
+def _o_t_in_numpy(w, g):
+    wn, gn = w.numpy(), g.numpy()
+    return torch.from_numpy(wn * (gn - (wn * gn).sum(-1, keepdims=True)))
+
+
+def _o_t_in_lists(w, g):
+    rows = []
+    for wr, gr in zip(w.reshape(-1, w.shape[-1]).tolist(), g.reshape(-1, g.shape[-1]).tolist(), strict=True):
+        dot = sum(a * b for a, b in zip(wr, gr, strict=True))
+        rows.append([a * (b - dot) for a, b in zip(wr, gr, strict=True)])
+    return torch.tensor(rows, dtype=torch.float64).reshape(w.shape)
+
+
+@pytest.mark.parametrize("fn", [_o_t_in_numpy, _o_t_in_lists])
+def test_04_3_accepts_an_o_t_answer_outside_torch(fn):
+    ok, msg = _msg("04-3", fn)
+    assert ok, msg
+
+
+def test_04_1_refuses_03s_attention_scores():
+    for fn in (attention_scores, lambda q, k: attention_scores(q, k), lambda q, k: sdpa03(q, k, k)[1].log()):
+        ok, msg = _msg("04-1", fn)
+        assert not ok and "03번의 attention_scores를 부르지 않고" in msg, msg
 
 
 def _outer_einsum(w, g):

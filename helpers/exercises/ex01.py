@@ -45,8 +45,12 @@ def _weighted_average(fn):
     return "가중치의 합으로 나누는 가중 평균입니다. 가중치가 이미 합 1이면 나눗셈은 1로 나누는 셈입니다."
 
 
-# Ready-made log-softmax in every form: functions, the nn module, a cumulative variant, a distribution's logits.
-_LOG_SOFTMAX_SHORTCUTS = {"log_softmax", "logsumexp", "LogSoftmax", "logcumsumexp", "Categorical"}
+# Ready-made log-softmax in every form: functions, the nn module, a cumulative variant, a distribution's logits,
+# the classification loss that is −log_softmax (one target per row), and logaddexp folded over the scores.
+_LOG_SOFTMAX_SHORTCUTS = {
+    "log_softmax", "logsumexp", "LogSoftmax", "logcumsumexp", "Categorical", "OneHotCategorical", "Multinomial",
+    "cross_entropy", "CrossEntropyLoss", "logaddexp", "logaddexp2",
+}  # fmt: skip
 
 
 @exercise("01-2")
@@ -95,7 +99,7 @@ def _log_softmax(fn):
         if torch.isneginf(got).any():
             i = int(torch.isneginf(got).nonzero()[0])
             raise Wrong(
-                f"{what}의 {i}번째 값이 −inf입니다 (정확한 값 {want[i].item():.6g}). 가중치 e^({z[i]:g} − max)가 "
+                f"{what}의 {i + 1}번째 값(인덱스 {i})이 −inf입니다 (정확한 값 {want[i].item():.6g}). 가중치 e^({z[i]:g} − max)가 "
                 "0으로 언더플로한 뒤 log를 취했습니다: log(softmax(z))의 순서로는 피할 수 없습니다. "
                 "나누기 전에 로그를 취하세요: log(a / S) = log a − log S, 그리고 log e^(z_i − m) = z_i − m."
             )
@@ -142,7 +146,7 @@ def _scores_for_weights(scores):
         worst = int((got - target).abs().argmax())
         raise Wrong(
             f"softmax(점수) = {[round(v, 3) for v in got.tolist()]}; 목표 [0.7, 0.2, 0.1]과 "
-            f"{worst}번째 가중치가 가장 다릅니다. 힌트: 점수 차이 s_i - s_j = log(w_i / w_j)."
+            f"{worst + 1}번째 가중치(인덱스 {worst})가 가장 다릅니다. 힌트: 점수 차이 s_i - s_j = log(w_i / w_j)."
         )
     return (
         f"softmax(점수) = {[round(v, 3) for v in got.tolist()]}. 답은 하나가 아닙니다: "

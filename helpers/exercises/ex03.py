@@ -47,6 +47,29 @@ def _swapped(got_out, got_w, ref) -> None:
         )
 
 
+def _wrong_weights(x_q, x_kv, ref) -> dict[str, torch.Tensor]:
+    """The weights each common mistake gives, keyed by what to tell the learner (shared by 03-1 and 03-2)."""
+    q, k, d_k, d_v, d_model = ref["Q"], ref["K"], ref["Q"].shape[-1], ref["V"].shape[-1], x_q.shape[1]
+    return {
+        "√d_k로 나누지 않았습니다 (softmax(QKᵀ)).": torch.softmax(q @ k.T, -1),
+        f"{particle(f'd_k={d_k}', '으로/로')} 나눴습니다. {particle(f'√d_k = {math.sqrt(d_k):.3f}', '으로/로')} "
+        "나눠야 합니다.": torch.softmax(q @ k.T / d_k, -1),
+        f"{particle(f'√d_model = √{d_model}', '으로/로')} 나눴습니다. 점수를 나누는 수는 "
+        f"키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(q @ k.T / math.sqrt(d_model), -1),
+        f"{particle(f'√d_v = √{d_v}', '으로/로')} 나눴습니다. 점수를 나누는 수는 밸류가 아니라 "
+        f"키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(q @ k.T / math.sqrt(d_v), -1),
+        "소프트맥스를 열 방향(dim=0)으로 했습니다: 각 쿼리(행)의 가중치 합이 1이어야 합니다.": torch.softmax(
+            q @ k.T / math.sqrt(d_k), 0
+        ),
+        "점수가 전치되었습니다 (KQᵀ): 행은 쿼리, 열은 키여야 합니다 (Q Kᵀ).": torch.softmax(
+            k @ q.T / math.sqrt(d_k), -1
+        ),
+        "투영하지 않은 X끼리(입력끼리) 내적했습니다: 점수는 Q = X W_Q와 K = X W_K로 계산합니다.": torch.softmax(
+            x_q @ x_kv.T / math.sqrt(d_model), -1
+        ),
+    }
+
+
 # The section-2 functions (and PyTorch's) that 03-1 asks the learner to write out instead.
 _SECTION_2 = {"scaled_dot_product_attention", "attention_scores", "SelfAttention"}
 
@@ -62,7 +85,7 @@ def _self_attention(fn):
     what = "self_attention(X, W_Q, W_K, W_V)"
     got_out, got_w = _pair(call_learner(fn, x, w_q, w_k, w_v, what=what), what)
     ref = _reference(x, x, w_q, w_k, w_v)
-    q, k, d_k, d_v = ref["Q"], ref["K"], ref["Q"].shape[-1], ref["V"].shape[-1]
+    q = ref["Q"]
     _swapped(got_out, got_w, ref)
     if got_w.shape != ref["weights"].shape:
         raise Wrong(
@@ -80,24 +103,7 @@ def _self_attention(fn):
         )
     if torch.allclose(got_w, ref["scores"], atol=1e-6):
         raise Wrong("weights 자리에 점수(QKᵀ/√d_k)를 돌려줬습니다. 소프트맥스를 거쳐야 가중치가 됩니다 (한 행의 합 1).")
-    wrong_weights = {
-        "√d_k로 나누지 않았습니다 (softmax(QKᵀ)).": torch.softmax(q @ k.T, -1),
-        f"{particle(f'd_k={d_k}', '으로/로')} 나눴습니다. {particle(f'√d_k = {math.sqrt(d_k):.3f}', '으로/로')} "
-        "나눠야 합니다.": torch.softmax(q @ k.T / d_k, -1),
-        f"{particle(f'√d_model = √{x.shape[1]}', '으로/로')} 나눴습니다. 점수를 나누는 수는 "
-        f"키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(q @ k.T / math.sqrt(x.shape[1]), -1),
-        f"{particle(f'√d_v = √{d_v}', '으로/로')} 나눴습니다. 점수를 나누는 수는 밸류가 아니라 "
-        f"키 차원의 제곱근 √d_k = √{d_k}입니다.": torch.softmax(q @ k.T / math.sqrt(d_v), -1),
-        "소프트맥스를 열 방향(dim=0)으로 했습니다: 각 쿼리(행)의 가중치 합이 1이어야 합니다.": torch.softmax(
-            q @ k.T / math.sqrt(d_k), 0
-        ),
-        "점수가 전치되었습니다 (KQᵀ): 행은 쿼리, 열은 키여야 합니다 (Q Kᵀ).": torch.softmax(
-            k @ q.T / math.sqrt(d_k), -1
-        ),
-        "투영하지 않은 X끼리 내적했습니다: 점수는 Q = X W_Q와 K = X W_K로 계산합니다.": torch.softmax(
-            x @ x.T / math.sqrt(x.shape[1]), -1
-        ),
-    }
+    wrong_weights = _wrong_weights(x, x, ref)
     for message, w in wrong_weights.items():
         if torch.allclose(got_w, w, atol=1e-6):
             raise Wrong(f"가중치가 틀렸습니다: {message}")
@@ -147,6 +153,9 @@ def _cross_attention(fn):
             raise Wrong(
                 "weights 자리에 점수(QKᵀ/√d_k)를 돌려줬습니다. 소프트맥스를 거쳐야 가중치가 됩니다 (한 행의 합 1)."
             )
+        for message, w in _wrong_weights(dec, enc, ref).items():
+            if w.shape == got_w.shape and torch.allclose(got_w, w, atol=1e-6):
+                raise Wrong(f"가중치가 틀렸습니다: {message}")
         i, j = _where(got_w, ref["weights"])
         raise Wrong(f"weights[{i}, {j}] = {got_w[i, j].item():.4f}, 정답 {ref['weights'][i, j].item():.4f}입니다.")
     if got_out.shape != ref["output"].shape:

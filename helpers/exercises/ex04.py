@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import tracemalloc
 
 import numpy as np
 import torch
@@ -32,8 +33,18 @@ def _batch_transpose_hint(fn) -> str:
     return f"2차원에서만 맞는 전치(k.T, k.transpose(0, 1))는 배치 축까지 옮깁니다. {fix}"
 
 
+# 03's section 2 already saved this very computation: 04-1 asks for it written out, not called.
+_LESSON_03 = {"attention_scores", "scaled_dot_product_attention", "SelfAttention"}
+
+
 @exercise("04-1")
 def _scaled_scores(fn):
+    forbid_calls(
+        fn,
+        _LESSON_03,
+        "04-1은 03번의 attention_scores를 부르지 않고 q @ kᵀ / √d_k를 직접 쓰는 문제입니다 "
+        "(배치 차원이 있을 때 어느 축을 바꿔야 하는지가 연습의 내용입니다).",
+    )
     gen = torch.Generator().manual_seed(4)
     cases = [((3, 4), (5, 4)), ((1, 9), (6, 9)), ((4, 16), (4, 16)), ((2, 3, 8), (2, 5, 8))]
     for q_shape, k_shape in cases:
@@ -166,6 +177,25 @@ class _LargestTensor(torch.overrides.TorchFunctionMode):
         return out
 
 
+class _PythonMemoryPeak:
+    """The peak of memory allocated through Python's allocator (NumPy arrays, lists) inside the block, in bytes.
+    Torch tensors use their own allocator: _LargestTensor watches those."""
+
+    def __enter__(self):
+        self.peak, self._started = 0, not tracemalloc.is_tracing()
+        if self._started:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        self._base = tracemalloc.get_traced_memory()[0]
+        return self
+
+    def __exit__(self, *exc):
+        self.peak = tracemalloc.get_traced_memory()[1] - self._base
+        if self._started:
+            tracemalloc.stop()
+        return False
+
+
 def _softmax_vjp(s, g):
     """∂L/∂s of L = g·softmax(s), by autograd: the reference 04-3 is checked against."""
     s = s.clone().requires_grad_(True)
@@ -189,7 +219,7 @@ def _softmax_backward(fn):
         batched = len(shape) > 1
         hint = "w·g는 마지막 축으로만 합하고 keepdim=True로 축을 남기세요 (…, 1)." if batched else ""
         mode = _LargestTensor()
-        with mode:
+        with mode, _PythonMemoryPeak() as memory:
             got = call_learner(fn, w.clone(), g.clone(), what=what, hint=hint)
         got = answer_tensor(got, what)
         want = _softmax_vjp(s, g)  # (..., T)
@@ -198,6 +228,12 @@ def _softmax_backward(fn):
             raise Wrong(
                 f"{what}: 원소 {mode.largest}개짜리 텐서를 만들었습니다 (T×T = {T * T}). 역전파는 J를 만들지 않습니다: "
                 "J g를 항별로 풀면 w와 g의 원소별 곱과 내적 하나로 충분합니다."
+            )
+        if T >= 64 and memory.peak >= 4 * T * T:  # a float32 T×T array; an O(T) answer stays under 8 KB
+            raise Wrong(
+                f"{what}: NumPy 배열이나 파이썬 리스트로 약 {memory.peak // 1024} KB를 썼습니다: T×T = {T * T}개 "
+                "원소의 행렬을 만든 크기입니다. 역전파는 J를 만들지 않습니다: J g를 항별로 풀면 w와 g의 원소별 곱과 "
+                "내적 하나로 충분합니다."
             )
         if got.shape != want.shape:
             raise Wrong(

@@ -376,7 +376,7 @@ def weighted_average(values, weights):
 check("01-1", weighted_average)
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# **01-2.** 분류 모델의 손실(loss)에는 가중치가 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다(05번의 지식 증류(knowledge distillation)도 마찬가지입니다). 먼저 **예측**해 보세요: 안정된 `softmax`에 로그를 씌운 `torch.log(softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 예측을 적어 두고 다음 장 「예측 확인」에서 확인하세요. 그리고 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`만으로 구현하세요. 완성된 답인 `torch.log_softmax`, `torch.logsumexp`, `nn.LogSoftmax`(그리고 `logcumsumexp`, `Categorical`의 `logits`)는 쓰지 마세요(검사가 알아챕니다). (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
+# **01-2.** 분류 모델의 손실(loss)에는 소프트맥스의 출력(확률)이 아니라 그 로그 $\log \mathrm{softmax}(z)_i$가 들어갑니다(05번의 지식 증류(knowledge distillation)도 마찬가지입니다). 먼저 **예측**해 보세요: 안정된 `softmax`에 로그를 씌운 `torch.log(softmax(z))`는 `z = [-1000, 0, 1000]`에서 무엇을 낼까요? (정확한 값은 $[-2000, -1000, 0]$입니다.) 예측을 적어 두고 다음 장 「예측 확인」에서 확인하세요. 그리고 어떤 점수에서도 정확한 유한값을 내는 `my_log_softmax`를 `torch.exp`, `torch.log`, `max`, `sum`만으로 구현하세요. 완성된 답인 `torch.log_softmax`, `torch.logsumexp`, `nn.LogSoftmax`와 그 값을 손실로 바꿔 담은 `F.cross_entropy`(그리고 `logcumsumexp`, `logaddexp`, `Categorical`의 `logits`)는 쓰지 마세요(검사가 알아챕니다). (힌트: 나눗셈의 로그는 로그의 뺄셈입니다.)
 
 # %%
 def my_log_softmax(z):
