@@ -154,7 +154,7 @@ a { color: var(--c-link); }
   .course-drawer-only { display: inline-block; }
   .course-sidebar, .course-toc { display: none; }
   .course-sidebar.open, .course-toc.open { display: block; position: fixed; top: 52px; left: 0; right: 0; bottom: 0;
-    max-height: none; z-index: 55; background: var(--c-bg); padding: 14px 18px 40px; font-size: 16px; }
+    height: calc(100vh - 52px); max-height: none; z-index: 55; background: var(--c-bg); padding: 14px 18px 40px; font-size: 16px; }
 }
 @media (max-width: 640px) {
   .course-layout > .course-page { padding-left: 10px; padding-right: 10px; }
@@ -517,11 +517,49 @@ def search_sections(page: str, title: str, body: str) -> list[dict]:
     parser.close()
     docs = []
     for s in parser.sections:
-        text = " ".join("".join(s["x"]).replace("$", "").split())
+        text = " ".join(plain_tex("".join(s["x"])).split())
         if not text and not s["h"]:
             continue
-        docs.append({"p": page, "t": title, "a": s["a"], "h": (s["h"] or title).replace("$", ""), "x": text})
+        docs.append({"p": page, "t": title, "a": s["a"], "h": plain_tex(s["h"] or title), "x": text})
     return docs
+
+
+TEX_WORDS = {
+    "sqrt": "√",
+    "approx": "≈",
+    "cdot": "·",
+    "times": "×",
+    "top": "ᵀ",
+    "le": "≤",
+    "ge": "≥",
+    "leq": "≤",
+    "geq": "≥",
+    "ne": "≠",
+    "infty": "∞",
+    "sum": "Σ",
+    "tau": "τ",
+    "sigma": "σ",
+    "mu": "μ",
+    "alpha": "α",
+    "beta": "β",
+    "theta": "θ",
+    "pi": "π",
+    "ldots": "…",
+    "dots": "…",
+    "to": "→",
+    "in": "∈",
+    "mid": "|",
+}
+
+
+def plain_tex(text: str) -> str:
+    """TeX as plain words for search snippets ("$\\sqrt{d_k}$" -> "√d_k"): NanumGothic draws a backslash as ₩."""
+    text = text.replace("$", "")
+    text = re.sub(
+        r"\\(?:left|right|bigl|bigr|big|Big|mathrm|mathbf|operatorname|text|frac|!|,|;|quad|qquad)", " ", text
+    )
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: TEX_WORDS.get(m[1], m[1]), text)
+    return text.replace("\\", " ").replace("{", "").replace("}", "")
 
 
 def search_index_js(docs: list[dict]) -> str:
