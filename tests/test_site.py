@@ -478,15 +478,18 @@ READER_JS = """() => ({
 
 
 def search_terms(folder: Path) -> dict[str, str]:
-    """One word per page to search for: the longest word of its first h2 (or its h1)."""
+    """One word per page to search for: the longest plain word (letters only) of its first headings."""
     from tools import site_chrome
 
     terms = {}
     for path in sorted(folder.glob("*.html")):
         hs = site_chrome.headings(path.read_text(encoding="utf-8"))
-        text = next((t for level, _, t in hs if level == 2), None) or next(t for level, _, t in hs if level == 1)
-        words = re.findall(r"[\uac00-\ud7a3A-Za-z]{2,}", site_chrome.plain_tex(text))
-        terms[path.name] = max(words, key=len)
+        words = [
+            w.strip(".,:;()!?\"'·")
+            for level, _, text in sorted(hs, key=lambda h: h[0] != 2)[:4]
+            for w in site_chrome.plain_tex(text).split()
+        ]
+        terms[path.name] = max((w for w in words if re.fullmatch(r"[\uac00-\ud7a3A-Za-z]{2,}", w)), key=len)
     return terms
 
 
@@ -595,6 +598,8 @@ def test_built_site_fits_screens_links_and_search():
     with chromium() as browser:
         context, outside = offline_context(browser, PHONE)
         page = context.new_page()
+        # MathJax is checked on 04 and 05 (test_site_reader_tools); here it would double the time
+        page.route("**/lib/mathjax/**", lambda route: route.abort())
         for path in sorted(site.glob("*.html")):
             page.set_viewport_size(dict(zip(("width", "height"), PHONE)))
             page.goto(path.as_uri(), wait_until="domcontentloaded")
