@@ -279,8 +279,9 @@ CHROME_JS = r"""
   var tables = [].slice.call(document.querySelectorAll('.course-table'));
   tables.forEach(function (box) {
     box.querySelector('.course-table-scroll').addEventListener('scroll', function () { edges(box); }, {passive: true});
-    edges(box);
   });
+  // measured after the first paint, not while the page is parsed (no forced layout before the first picture)
+  requestAnimationFrame(function () { setTimeout(function () { tables.forEach(edges); }, 0); });
   window.addEventListener('resize', function () { tables.forEach(edges); });
   window.addEventListener('load', function () { tables.forEach(edges); });
   // ---- copy buttons on code
