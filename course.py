@@ -293,6 +293,7 @@ def cmd_test(extra: list[str]) -> int:
             "tests/test_slides.py",
             "tests/test_handout.py",
             "tests/test_site.py::test_every_explorer_of_the_built_site_moves",
+            "tests/test_site.py::test_built_site_fits_screens_links_and_search",
             "tests/test_benchmark_gpu.py",  # notebook 14's benchmark script (--quick) and its kernel check
         ]
         if workers and both

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import concurrent.futures
 import functools
+import html as html_lib
 import json
 import re
 import time
@@ -30,6 +31,7 @@ NOTEBOOKS = {n: next((ROOT / "notebooks").glob(f"{n}_*.ipynb")) for n in NUMBERS
 DECK = "05"
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 LOCAL = ("file:", "data:", "blob:", "about:")
+REPO = "https://github.com/example/self-attention-course"  # any GitHub address: the Binder and repository buttons
 
 
 def require_npm_cache() -> None:
@@ -45,7 +47,7 @@ def require_npm_cache() -> None:
 def site(tmp_path_factory) -> Path:
     require_npm_cache()
     out = tmp_path_factory.mktemp("site")
-    result = build_site.build(out, NUMBERS, "cached")
+    result = build_site.build(out, NUMBERS, "cached", repo=REPO)
     for number in NUMBERS:
         live_future(number)
     assert result["pages"] == len(NUMBERS) and result["explorers"] >= len(NUMBERS), result
@@ -436,3 +438,179 @@ def test_every_explorer_of_the_built_site_moves():
     size = build_site.folder_size(build_site.DEFAULT_OUT)
     assert size <= 60 * 2**20, f"build/site/ is {size / 2**20:.1f} MB (budget 60 MB)"
     assert moved == sum(len(explorer_cells(p)) for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+# --------------------------------------------------------------------------- the reader's tools
+
+LAPTOP, PHONE = (1366, 768), (390, 844)
+
+# Elements wider than the screen that are not inside a box that scrolls (or clips) sideways within it.
+OVERFLOW_JS = """() => {
+  const vw = document.documentElement.clientWidth, bad = [];
+  for (const e of document.body.querySelectorAll('*')) {
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.right <= vw + 1) continue;
+    let a = e.parentElement, inside = false;
+    for (; a && a !== document.body; a = a.parentElement) {
+      const s = getComputedStyle(a).overflowX;
+      if (s !== 'visible' && a.getBoundingClientRect().right <= vw + 1) { inside = true; break; }
+    }
+    if (!inside) bad.push(`${e.tagName.toLowerCase()}.${e.className} (right edge ${Math.round(r.right)} px)`);
+  }
+  return {page: document.documentElement.scrollWidth - vw, bad: bad.slice(0, 5)};
+}"""
+
+READER_JS = """() => ({
+  lang: document.documentElement.lang,
+  sidebar: [...document.querySelectorAll('.course-sidebar a')].length,
+  current: (document.querySelector('.course-sidebar a[aria-current=page]') || {}).getAttribute?.('href') || null,
+  toc: [...document.querySelectorAll('.course-toc li a')].map(a => a.getAttribute('href')),
+  tocBroken: [...document.querySelectorAll('.course-toc li a')]
+    .filter(a => !document.getElementById(decodeURIComponent(a.getAttribute('href').slice(1)))
+                 && !document.getElementById(a.getAttribute('href').slice(1))).length,
+  exercises: (document.querySelector('.course-top a.course-top-link') || {}).getAttribute?.('href') || null,
+  englishAlt: [...document.querySelectorAll('img')].filter(i => !/[\\uac00-\\ud7a3]/.test(i.alt)).length,
+  emoji: (document.body.innerText.match(/[\\u274c\\u2705]/g) || []).length,
+  copy: document.querySelectorAll('.jp-InputArea-editor .course-copy').length,
+  code: document.querySelectorAll('.jp-InputArea-editor pre').length,
+  wrapped: [...document.querySelectorAll('.jp-InputArea-editor pre, .jp-OutputArea-output pre')]
+    .filter(p => getComputedStyle(p).whiteSpace !== 'pre').length,
+  bareTables: [...document.querySelectorAll('table')].filter(t => !t.closest('.course-table-scroll')).length,
+  actions: [...document.querySelectorAll('.course-actions a')].map(a => a.getAttribute('href')),
+})"""
+
+
+def search_terms(folder: Path) -> dict[str, str]:
+    """One word per page to search for: the longest plain word (letters only) of its first headings."""
+    from tools import site_chrome
+
+    terms = {}
+    for path in sorted(folder.glob("*.html")):
+        hs = site_chrome.headings(path.read_text(encoding="utf-8"))
+        words = [
+            w.strip(".,:;()!?\"'·")
+            for level, _, text in sorted(hs, key=lambda h: h[0] != 2)[:4]
+            for w in site_chrome.plain_tex(text).split()
+        ]
+        terms[path.name] = max((w for w in words if re.fullmatch(r"[\uac00-\ud7a3A-Za-z]{2,}", w)), key=len)
+    return terms
+
+
+def check_search(page, folder: Path) -> None:
+    """Every page of the folder is found by a word of one of its headings, each result's link resolves."""
+    for name, term in search_terms(folder).items():
+        hits = page.evaluate("(q) => window.courseSearch(q)", term)
+        assert any(h["page"] == name for h in hits), f"searching {term!r} does not find {name}: {hits[:3]}"
+        for hit in hits:
+            target, _, anchor = hit["url"].partition("#")
+            assert (folder / target).exists(), hit
+            ids = page_ids(folder / target)
+            assert not anchor or anchor in ids, f"search result {hit['url']} points to no heading"
+
+
+@functools.cache
+def page_ids(path: Path) -> set[str]:
+    return set(re.findall(r'\sid="([^"]+)"', path.read_text(encoding="utf-8")))
+
+
+def dead_links(folder: Path, missing_ok=re.compile(r"^$")) -> list[str]:
+    """Every href/src of every page of the folder that names no file, or an anchor that names no id."""
+    dead = []
+    for path in sorted(folder.glob("*.html")):
+        text = path.read_text(encoding="utf-8")
+        body = re.sub(r"<script\b.*?</script>", "", text[text.find("<body") :], flags=re.S)
+        for attr, link in re.findall(r'\s(href|src)="([^"]*)"', body):
+            if link.startswith(("http://", "https://", "mailto:", "data:", "javascript:")) or not link:
+                continue
+            target, _, anchor = html_lib.unescape(link).partition("#")
+            target = target.split("?")[0]
+            file = folder / target if target else path
+            if target and not file.exists():
+                if not missing_ok.match(target):
+                    dead.append(f"{path.name}: {attr}={link}")
+                continue
+            if anchor and file.suffix == ".html" and anchor not in page_ids(file):
+                dead.append(f"{path.name}: {link} (no such anchor)")
+    return dead
+
+
+def test_site_reader_tools(site):
+    """The tools a reader gets on every page of 04, 05, the map, the glossary and the sources (from
+    file://, network blocked), at a laptop's and a phone's width: nothing wider than the screen except
+    code and tables that scroll in their own box, code not wrapped, lang="ko", a course sidebar with
+    the page marked, a contents list whose links resolve and a one-click link to the exercises,
+    Korean alt text, no emoji, copy buttons, .ipynb/Binder/repository actions, search finding every
+    page, a theme switch remembered across pages; and no dead link on the site."""
+    out = site
+    names = ["index.html", "glossary.html", "sources.html", *(f"{NOTEBOOKS[n].stem}.html" for n in NUMBERS)]
+    with chromium() as browser:
+        context, outside = offline_context(browser, PHONE)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        for name in names:
+            page.set_viewport_size(dict(zip(("width", "height"), PHONE)))
+            page.goto((out / name).as_uri())
+            page.wait_for_function(
+                "() => !window.MathJax || (MathJax.Hub && MathJax.Hub.queue.pending === 0)", timeout=60_000
+            )
+            for size in (PHONE, LAPTOP):
+                page.set_viewport_size(dict(zip(("width", "height"), size)))
+                fit = page.evaluate(OVERFLOW_JS)
+                assert fit["page"] <= 0 and not fit["bad"], f"{name} at {size}: wider than the screen: {fit}"
+            facts = page.evaluate(READER_JS)
+            assert facts["lang"] == "ko" and facts["current"] == name and facts["sidebar"] >= 5, (name, facts)
+            assert facts["englishAlt"] == 0 and facts["emoji"] == 0 and facts["bareTables"] == 0, (name, facts)
+            if name.startswith(tuple(NUMBERS)):
+                stem = name.removesuffix(".html")
+                assert len(facts["toc"]) >= 5 and facts["tocBroken"] == 0, (name, facts["toc"])
+                assert facts["exercises"] and facts["exercises"] in facts["toc"], (name, facts["exercises"])
+                assert facts["copy"] == facts["code"] > 0 and facts["wrapped"] == 0, (name, facts)
+                assert facts["actions"][0] == f"notebooks/{stem}.ipynb" and (out / facts["actions"][0]).exists()
+                assert (
+                    f"{REPO.removeprefix('https://github.com/')}/HEAD?urlpath=lab/tree/notebooks/{stem}.ipynb"
+                    in (" ".join(facts["actions"]))
+                    and REPO in facts["actions"]
+                ), facts["actions"]
+        page.set_viewport_size(dict(zip(("width", "height"), LAPTOP)))
+        page.screenshot(path=artifact("site_reader_laptop.png"))
+        check_search(page, out)
+        # the search box: type, see results, Enter goes to the first one
+        page.fill("#course-search-input", search_terms(out)["glossary.html"])
+        page.wait_for_selector("#course-search-results a", timeout=10_000)
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/*.html#*", timeout=10_000)
+        # the theme: dark after one press, remembered on the next page
+        page.click("#course-theme")
+        assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+        page.goto((out / "index.html").as_uri())
+        assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+        context.close()
+    assert outside == [], f"the site tried to reach the network: {outside}"
+    assert errors == [], f"JavaScript errors: {errors}"
+    unbuilt = re.compile(r"^(\d\d_\w+\.html)$")
+    assert dead_links(out, unbuilt) == []
+
+
+@pytest.mark.skipif(not built_site_pages(), reason="build/site/ does not hold every page (python3 course.py site)")
+def test_built_site_fits_screens_links_and_search():
+    """CI builds the whole site first: every page fits a laptop and a phone (only code and tables scroll
+    sideways), every link and anchor on the site resolves, and search finds every page."""
+    site = build_site.DEFAULT_OUT
+    assert dead_links(site) == []
+    with chromium() as browser:
+        context, outside = offline_context(browser, PHONE)
+        page = context.new_page()
+        # MathJax is checked on 04 and 05 (test_site_reader_tools); here it would double the time
+        page.route("**/lib/mathjax/**", lambda route: route.abort())
+        for path in sorted(site.glob("*.html")):
+            page.set_viewport_size(dict(zip(("width", "height"), PHONE)))
+            page.goto(path.as_uri(), wait_until="domcontentloaded")
+            for size in (PHONE, LAPTOP):
+                page.set_viewport_size(dict(zip(("width", "height"), size)))
+                fit = page.evaluate(OVERFLOW_JS)
+                assert fit["page"] <= 0 and not fit["bad"], f"{path.name} at {size}: wider than the screen: {fit}"
+            assert page.evaluate("() => document.documentElement.lang") == "ko", path.name
+        check_search(page, site)
+        context.close()
+    assert outside == [], f"the site tried to reach the network: {outside}"

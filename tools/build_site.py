@@ -19,23 +19,33 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import re
 import shutil
 import sys
 import time
 from pathlib import Path
 
-from tools import explorer_frames, explorer_player, export_slides
+from tools import explorer_frames, explorer_player, export_slides, site_chrome
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 DEFAULT_OUT = ROOT / "build" / "site"
 COURSE_TITLE = "손으로 익히는 셀프 어텐션"
 MATHJAX_URL = "lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
+HANDOUTS = ROOT / "build" / "handouts"
+# Search: MiniSearch from the npm registry (cached in build/npm-cache/ like the decks' reveal.js),
+# its UMD build copied to lib/minisearch/index.js.
+MINISEARCH = ("minisearch", "7.2.0")
+# The repository's public address, for the "저장소" and "Binder에서 열기" buttons on every notebook
+# page. None is written in README or binder/, so it is a setting: --repo-url, $COURSE_REPO_URL or
+# the git remote `origin`; with none, the two buttons are left out.
+REPO_URL = ""
 
-SITE_CSS = """
+SITE_CSS = (
+    """
 html { -webkit-text-size-adjust: 100%; }
-body { margin: 0; background: #fff; color: #1d1d1f;
+body { margin: 0;
   font-family: "NanumGothic", "Nanum Gothic", "Noto Sans KR", "Noto Sans CJK KR", "Apple SD Gothic Neo",
     "Malgun Gothic", "맑은 고딕", sans-serif; }
 body, .jp-RenderedHTMLCommon { font-size: 17px; line-height: 1.7; word-break: keep-all; overflow-wrap: break-word; }
@@ -53,15 +63,17 @@ body, .jp-RenderedHTMLCommon { font-size: 17px; line-height: 1.7; word-break: ke
 .course-page .jp-RenderedHTMLCommon { padding-right: 0; }
 .course-page .jp-RenderedImage img, .course-page .jp-OutputArea-output img { max-width: 100%; height: auto; }
 .course-page pre { overflow-x: auto; }
-.course-page .jp-InputArea-editor pre, .course-page .jp-OutputArea-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 details.course-solution { border: 1px solid #d0d7de; border-radius: 6px; padding: 4px 10px; margin: 8px 0; background: #f8fafc; }
 details.course-solution > summary { cursor: pointer; font-weight: bold; color: #0b5cad; }
 table.course-map { border-collapse: collapse; width: 100%; }
 table.course-map th, table.course-map td { border-bottom: 1px solid #e3e3e3; padding: 6px 8px; text-align: left; vertical-align: top; }
 table.course-map td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.course-map td.time { white-space: nowrap; color: #555; }
-.course-md table { border-collapse: collapse; } .course-md th, .course-md td { border: 1px solid #ddd; padding: 4px 8px; }
+.course-md table { border-collapse: collapse; } .course-md th, .course-md td { border: 1px solid var(--c-border); padding: 4px 8px; }
+table.course-map th, table.course-map td { border-color: var(--c-border); } table.course-map td.time { color: var(--c-muted); }
 """
+    + site_chrome.CHROME_CSS
+)
 
 # nbconvert's lab template plus: code cells folded in JupyterLab (worked solutions, and the code that
 # builds a figure) wrapped, with their outputs, in a closed <details>; no require.js from a CDN (the pages load no widget manager).
@@ -123,21 +135,112 @@ def nav(rows: list[dict], at: int | None, where: str = "top") -> str:
     return f'<nav class="course-nav {where}">{" ".join(f"<span>{p}</span>" for p in parts)}</nav>'
 
 
-def wrap(body: str, rows: list[dict], at: int | None, title: str) -> str:
-    """Our stylesheet, title, navigation and the player script around an nbconvert page."""
+class Site:
+    """What every page shares: the course map, which notebook pages exist (for the sidebar), the
+    repository address, and the search documents gathered page by page."""
+
+    def __init__(self, out: Path, rows: list[dict], linked: set[str], repo: str = ""):
+        self.out, self.rows, self.linked, self.repo = out, rows, linked, repo
+        self.docs: list[dict] = []
+
+    def sidebar(self, current: str) -> str:
+        entries = [("index.html", "과정 지도")]
+        entries += [
+            (f"{r['stem']}.html", f"{r['number']}. {r['title']}") for r in self.rows if r["stem"] in self.linked
+        ]
+        entries += [("glossary.html", "용어집"), ("sources.html", "출처")]
+        return site_chrome.sidebar(entries, current)
+
+    def frame(self, content: str, current: str, short_title: str, at: int | None) -> str:
+        """Top bar, sidebar, the page between its navigation bars, the in-page contents; and the page's
+        sections into the search index."""
+        hs = site_chrome.headings(content)
+        self.docs += site_chrome.search_sections(current, short_title, f"<body>{content}</body>")
+        exercises = site_chrome.exercises_anchor(hs)
+        contents = site_chrome.toc(hs, exercises)
+        return (
+            site_chrome.top_bar(COURSE_TITLE, exercises, bool(contents))
+            + '\n<div class="course-layout">\n'
+            + self.sidebar(current)
+            + f'\n<div class="course-page" id="course-main">\n{nav(self.rows, at)}\n{content}\n'
+            + f"{nav(self.rows, at, 'bottom')}\n</div>\n{contents}\n</div>\n"
+        )
+
+    def actions(self, stem: str) -> str:
+        """The row under a notebook page's title: .ipynb, handout PDF, Binder, repository."""
+        links = [f'<a href="notebooks/{stem}.ipynb" download>노트북 받기 (.ipynb)</a>']
+        if (self.out / "handouts" / f"{stem}.pdf").exists():
+            links.append(f'<a href="handouts/{stem}.pdf">인쇄용 PDF</a>')
+        binder = binder_url(self.repo, stem)
+        if binder:
+            links.append(f'<a href="{html.escape(binder)}" rel="noopener">Binder에서 열기</a>')
+        if self.repo:
+            links.append(f'<a href="{html.escape(self.repo)}" rel="noopener">저장소</a>')
+        return f'<div class="course-actions">{"".join(links)}</div>'
+
+
+def repo_url(given: str | None = None) -> str:
+    """--repo-url, else $COURSE_REPO_URL, else REPO_URL, else the git remote `origin` (as https)."""
+    import os
+    import subprocess
+
+    url = given or os.environ.get("COURSE_REPO_URL") or REPO_URL
+    if not url:
+        try:
+            url = subprocess.run(
+                ["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            url = ""
+    m = re.match(r"git@github\.com:(.+)$", url)
+    if m:
+        url = f"https://github.com/{m[1]}"
+    if not url.startswith("https://"):
+        return ""
+    return re.sub(r"\.git$", "", url.rstrip("/"))
+
+
+def binder_url(repo: str, stem: str) -> str:
+    m = re.match(r"https://github\.com/([^/]+)/([^/]+)$", repo)
+    return f"https://mybinder.org/v2/gh/{m[1]}/{m[2]}/HEAD?urlpath=lab/tree/notebooks/{stem}.ipynb" if m else ""
+
+
+def polish(content: str) -> str:
+    """Korean alt text, emoji-free ❌/✅, tables in scroll boxes."""
+    return site_chrome.wrap_tables(site_chrome.emoji_marks(site_chrome.korean_alt_text(content)))
+
+
+HEAD_EXTRA = (
+    f'<script id="course-theme-js">{site_chrome.THEME_HEAD_JS}</script>\n'
+    f'<style type="text/css" id="course-site-css">{SITE_CSS}</style>\n'
+)
+
+
+def wrap(body: str, site: Site, at: int, title: str, stem: str) -> str:
+    """Our stylesheet, title, top bar, sidebar, contents and scripts around an nbconvert page."""
     body = re.sub(r"<title>.*?</title>", f"<title>{html.escape(title)}</title>", body, count=1, flags=re.S)
-    body = body.replace("<html>", '<html lang="ko">', 1)
+    body = re.sub(r"<html[^>]*>", '<html lang="ko">', body, count=1)
     head_end = body.index("</head>")
-    body = (
-        body[:head_end]
-        + f'<style type="text/css" id="course-site-css">{SITE_CSS}</style>\n'
-        + explorer_player.head_html()
-        + body[head_end:]
-    )
+    body = body[:head_end] + HEAD_EXTRA + explorer_player.head_html() + body[head_end:]
     m = re.search(r"<body[^>]*>", body)
-    body = body[: m.end()] + f'\n<div class="course-page">\n{nav(rows, at)}\n' + body[m.end() :]
     end = body.rindex("</body>")
-    return body[:end] + f"{nav(rows, at, 'bottom')}\n</div>\n{explorer_player.script_html()}" + body[end:]
+    content = polish(fix_links(body[m.end() : end]))
+    h1_end = content.find("</h1>")
+    if h1_end >= 0:
+        content = content[: h1_end + 5] + site.actions(stem) + content[h1_end + 5 :]
+    row = site.rows[at]
+    framed = site.frame(content, f"{stem}.html", f"{row['number']}. {row['title']}", at)
+    return (
+        body[: m.end()]
+        + "\n"
+        + framed
+        + explorer_player.script_html()
+        + f'<script id="course-chrome-js">{site_chrome.CHROME_JS}</script>\n'
+        + body[end:]
+    )
 
 
 def exporter():
@@ -158,9 +261,10 @@ def exporter():
     return exp
 
 
-def notebook_page(notebook: Path, rows: list[dict], at: int, out: Path, frames_mode: str) -> tuple[str, int]:
+def notebook_page(notebook: Path, site: Site, at: int, frames_mode: str) -> tuple[str, int]:
     import nbformat
 
+    out, rows = site.out, site.rows
     nb = nbformat.read(notebook, as_version=4)
     nb.cells = [c for c in nb.cells if c.metadata.get("slideshow", {}).get("slide_type") != "notes"]
     explorers = explorer_frames.frames_for(notebook, frames_mode)
@@ -174,27 +278,36 @@ def notebook_page(notebook: Path, rows: list[dict], at: int, out: Path, frames_m
                 output["data"] = {
                     "text/html": '<p class="course-explorer-note">슬라이더는 JupyterLab에서 움직입니다.</p>'
                 }
+    # the notebook itself (to download and run) and its handout, when one was printed
+    (out / "notebooks").mkdir(exist_ok=True)
+    shutil.copyfile(notebook, out / "notebooks" / notebook.name)
+    handout = HANDOUTS / f"{notebook.stem}.pdf"
+    if handout.exists():
+        (out / "handouts").mkdir(exist_ok=True)
+        shutil.copyfile(handout, out / "handouts" / handout.name)
     row = rows[at]
     title = f"{row['number']}. {row['title']} · {COURSE_TITLE}"
     body, _ = exporter().from_notebook_node(nb, resources={"metadata": {"name": title}})
     target = out / f"{notebook.stem}.html"
-    target.write_text(fix_links(wrap(body, rows, at, title)), encoding="utf-8")
+    target.write_text(wrap(body, site, at, title, notebook.stem), encoding="utf-8")
     return title, shown
 
 
-def markdown_page(source: Path, target: Path, title: str, rows: list[dict]) -> None:
+def markdown_page(source: Path, name: str, title: str, site: Site) -> None:
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
     content = fix_links(markdown2html_mistune(source.read_text(encoding="utf-8")))
-    target.write_text(page(title, f'<div class="course-md">{content}</div>', rows), encoding="utf-8")
+    (site.out / name).write_text(page(title, f'<div class="course-md">{content}</div>', site, name), encoding="utf-8")
 
 
-def page(title: str, content: str, rows: list[dict]) -> str:
+def page(title: str, content: str, site: Site, name: str) -> str:
+    framed = site.frame(polish(content), name, title.split(" · ")[0], None)
     return (
         '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{html.escape(title)}</title>\n<style>{SITE_CSS}</style></head>\n"
-        f'<body><div class="course-page">\n{nav(rows, None)}\n{content}\n{nav(rows, None, "bottom")}\n</div>'
+        f"<title>{html.escape(title)}</title>\n{HEAD_EXTRA}</head>\n"
+        f"<body>\n{framed}"
+        f'<script id="course-chrome-js">{site_chrome.CHROME_JS}</script>\n'
         "</body></html>\n"
     )
 
@@ -205,24 +318,30 @@ def inline_code(text: str) -> str:
     return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
-def index_page(rows: list[dict], built: set[str]) -> str:
+def index_page(site: Site) -> str:
     items = []
-    for r in rows:
+    for r in site.rows:
         name = html.escape(r["title"])
-        link = f'<a href="{r["stem"]}.html">{name}</a>' if r["stem"] in built else name
+        link = f'<a href="{r["stem"]}.html">{name}</a>' if r["stem"] in site.linked else name
         items.append(
             f'<tr><td class="num">{r["number"]}</td><td>{link}</td><td>{inline_code(r["summary"])}</td>'
             f'<td class="time">{html.escape(r["time"])}</td></tr>'
         )
+    run = (
+        f'저장소(<a href="{html.escape(site.repo)}">{html.escape(site.repo)}</a>)를 받아'
+        if site.repo
+        else "저장소를 받아"
+    )
     content = (
-        f"<h1>{COURSE_TITLE}</h1>\n"
+        f'<h1 id="course-map">{COURSE_TITLE}</h1>\n'
         "<p>셀프 어텐션을 직접 계산하고, 슬라이더로 만져 보고, 테스트로 확인하는 한국어 과정의 읽기용 사이트입니다. "
         "각 쪽은 실행해 둔 노트북 그대로이고, 슬라이더는 미리 계산해 둔 그림으로 커널 없이 움직입니다. "
-        "코드를 직접 고쳐 실행하려면 저장소를 받아 <code>python3 course.py lab</code>으로 JupyterLab에서 여세요.</p>\n"
+        "위의 검색 칸에서 과정 전체를 찾을 수 있고, 쪽마다 노트북 파일(.ipynb)을 받을 수 있습니다. "
+        f"코드를 직접 고쳐 실행하려면 {run} <code>python3 course.py lab</code>으로 JupyterLab에서 여세요.</p>\n"
         '<table class="course-map"><thead><tr><th>번호</th><th>노트북</th><th>한 줄 요약</th>'
         "<th>예상 시간 (혼자 / 발표)</th></tr></thead>\n<tbody>\n" + "\n".join(items) + "\n</tbody></table>\n"
     )
-    return page(f"과정 지도 · {COURSE_TITLE}", content, rows)
+    return page(f"과정 지도 · {COURSE_TITLE}", content, site, "index.html")
 
 
 def install_mathjax(out: Path, cache: Path) -> None:
@@ -237,29 +356,81 @@ def install_mathjax(out: Path, cache: Path) -> None:
     stamp.write_text(export_slides.PACKAGES["mathjax"])
 
 
+def install_minisearch(out: Path, cache: Path) -> None:
+    """MiniSearch's UMD build into out/lib/minisearch/ (with its licence), `npm pack`ed once into the cache."""
+    import subprocess
+    import tarfile
+
+    name, version = MINISEARCH
+    tarball = cache / f"{name}-{version}.tgz"
+    if not tarball.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise SystemExit(f"build_site: `npm` is needed once to fetch {name}@{version} into {cache}")
+        cache.mkdir(parents=True, exist_ok=True)
+        print(f"build_site: npm pack {name}@{version}", flush=True)
+        subprocess.run(
+            [npm, "pack", "--silent", f"{name}@{version}", "--pack-destination", str(cache)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    dst = out / "lib" / "minisearch"
+    dst.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(tarball) as tar:
+        for member, target in (("package/dist/umd/index.js", "index.js"), ("package/LICENSE.txt", "LICENSE.txt")):
+            (dst / target).write_bytes(tar.extractfile(member).read())
+
+
+def search_docs_kept(out: Path, rebuilt: set[str]) -> list[dict]:
+    """Search documents of notebook pages this run did not rebuild (`course.py site 04`), from the last index."""
+    old = out / "search-index.js"
+    if not old.exists():
+        return []
+    text = old.read_text(encoding="utf-8")
+    try:
+        docs = json.loads(text[text.index("=") + 1 :].strip().rstrip(";"))
+    except ValueError:
+        return []
+    return [
+        {k: v for k, v in d.items() if k != "id"}
+        for d in docs
+        if re.match(r"\d\d_", d["p"]) and d["p"] not in rebuilt and (out / d["p"]).exists()
+    ]
+
+
 def folder_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def build(
-    out: Path, numbers: list[str], frames_mode: str = "cached", cache: Path = export_slides.DEFAULT_CACHE
+    out: Path,
+    numbers: list[str],
+    frames_mode: str = "cached",
+    cache: Path = export_slides.DEFAULT_CACHE,
+    repo: str | None = None,
 ) -> dict:
     started = time.monotonic()
     rows = course_map()
     out.mkdir(parents=True, exist_ok=True)
     install_mathjax(out, cache)
+    install_minisearch(out, cache)
+    chosen = [r for r in rows if not numbers or r["number"] in numbers]
+    linked = {r["stem"] for r in chosen} | {r["stem"] for r in rows if (out / f"{r['stem']}.html").exists()}
+    site = Site(out, rows, linked, repo_url(repo))
     built, explorers = set(), 0
     for at, row in enumerate(rows):
-        if numbers and row["number"] not in numbers:
+        if row not in chosen:
             continue
         notebook = NOTEBOOKS / f"{row['stem']}.ipynb"
-        _, shown = notebook_page(notebook, rows, at, out, frames_mode)
+        _, shown = notebook_page(notebook, site, at, frames_mode)
         built.add(row["stem"])
         explorers += shown
         print(f"build_site: {row['stem']}.html ({shown} explorer(s))", flush=True)
-    (out / "index.html").write_text(index_page(rows, built), encoding="utf-8")
-    markdown_page(ROOT / "GLOSSARY.md", out / "glossary.html", f"용어집 · {COURSE_TITLE}", rows)
-    markdown_page(ROOT / "SOURCES.md", out / "sources.html", f"출처 · {COURSE_TITLE}", rows)
+    (out / "index.html").write_text(index_page(site), encoding="utf-8")
+    markdown_page(ROOT / "GLOSSARY.md", "glossary.html", f"용어집 · {COURSE_TITLE}", site)
+    markdown_page(ROOT / "SOURCES.md", "sources.html", f"출처 · {COURSE_TITLE}", site)
+    docs = search_docs_kept(out, {f"{s}.html" for s in built}) + site.docs
+    (out / "search-index.js").write_text(site_chrome.search_index_js(docs), encoding="utf-8")
     return {
         "pages": len(built),
         "explorers": explorers,
@@ -274,8 +445,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--cache", type=Path, default=export_slides.DEFAULT_CACHE)
     parser.add_argument("--frames", choices=explorer_frames.MODES, default="cached")
+    parser.add_argument(
+        "--repo-url", default=None, help="the repository's public https address (Binder and repository buttons)"
+    )
     args = parser.parse_args(argv)
-    result = build(args.out, args.numbers, args.frames, args.cache)
+    result = build(args.out, args.numbers, args.frames, args.cache, args.repo_url)
     print(
         f"build_site: {result['pages']} page(s), {result['explorers']} explorer(s) in {result['seconds']:.0f} s, "
         f"{result['bytes'] / 2**20:.1f} MB; open {args.out / 'index.html'} (zip the folder to share)"
