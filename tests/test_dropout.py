@@ -353,7 +353,7 @@ def test_check_06_3():
         "예외를 삼켰습니다": swallows,
         "아직 학습 모드": only_top,
         "안쪽 모듈 하나만 평가 모드였던": children_only,
-        "with 문에 쓸 수 없는": not_a_context_manager,
+        "with 문에 쓸 수 없는 객체": not_a_context_manager,
         "오류를 냈습니다": never_yields,
     }
     for phrase, fn in cases.items():

@@ -168,7 +168,7 @@ def _open(fn, module: nn.Module):
     cm = call_learner(fn, module, what="eval_mode(module)")
     if not (hasattr(type(cm), "__enter__") and hasattr(type(cm), "__exit__")):
         raise Wrong(
-            f"eval_mode(module)가 with 문에 쓸 수 없는 {type(cm).__name__}을(를) 돌려줬습니다. "
+            f"eval_mode(module)의 반환값({type(cm).__name__})은 with 문에 쓸 수 없는 객체입니다. "
             "@contextmanager를 붙인 함수에서 yield 하거나, __enter__/__exit__이 있는 클래스를 쓰세요."
         )
     return cm
