@@ -231,6 +231,10 @@ def test_check_06_2():
     assert not math.isclose(estimate, 0.095, rel_tol=1e-3)
     r = check("06-2", estimate)
     assert not r.passed and "정확한 값" in r.message and "표본" in r.message, r.message
+    for close in (0.095 * (1 + 5e-4), 0.095 * (1 - 2e-4)):  # what 10^6–10^7 draws give: still an estimate
+        r = check("06-2", close)
+        assert not r.passed and "표본" in r.message, (close, r.message)
+    assert check("06-2", torch.tensor(0.2 / 0.8 * 0.38, dtype=torch.float32)).passed  # float32 rounding is fine
     assert "표본" not in check("06-2", 0.2 / 0.8**2 * 0.38).message
     assert not check("06-2", ...).passed
 
@@ -349,7 +353,7 @@ def test_check_06_3():
         "예외를 삼켰습니다": swallows,
         "아직 학습 모드": only_top,
         "안쪽 모듈 하나만 평가 모드였던": children_only,
-        "with 문에 쓸 수 없는": not_a_context_manager,
+        "with 문에 쓸 수 없는 객체": not_a_context_manager,
         "오류를 냈습니다": never_yields,
     }
     for phrase, fn in cases.items():

@@ -270,6 +270,14 @@ def test_05_2_refuses_scipy_rel_entr():
     assert not result and "rel_entr을(를) 불렀습니다" in result.message, result.message
 
 
+@pytest.mark.parametrize("eps", [1e-9, 1e-8, 1e-6])
+def test_05_2_small_epsilon_is_named_not_shown_as_equal_numbers(eps):
+    # log(w + ε) is off by about ε: at 4 decimals the message used to read "= -0.0000, 정답 -0.0000"
+    result = check("05-2", lambda w: -(w * (w + eps).log()).sum())
+    assert not result and "ε" in result.message and "차이" in result.message, result.message
+    assert "-0.0000," not in result.message and "정답 -0" not in result.message, result.message
+
+
 def test_05_2_nan_hint_does_not_suggest_a_forbidden_function():
     result = check("05-2", lambda w: -(w * w.log()).sum())
     assert not result and "NaN" in result.message and "xlogy" not in result.message, result.message

@@ -198,7 +198,15 @@ def _check_entropy(fn):
                 f"(정답 {want.item():.4f})."
             )
         if not torch.isclose(got, want, atol=1e-9):
-            raise Wrong(f"{what} = {got.item():.4f}, 정답 {want.item():.4f} (균등한 n개면 log n, 원-핫이면 0).")
+            gap = (got - want).abs().item()
+            if gap < 1e-3:  # 4 decimals would print the same number twice: say how far off and the usual cause
+                raise Wrong(
+                    f"{what} = {got.item():.10f}, 정답 {0.0 + want.item():.10f}: 차이 {gap:.1e}. "
+                    "log(w + ε)처럼 로그 안에 작은 수 ε를 더한 것으로 보입니다. 그러면 w > 0인 항의 로그도 ε 정도 "
+                    "어긋납니다(w = 1이면 log(1 + ε) ≈ ε). w = 0인 자리만 torch.where(w > 0, w, 1)로 바꿔 "
+                    "그 항이 정확히 0이 되게 하세요."
+                )
+            raise Wrong(f"{what} = {got.item():.4f}, 정답 {0.0 + want.item():.4f} (균등한 n개면 log n, 원-핫이면 0).")
     return "균등한 4개는 log 4 ≈ 1.386, 원-핫은 0: 0 · log 0 항도 올바르게 0으로 처리했습니다."
 
 

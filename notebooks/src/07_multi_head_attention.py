@@ -231,7 +231,7 @@ print(f"모든 키가 가려진 쿼리의 출력이 NaN인가? nn.MultiheadAtten
 assert t_nan and o_nan
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 마스크 부호는 실무에서 가장 자주 나는 버그 중 하나입니다. 02·09번도 `F.scaled_dot_product_attention`의 약속(True = 볼 수 있음)을 씁니다. 모든 키가 가려진 행이 생기면 `nn.MultiheadAttention`도 위의 `MultiHeadAttention`도 NaN을 돌려줍니다(위 셀의 마지막 줄). 09번의 `MaskedMultiHeadAttention`이 그 행의 가중치와 출력을 0으로 고칩니다(`tests/test_mha_reference.py`).
+# 발표 노트: 마스크 부호는 실무에서 가장 자주 나는 버그 중 하나입니다. 02·09번도 `F.scaled_dot_product_attention`의 약속(True = 볼 수 있음)을 씁니다. 모든 키가 가려진 행이 생기면 `nn.MultiheadAttention`도 위의 `MultiHeadAttention`도 NaN을 돌려줍니다(위 셀의 마지막 줄). 09번의 `MaskedMultiHeadAttention`이 그 행의 가중치와 헤드 출력을 0으로 고칩니다(모듈의 최종 출력에는 출력 투영의 편향만 남습니다; `tests/test_mha_reference.py`).
 
 # %% [markdown]
 # ## 5. 흔한 실수: 모양은 맞고 값은 틀린 네 가지
