@@ -190,6 +190,8 @@ def test_ex01_1_weighted_average():
     near = check("01-1", lambda s, w: (w * s).sum() / w.sum() * (1 + 1e-5))  # 80.0008: not "80, 기대값은 80"
     assert not near and "80.0008" in near.message and "기대값은 80입니다" in near.message, near.message
     assert "가깝지만 정확하지 않습니다" in near.message
+    clamped = check("01-1", lambda s, w: (w * s).sum() / w.sum().clamp(min=1))  # right only when Σw >= 1
+    assert not clamped and "기대값 78" in clamped.message, clamped.message
     far = check("01-1", lambda s, w: (w * s).sum() / w.sum() + 1)
     assert not far and "가깝지만" not in far.message, far.message
     assert "구현하지 않았습니다" in check("01-1", _not_implemented).message

@@ -14,6 +14,7 @@ def _weighted_average(fn):
         ([100.0, 50.0], [1.0, 3.0]),
         ([10.0, 20.0, 30.0, 40.0], [0.1, 0.2, 0.3, 0.4]),
         ([5.0], [7.0]),
+        ([60.0, 90.0], [0.2, 0.3]),  # weights summing to 0.5: dividing by max(Σw, 1) is not the same
     ]
     for values, weights in cases:
         s, w = torch.tensor(values, dtype=torch.float64), torch.tensor(weights, dtype=torch.float64)
