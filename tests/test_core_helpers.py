@@ -259,6 +259,7 @@ def _keepdim_log_softmax(z):
         lambda z: -torch.nn.CrossEntropyLoss(reduction="none")(z.expand(z.numel(), -1), torch.arange(z.numel())),
         lambda z: z - functools.reduce(torch.logaddexp, z),  # logsumexp folded pairwise
         lambda z: torch.distributions.OneHotCategorical(logits=z).logits,
+        lambda z: getattr(torch, "log_" + "softmax")(z, dim=-1),  # the name in a string (forbid_calls reads it)
     ],
 )
 def test_ex01_2_rejects_the_forbidden_shortcuts(fn):

@@ -238,6 +238,9 @@ def forbid_calls(fn, names: set[str], why: str) -> None:
     used = _forbidden_uses(fn, names, seen=set())
     if used:
         raise Wrong(f"{', '.join(sorted(used))}을(를) 불렀습니다. {why}")
+    from .lookups import forbid_string_lookups  # getattr(torch, "log_" + "softmax"): a name in a string
+
+    forbid_string_lookups(fn, names, why)
 
 
 def _forbidden_uses(fn, names: set[str], seen: set, depth: int = 0) -> set[str]:
