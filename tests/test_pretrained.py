@@ -198,6 +198,21 @@ def test_exercise_11_1_rejects_the_fused_attention():
     assert not result and "scaled_dot_product_attention을(를) 불렀습니다" in result.message, result.message
 
 
+def test_exercise_11_1_rejects_the_fused_attention_as_an_aten_operator():
+    def via_aten(H, block):
+        T, d = H.shape
+        a = block.attention.self
+
+        def heads(lin):
+            return (H @ lin.weight.T + lin.bias).view(T, 12, 32).transpose(0, 1)[None]
+
+        out = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(heads(a.query), heads(a.key), heads(a.value))
+        return out[0][0].transpose(0, 1).reshape(T, d)
+
+    result = check("11-1", via_aten)
+    assert not result and "_scaled_dot_product_flash_attention_for_cpu" in result.message, result.message
+
+
 def test_exercise_11_1_pre_ln_softmax_axis_and_relu_are_named():
     for switches, fragment in (
         (dict(norm="pre"), "사후 정규화(post-LN)"),

@@ -501,6 +501,17 @@ def test_13_3_checker():
     assert "아직 구현" in check("13-3", lambda s, p, h: (_ for _ in ()).throw(NotImplementedError())).message
 
 
+def test_13_3_accepts_the_right_formula_in_float32():
+    # 224/1: 1·50177²·4 = 10,070,925,316 is not a float32; torch.tensor(…) of a Python float rounds it
+    for fn in (
+        lambda s, p, h: h * (torch.tensor(s / p) ** 2 + 1) ** 2 * 4,
+        lambda s, p, h: h * ((s / p) ** 2 + 1) ** 2 * 4,
+    ):
+        assert check("13-3", fn).passed
+    result = check("13-3", lambda s, p, h: h * (torch.tensor(s / p) ** 2) ** 2 * 4)
+    assert not result.passed and "[CLS] 토큰이 빠졌" in result.message, result.message
+
+
 def test_13_3_forbids_vit_cost():
     def via_vit_cost(s, p, h):
         n = vi.vit_cost(s, p)["n_tokens"]

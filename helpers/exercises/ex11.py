@@ -219,7 +219,17 @@ SHAPE_HINT = (
 @exercise("11-1")
 def _recompute_layer(fn):
     forbid_calls(fn, {"block"}, SHORTCUT)
-    fused = {"scaled_dot_product_attention", "multi_head_attention_forward"}
+    fused = {
+        "scaled_dot_product_attention",
+        "multi_head_attention_forward",
+        # the same kernels reached as ATen operators: torch.ops.aten._scaled_dot_product_…(q, k, v)
+        "_scaled_dot_product_attention_math",
+        "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention",
+        "_fused_sdp_choice",
+    }
     why_fused = (
         "이 문제는 어텐션 가중치를 q @ k.T / √d_head와 torch.softmax로 직접 계산하는 연습입니다. "
         "scaled_dot_product_attention은 (torch의 것이든 이 과정의 것이든) 소프트맥스와 가중합을 대신 계산합니다."

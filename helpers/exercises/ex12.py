@@ -99,7 +99,11 @@ def _check_entropy_rises(answer):
         )
     extra = [int(s) for s in got if s not in want]
     missing = len([s for s in want if float(s) not in got])
-    message = f"엔트로피가 직전보다 커진 단계는 {len(want)}개인데 {len(got)}개를 답했습니다."
+    message = (
+        f"엔트로피가 직전보다 커진 단계는 {len(want)}개인데 {len(got)}개를 답했습니다."
+        if len(got) != len(want)
+        else f"개수({len(want)}개)는 맞지만 단계가 다릅니다."
+    )
     if extra:
         message += f" {extra[:3]}단계에서는 엔트로피가 커지지 않았습니다."
     if missing:
