@@ -513,7 +513,11 @@ SWAP_ALL_JS = """async () => {
   for (const root of document.querySelectorAll('.course-explorer[data-explorer]')) {
     await Promise.all((root._coursePreloaded || []).map(i => i.decode().catch(() => null)));
     const img = root.querySelector('img.course-frame');
-    root.querySelectorAll('[data-control]').forEach((el, i) => {
+    const controls = [...root.querySelectorAll('[data-control]')];
+    for (const [i, el] of controls.entries()) {
+      // A hand moves one control at a time: what the last move preloads (the frames one move away) is
+      // decoded before the next move, as it is between two real inputs.
+      await Promise.all((root._coursePreloaded || []).map(im => im.decode().catch(() => null)));
       const before = img.getAttribute('src');
       if (el.type === 'checkbox') el.checked = !el.checked;
       else if (el.tagName === 'SELECT') el.selectedIndex = (el.selectedIndex + 1) % el.options.length;
@@ -521,7 +525,7 @@ SWAP_ALL_JS = """async () => {
       el.dispatchEvent(new Event('input', {bubbles: true}));
       out.push({control: i, changed: img.getAttribute('src') !== before,
                 complete: img.complete && img.naturalWidth > 0});
-    });
+    }
   }
   return {players: document.querySelectorAll('.course-explorer[data-explorer]').length, moves: out};
 }"""

@@ -452,16 +452,14 @@ table = {m: np.array([[[s[m] for s in sweep["runs"] if (s["n_train"], s["p"]) ==
          for m in ("train_acc", "val_acc", "val_loss")}      # (N, P, seeds)
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.1))
+fig, axes = plt.subplots(1, 2, figsize=(9.5, 2.7))
 for j, p_ in enumerate(ps):
     for ax, m in zip(axes, ("val_acc", "val_loss")):
         ax.errorbar(ns, table[m][:, j].mean(1), yerr=table[m][:, j].std(1), marker="o", capsize=3, label=f"p = {p_}")
 axes[0].axhline(ceiling, color="gray", linestyle=":", label="한계 정확도")
 axes[0].set(xscale="log", xlabel="학습 데이터 수", ylabel="검증 정확도", title="검증 정확도 (시드 5개 평균 ± 표준편차)")
 axes[1].set(xscale="log", yscale="log", xlabel="학습 데이터 수", ylabel="검증 손실", title="검증 손실")
-for ax in axes:
-    ax.set_xticks(ns, [str(n_) for n_ in ns])     # the six training-set sizes, not only 10² and 10³
-    ax.set_xticks([], minor=True)
+plt.setp(axes, xticks=ns, xticklabels=[str(n_) for n_ in ns])     # the six training-set sizes, not only 10² and 10³
 axes[0].legend(fontsize=8)
 fig.tight_layout()
 plt.show()
