@@ -344,7 +344,15 @@ def test_check_06_3():
         if False:
             yield
 
+    @contextmanager
+    def never_evals(module):  # e.g. torch.no_grad() in its place: the modes are never touched
+        yield module
+
     assert check("06-3", good).passed and check("06-3", GoodClass).passed
+    r = check("06-3", never_evals)  # the module itself still trains: say to call eval(), not list every submodule
+    assert not r.passed and "모듈 자체가 아직 학습 모드" in r.message, r.message
+    assert "module.eval()을 부르세요" in r.message, r.message
+    assert "2.0" not in r.message, r.message
     cases = {
         "평가 모드로 남았습니다": no_restore,
         "하위 모듈 **전체**": top_level_was,

@@ -407,6 +407,11 @@ def test_check_07_2_wrong_answers(fn, phrase):
     assert not r.passed and phrase in r.message, r.message
 
 
+def test_check_07_2_wrong_answer_shows_numbers_with_separators():
+    r = check("07-2", lambda c, h, g, bias: 2 * c * c + 2 * c * g * 128 + ((2 * c + 2 * g * 128) if bias else 0))
+    assert not r.passed and "= 141,440, 정답은 16,640입니다" in r.message, r.message
+
+
 def test_check_07_2_accepts_the_formula_and_agrees_with_modules():
     r = check("07-2", _gqa)
     assert r.passed, r.message

@@ -194,6 +194,11 @@ def _inside(fn, module: nn.Module, fail: bool = False) -> tuple[dict[str, bool],
 
 def _check_inside(seen: dict[str, bool]) -> None:
     training = [name for name, on in seen.items() if on]
+    if seen.get("(전체)"):  # the module itself is still training: eval() was never called on it
+        raise Wrong(
+            "with 블록 안에서 모듈 자체가 아직 학습 모드입니다: 블록에 들어갈 때 module.eval()을 부르세요 "
+            "(module.eval()은 하위 모듈까지 모두 평가 모드로 바꿉니다)."
+        )
     if training:
         raise Wrong(
             f"with 블록 안에서 하위 모듈 {', '.join(training)}이(가) 아직 학습 모드입니다(이름은 "

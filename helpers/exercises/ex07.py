@@ -267,7 +267,8 @@ def _gqa_param_count(fn):
                 f"헤드 크기를 {particle(fixed, '으로/로')} 고정했습니다. 이 문제에서 헤드 크기는 d = C/h라서 h가 바뀌면 d도 바뀝니다",
             )
         hint = hints.get(int(got)) if float(got).is_integer() else None
-        raise Wrong(f"{call} = {got:g}, 정답은 {want}입니다." + (f" {hint}." if hint else ""))
+        shown = f"{int(got):,}" if float(got).is_integer() else f"{got:g}"  # 141,440 like the success message
+        raise Wrong(f"{call} = {shown}, 정답은 {want:,}입니다." + (f" {hint}." if hint else ""))
     by_h = {h: _gqa_params(64, h, 2, False) for h in (16, 8, 4)}
     return (
         "2C² + 2C·g·d (+ 편향): 파라미터를 정하는 것은 키·밸류의 총 폭 g·d입니다. C를 고정하고 h를 바꾸면 "
