@@ -63,8 +63,8 @@ PIP_FAILED = """\
 course: 설치가 실패했습니다 (pip exit code {code}); the install failed. 위의 pip 메시지를 보세요. 흔한 원인:
   - torch 2.13.0 휠이 없는 기계: Intel Mac, macOS 13 이하, Windows on ARM, 32비트 Python.
     지원: Linux x86_64/aarch64, macOS 14 이상 Apple Silicon, Windows x64 (Python 3.11-3.14).
-    그 밖의 기계는 Binder나 정적 사이트(`build/site/`)를 쓰세요 (README: 설치 없이 읽기).
-  - 인터넷 연결 (PyPI, Linux에서는 약 3.2 GB) 또는 디스크 공간 (Linux 약 6 GB, macOS/Windows 약 1.5 GB).
+    그 밖의 기계는 Binder나 정적 사이트(`build/site/`)를 쓰세요 (README: Binder, 정적 사이트).
+  - 인터넷 연결 (PyPI, Linux에서는 약 3.2 GB) 또는 디스크 공간 (Linux 약 6 GB, macOS/Windows 약 2 GB).
   - Debian/Ubuntu: `sudo apt install python3-venv` (Python 3.12면 python3.12-venv).
   - Windows: `python3` 대신 `py course.py lab`.
 고친 뒤 같은 명령을 다시 실행하면 설치를 이어서 합니다 (run the same command again)."""
@@ -168,14 +168,14 @@ def ensure_env() -> None:
     if STAMP.exists():
         size = ""  # an update: only what changed is downloaded
     elif linux and os.environ.get("COURSE_TORCH") != "cpu":
-        size = " (Linux: PyPI's torch is the CUDA build, about 3.2 GB to download, 5-10 minutes)"
+        size = " (Linux: PyPI's torch is the CUDA build, about 3.2 GB to download, 5-7 minutes on a fast line)"
     else:
         size = " (about 0.5 GB to download, a few minutes)"
     print(f"course: installing requirements.lock into {VENV.name}{size} ...", flush=True)
     install = _installer()
     try:
         if linux and os.environ.get("COURSE_TORCH") == "cpu":
-            # Opt-in CPU-only torch (~0.2 GB instead of ~3 GB): the same 2.13.0 from PyTorch's CPU index.
+            # Opt-in CPU-only torch (torch ~0.2 GB, everything ~0.5 GB, instead of ~3 GB): the same 2.13.0 from PyTorch's CPU index.
             # requirements.lock's torch==2.13.0 then accepts the installed 2.13.0+cpu and pulls no CUDA package.
             subprocess.run(
                 install + ["--quiet", "--no-deps", "--index-url", TORCH_CPU_INDEX, "torch==2.13.0+cpu"],
