@@ -225,6 +225,17 @@ def _lesson_modules() -> list:
     return found
 
 
+# The loops a "without a loop" exercise names, by AST node type (ex09, ex14).
+LOOP_WORDS = {
+    "For": "for 반복문",
+    "While": "while 반복문",
+    "ListComp": "컴프리헨션",
+    "SetComp": "컴프리헨션",
+    "DictComp": "컴프리헨션",
+    "GeneratorExp": "제너레이터 식",
+}
+
+
 def forbid_calls(fn, names: set[str], why: str) -> None:
     """Raise Wrong if the learner's function calls one of ``names`` (an exercise that asks to
     build something without the ready-made function shown earlier). A name is resolved through the

@@ -12,7 +12,6 @@ from helpers.lessons.attention_during_training import (
 )
 
 from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
-from .lookups import forbid_string_lookups
 
 PARAM_GROUPS = (
     "key_emb",
@@ -116,7 +115,6 @@ def _check_mass(fn):
     ready = {"attention_mass", "evaluate_lookup"}
     why = "2절의 식 m = (1/|Q|) Σ_i Σ_{j∈C(i)} α_ij를 qw와 correct로 직접 쓰세요(숨긴 셀의 attention_mass가 답입니다)."
     forbid_calls(fn, ready, why)
-    forbid_string_lookups(fn, ready, why)
     keys = _example_keys()
     correct = correct_keys(keys)  # (3, Q, T)
     g = torch.Generator().manual_seed(5)

@@ -8,7 +8,6 @@ import torch.nn.functional as F
 from helpers.lessons.attention_in_vision import patchify
 
 from . import Wrong, answer_tensor, call_learner, exercise, forbid_calls, particle
-from .lookups import forbid_string_lookups
 
 
 def _example_features(seed: int = 11) -> torch.Tensor:
@@ -111,7 +110,6 @@ def _check_patchify(fn):
         "이 문제는 패치 나누기를 reshape와 permute(또는 unfold)로 직접 짜는 연습입니다: 위의 `patchify`는 쓰지 마세요."
     )
     forbid_calls(fn, {"patchify"}, why)
-    forbid_string_lookups(fn, {"patchify"}, why)
     img = torch.arange(3 * 4 * 6, dtype=torch.float64).reshape(3, 4, 6)  # (C, H, W), every value unique
     got = answer_tensor(call_learner(fn, img.clone(), 2, what="my_patchify(img, 2)"), "my_patchify")
     want = patchify(img, 2)  # (6, 12)
@@ -159,7 +157,6 @@ def _check_patchify(fn):
 def _check_attention_bytes(fn):
     why = "6절의 vit_cost는 헤드 하나, [CLS] 제외의 행렬만 셉니다. 이 문제는 헤드 h개와 [CLS]를 넣어 식을 직접 세우는 연습입니다."
     forbid_calls(fn, {"vit_cost"}, why)
-    forbid_string_lookups(fn, {"vit_cost"}, why)
     cases = [(224, 16, 12), (224, 8, 12), (224, 1, 1), (32, 4, 3), (384, 16, 6)]
     for size, p, heads in cases:
         call = f"attention_weight_bytes({size}, {p}, {heads})"

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import Wrong, answer_tensor, call_learner, called_names, exercise, forbid_calls, source_tree
+from . import LOOP_WORDS, Wrong, answer_tensor, call_learner, called_names, exercise, forbid_calls, source_tree
 
 
 def _forward_blocks(n: int, block_m: int, block_n: int) -> int:
@@ -20,14 +20,6 @@ def _forward_blocks(n: int, block_m: int, block_n: int) -> int:
     return sum(len(range(0, min((i + 1) * block_m, n), block_n)) for i in range(math.ceil(n / block_m)))
 
 
-LOOP_WORDS = {
-    "For": "for 반복문",
-    "While": "while 반복문",
-    "ListComp": "컴프리헨션",
-    "SetComp": "컴프리헨션",
-    "DictComp": "컴프리헨션",
-    "GeneratorExp": "제너레이터 식",
-}
 HIDDEN_LOOPS = {"range", "map", "arange", "sum", "reduce", "cumsum", "tril", "tril_indices", "count_nonzero"}
 
 
