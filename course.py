@@ -218,6 +218,8 @@ def cmd_lab(extra: list[str]) -> int:
 NBVAL = [
     "--nbval",
     "--nbval-current-env",
+    "-p",
+    "tools.kernel_zygote",  # one import of torch, matplotlib... per test process, a forked kernel per notebook
     "--nbval-cell-timeout=120",
     "--nbval-sanitize-with",
     "tests/nbval_sanitize.cfg",
