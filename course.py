@@ -3,6 +3,8 @@
 
     python3 course.py lab            open the course in JupyterLab
     python3 course.py test [ARGS]    run every test (ARGS go to pytest)
+    python3 course.py test --sweep    the browser sweeps: every notebook in JupyterLab, every deck slide, every
+                                      page of the built site (.ci/run runs it after `test`)
     python3 course.py test 03 [--fast]  only notebook 03's checks (--fast: one numeric set-up); also
                                       `--nb 03`, a notebook path (its nbval) or a test file (native pass)
     python3 course.py affected FILE ...  the notebooks and tests a change to these files reaches
@@ -281,9 +283,34 @@ def cmd_test(extra: list[str]) -> int:
         ]
         return _run_steps(lint + steps, background, extra)
     extra = request.pytest_args
+    if "--sweep" in extra:  # the browser sweeps only (.ci/run runs them after the plain command)
+        args = [a for a in extra if a != "--sweep"]
+        modules = [f"tests/{name}" for name in maintain.BROWSER]
+        sweep = [
+            str(PYTHON),
+            "-m",
+            "pytest",
+            *modules,
+            "--sweep",
+            *(["-n", str(workers), "--dist", "loadscope"] if workers else []),
+            *args,
+        ]
+        return _run_steps(
+            [
+                (
+                    "browser sweeps: every notebook, deck slide and site page",
+                    sweep,
+                    {"OMP_NUM_THREADS": "1", "COURSE_CHECK_FIGURES": "1"},
+                )
+            ],
+            [],
+            args,
+        )
+    # The plain run checks a sample in the browser tests (tests/conftest.py: `sweep` items are left out and the
+    # browser fixtures open a few decks and pages); `course.py test --sweep` covers all of them.
     # --dist loadscope: a notebook's nbval cells (one file), a test module or a test class stay on one
     # worker, in order; the browser tests are one class per notebook and share a JupyterLab per worker.
-    xdist = ["-n", str(workers), "--dist", "loadscope"] if workers else []
+    xdist = ["-n", str(workers), "--dist", "loadfile"] if workers else []
     both = os.environ.get("COURSE_TEST_PASSES") != "native" and not request.fast
     # Every explorer built under test (each notebook's, in both passes) refuses a text outside its canvas.
     check = {"COURSE_CHECK_FIGURES": "1"}

@@ -17,6 +17,13 @@ def pytest_addoption(parser):
         help="keep only the tests of notebook NN (repeatable): its nbval cells, its contract, deck and browser "
         "items, and the unit test modules of the code it saves or imports (tools/maintain.py)",
     )
+    parser.addoption(
+        "--sweep",
+        action="store_true",
+        default=False,
+        help="the browser sweeps: every notebook in JupyterLab, every deck slide, every page of the built site "
+        "(`python3 course.py test --sweep`, run by .ci/run); without it the browser tests check a sample",
+    )
 
 
 # Explorers built under test refuse a text outside their canvas (helpers.widgets; course.py test sets it
@@ -30,6 +37,11 @@ def pytest_configure(config):
         "markers",
         "each_selected_notebook: the test covers every selected notebook (all of them without --nb), "
         "so `--nb NN` keeps it and it narrows itself with selected_notebooks()",
+    )
+    config.addinivalue_line(
+        "markers",
+        "sweep: a browser check repeated over every notebook, deck or page; runs with --sweep (course.py test "
+        "--sweep, .ci/run) and in `course.py test NN` for NN, not in the plain `course.py test`, which checks a sample",
     )
     # Agg before anything imports pyplot, so no test ever needs a display.
     matplotlib.use("Agg")
@@ -50,8 +62,19 @@ def _own_notebook_markers(item) -> list[str]:
     return [str(a) for m in marks if m.name == "notebook" for a in m.args]
 
 
+def sampling(config) -> bool:
+    """True in the plain run: browser fixtures open a sample of the decks and pages (the sweep opens all, a
+    `--nb NN` run those of NN)."""
+    return not config.getoption("sweep") and not selected_numbers(config)
+
+
 def pytest_collection_modifyitems(config, items):
     numbers = set(selected_numbers(config))
+    if sampling(config):
+        swept = [item for item in items if item.get_closest_marker("sweep")]
+        if swept:
+            config.hook.pytest_deselected(items=swept)
+            items[:] = [item for item in items if not item.get_closest_marker("sweep")]
     if not numbers:
         return
     from tools import maintain
@@ -79,6 +102,12 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+@pytest.fixture(scope="session")
+def sample_run(request) -> bool:
+    """See sampling(): the plain `course.py test` run, whose browser tests check a sample."""
+    return sampling(request.config)
 
 
 @pytest.fixture(scope="session")

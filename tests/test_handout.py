@@ -47,6 +47,7 @@ def test_handout_cells(path):
     assert kept == figures - solution_figures
 
 
+@pytest.mark.sweep  # printing takes Chromium ~20 s; the plain run checks test_handout_cells only
 @pytest.mark.notebook(PRINTED[:2])
 def test_handout_pdf(tmp_path):
     """One notebook printed: A4, a sane page count, the Korean title in the text layer, math typeset."""

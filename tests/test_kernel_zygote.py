@@ -27,8 +27,9 @@ if os.name == "nt":
 def zygote(tmp_path_factory):
     folder = tmp_path_factory.mktemp("zygote")
     path = str(folder / "socket")
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, str(ZYGOTE), "serve", path], env=env, cwd=ROOT)
+    # the fork machinery with a cheap preload (the real list costs ~7 s of imports); numpy stands in for torch
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "COURSE_KERNEL_ZYGOTE_PRELOAD": "ipykernel.kernelapp,numpy"}
+    proc = subprocess.Popen([sys.executable, "-m", "tools.kernel_zygote", "serve", path], env=env, cwd=ROOT)
     deadline = time.monotonic() + 120
     while not os.path.exists(path):
         assert proc.poll() is None and time.monotonic() < deadline, "the zygote did not start"
@@ -72,7 +73,7 @@ FACTS = (
     "import os, sys, json\n"
     "print(json.dumps({'pid': os.getpid(), 'cwd': os.getcwd(), 'marker': os.environ.get('COURSE_TEST_MARKER'),"
     " 'tools_on_path': any(p.rstrip('/').endswith('tools') for p in sys.path),"
-    " 'torch_loaded': 'torch' in sys.modules, 'x': globals().get('x')}))\n"
+    " 'preloaded': 'numpy' in sys.modules, 'x': globals().get('x')}))\n"
     "x = 1"
 )
 
@@ -89,7 +90,7 @@ def test_a_forked_kernel_is_a_fresh_kernel_with_its_own_environment(zygote, tmp_
         assert (a["marker"], b["marker"]) == ("first", "second")  # the environment the kernel spec gave
         assert Path(a["cwd"]) == tmp_path / "a" and Path(b["cwd"]) == tmp_path / "b"
         assert not a["tools_on_path"], "the zygote's own folder leaked onto the kernel's sys.path"
-        assert a["torch_loaded"], "torch was not preloaded: the zygote saves nothing"
+        assert a["preloaded"], "numpy was not preloaded: the zygote saves nothing"
         assert run(first[1], "print(x + 1)").strip() == "2"  # the state is the kernel's own
         # an interrupt reaches the forked kernel (the stub forwards SIGINT)
         msg = first[1].execute("import time\ntry:\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    print('stopped')")
@@ -132,7 +133,7 @@ def test_another_numeric_set_up_is_refused_and_gets_a_plain_kernel(zygote, tmp_p
     km, kc = kernel(path, other, tmp_path, strict=False)
     try:
         facts = json.loads(run(kc, FACTS + "\nprint(os.environ['OMP_NUM_THREADS'])").splitlines()[0])
-        assert not facts["torch_loaded"], facts  # a plain, fresh process (it imports torch only when asked)
+        assert not facts["preloaded"], facts  # a plain, fresh process (it imports numpy only when asked)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
@@ -140,7 +141,6 @@ def test_another_numeric_set_up_is_refused_and_gets_a_plain_kernel(zygote, tmp_p
 
 def test_the_test_command_runs_the_notebooks_through_the_zygote():
     """course.py's nbval arguments load the plugin (a change that drops it brings back 3-7 s a notebook)."""
-    sys.path.insert(0, str(ROOT))
-    import course
+    import course  # course.py's folder is on PYTHONPATH (course.py test sets it)
 
     assert "tools.kernel_zygote" in course.NBVAL

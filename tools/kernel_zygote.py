@@ -127,8 +127,6 @@ def threads() -> int:
 
 
 def serve(path: str) -> int:
-    if sys.path and sys.path[0] == str(Path(__file__).resolve().parent):
-        del sys.path[0]  # as ipykernel_launcher does: the kernel must not import from tools/
     preset = defaults()
     for name, value in preset.items():
         os.environ.setdefault(name, value)
@@ -144,7 +142,8 @@ def serve(path: str) -> int:
         except ImportError:
             pass
     blas_threads = threads()
-    for name in PRELOAD:
+    preload = os.environ.get("COURSE_KERNEL_ZYGOTE_PRELOAD")  # tests/test_kernel_zygote.py: a cheap list
+    for name in preload.split(",") if preload else PRELOAD:
         if name == "torch._dynamo" and "TRITON_INTERPRET" not in os.environ:
             continue  # it imports triton, which reads TRITON_INTERPRET once
         try:
@@ -284,7 +283,8 @@ def pytest_collection_finish(session):
     path = os.path.join(folder, "socket")
     log = open(os.path.join(folder, "zygote.log"), "w")  # noqa: SIM115 (kept open while the zygote runs)
     process = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "serve", path],
+        # -m from the course folder (on PYTHONPATH already): tools/ itself stays off the kernels' sys.path
+        [sys.executable, "-m", "tools.kernel_zygote", "serve", path],
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
