@@ -2,9 +2,9 @@
 """The course's entry point: set-up on first use, then JupyterLab, tests or notebook builds.
 
     python3 course.py lab            open the course in JupyterLab
-    python3 course.py test [ARGS]    run every test (ARGS go to pytest)
-    python3 course.py test --sweep    the browser sweeps: every notebook in JupyterLab, every deck slide, every
-                                      page of the built site (.ci/run runs it after `test`)
+    python3 course.py test [ARGS]    run every test, the browser checks on a sample (ARGS go to pytest)
+    python3 course.py test --sweep   the browser checks on everything: every notebook in JupyterLab, every
+                                      deck slide, every page of the built site (after `course.py site`)
     python3 course.py test 03 [--fast]  only notebook 03's checks (--fast: one numeric set-up); also
                                       `--nb 03`, a notebook path (its nbval) or a test file (native pass)
     python3 course.py affected FILE ...  the notebooks and tests a change to these files reaches
@@ -296,7 +296,8 @@ def cmd_test(extra: list[str]) -> int:
             "pytest",
             *modules,
             "--sweep",
-            *(["-n", str(workers), "--dist", "loadscope"] if workers else []),
+            # two workers even on 2 cores: the sweeps wait on browsers and kernels more than they compute
+            *(["-n", str(max(workers, 2)), "--dist", "loadscope"] if workers else []),
             *args,
         ]
         return _run_steps(
@@ -312,8 +313,8 @@ def cmd_test(extra: list[str]) -> int:
         )
     # The plain run checks a sample in the browser tests (tests/conftest.py: `sweep` items are left out and the
     # browser fixtures open a few decks and pages); `course.py test --sweep` covers all of them.
-    # --dist loadscope: a notebook's nbval cells (one file), a test module or a test class stay on one
-    # worker, in order; the browser tests are one class per notebook and share a JupyterLab per worker.
+    # --dist loadfile (4+ cores): a notebook's nbval cells or a test module stay on one worker, in order, and
+    # the browser modules start their JupyterLab and Chromium once.
     xdist = ["-n", str(workers), "--dist", "loadfile"] if workers > 1 else []
     both = os.environ.get("COURSE_TEST_PASSES") != "native" and not request.fast
     # Every explorer built under test (each notebook's, in both passes) refuses a text outside its canvas.

@@ -404,15 +404,22 @@ def test_deck_explorer_moves_offline(deck):
     assert_live(deck.parent, DECK, 0, shown)
 
 
+def require_built_site() -> None:
+    """The built-site sweeps need `python3 course.py site` first: a skip, or a failure under
+    COURSE_REQUIRE_BROWSER=1 (.ci/run), never a silent pass. (They check the files there: rebuild after a change.)"""
+    if not built_site_pages():
+        skip_or_fail("build/site/ does not hold every page: run `python3 course.py site` first")
+
+
 def built_site_pages() -> list[Path]:
     pages = [build_site.DEFAULT_OUT / f"{row['stem']}.html" for row in build_site.course_map()]
     return pages if all(p.exists() for p in pages) else []
 
 
 @pytest.mark.sweep
-@pytest.mark.skipif(not built_site_pages(), reason="build/site/ does not hold every page (python3 course.py site)")
 def test_every_explorer_of_the_built_site_moves():
     """CI builds the whole site first: every explorer on every page swaps frames for every control."""
+    require_built_site()
     moved = 0
     with chromium() as browser:
         context, outside = offline_context(browser)
@@ -545,6 +552,7 @@ def dead_links(folder: Path, missing_ok=re.compile(r"^$")) -> list[str]:
     return dead
 
 
+@pytest.mark.notebook(*NUMBERS)
 def test_site_reader_tools(site, numbers):
     """The tools a reader gets on every page of 04, 05, the map, the glossary and the sources (from
     file://, network blocked), at a laptop's and a phone's width: nothing wider than the screen except
@@ -607,10 +615,10 @@ def test_site_reader_tools(site, numbers):
 
 
 @pytest.mark.sweep
-@pytest.mark.skipif(not built_site_pages(), reason="build/site/ does not hold every page (python3 course.py site)")
 def test_built_site_fits_screens_links_and_search():
     """CI builds the whole site first: every page fits a laptop and a phone (only code and tables scroll
     sideways), every link and anchor on the site resolves, and search finds every page."""
+    require_built_site()
     site = build_site.DEFAULT_OUT
     assert dead_links(site) == []
     with chromium() as browser:

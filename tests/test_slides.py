@@ -553,7 +553,7 @@ def test_every_deck_explorer_swaps_frames_offline(decks, browser, selected_noteb
     with_players = [p for p in pages if "data-explorer=" in p.read_text(encoding="utf-8")]
     wanted = len(exported(selected_notebooks, sample_run))
     if len(with_players) < wanted:
-        pytest.skip(f"frames cached for {len(with_players)} of {wanted} decks (python3 course.py site)")
+        skip_or_fail(f"frames cached for {len(with_players)} of {wanted} decks: run `python3 course.py site` first")
     outside = []
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     context.route(

@@ -2,7 +2,7 @@
 
 Every notebook runs in a kernel of its own (nbval starts one per notebook, as a learner's JupyterLab does). Each
 of those kernels used to spend 3-7 s of CPU importing the same modules (IPython and ipykernel, torch, torch's
-optimizer machinery, matplotlib, seaborn with scipy and pandas, ipywidgets, helpers) before the notebook's first
+optimizer machinery, matplotlib, seaborn with scipy and pandas, ipywidgets) before the notebook's first
 line ran: about 140 of the test command's ~570 CPU-seconds. Here one *zygote* process imports them once per test
 process and then forks a fresh kernel for each notebook. A forked kernel is still a new process with its own memory
 (nothing one notebook does reaches another); the only difference from `python -m ipykernel_launcher` is that those
@@ -14,11 +14,17 @@ modules are already in `sys.modules`, as they would be after the notebook's own 
                         socket, another numeric set-up, a zygote that refused to fork) it becomes
                         `python -m ipykernel_launcher ARGS` itself, so a kernel always starts.
 
-The zygote forks only while it has no thread but its own and OpenBLAS's (which stops them around a fork): a fork
-beside running threads can copy a held lock; it checks before each fork. Environment variables that a library reads once at import or load time (OpenMP, MKL, oneDNN,
-ATen's CPU capability, the hash seed, Python's path) must be those the kernel would get: a request whose values
-differ from the zygote's is refused, and the stub starts a plain kernel. tests/conftest.py starts one zygote per
-pytest process that runs notebooks (COURSE_KERNEL_ZYGOTE=0 turns it off); tests/test_kernel_zygote.py checks it.
+The zygote forks only while it has no thread but its own and OpenBLAS's (which stops them around a fork): a
+fork beside running threads can copy a held lock; it checks before each fork. Environment variables that a
+library reads once at import or load time (OpenMP, MKL, oneDNN, ATen's CPU capability, the hash seed, Python's
+path) must be those the kernel would get: a request whose values differ from the zygote's is refused, and the
+stub starts a plain kernel. `helpers` is not preloaded: importing it asks torch.cuda.is_available(), after which
+no process may fork.
+
+As a pytest plugin (`-p tools.kernel_zygote`: course.py's NBVAL arguments, .ci/run's Python 3.13 step) it starts
+one zygote per pytest process whose collected items include notebooks (pytest_collection_finish);
+COURSE_KERNEL_ZYGOTE=0 turns it off, and it is always off on Windows (no fork). tests/test_kernel_zygote.py
+checks it.
 """
 
 from __future__ import annotations
