@@ -259,9 +259,10 @@ def _workers() -> int:
 
 
 def cmd_test(extra: list[str]) -> int:
-    """Lint and format check, then unit + contract + browser tests with strict nbval (native, 1 thread)
-    and, at the same time, strict nbval of the notebooks again under PORTABLE_SETUP. Extra ARGS go to
-    both pytest runs. COURSE_TEST_WORKERS=0 runs the passes one after the other, each in one process.
+    """Lint and format check, then unit + contract tests with strict nbval (native, 1 thread) and, at the
+    same time, strict nbval of the notebooks again under PORTABLE_SETUP with the browser tests' sample (see
+    `moved`). Extra ARGS go to both pytest runs. COURSE_TEST_WORKERS=0 runs the passes one after the other.
+    `--sweep` runs only the browser modules, on every notebook, deck and page.
 
     Notebook numbers (`test 03`, `--nb 03`) or paths narrow the run (tools/maintain.py): a number runs
     that notebook's checks only, a notebook path its nbval, a test path that file in the native pass;
@@ -319,9 +320,9 @@ def cmd_test(extra: list[str]) -> int:
     both = os.environ.get("COURSE_TEST_PASSES") != "native" and not request.fast
     # Every explorer built under test (each notebook's, in both passes) refuses a text outside its canvas.
     check = {"COURSE_CHECK_FIGURES": "1"}
-    # The portable pass (notebooks only) ends minutes before the first; browser tests that compute no
-    # numbers (the offline decks, the handout PDF, the built site's explorers) run in it instead, so
-    # that the first pass, the longer one, is shorter.
+    # The portable pass (notebooks only) would end minutes before the first; the browser modules (their
+    # plain-run sample: decks, handout cells, site page 05, and on <= 3 cores JupyterLab) and the benchmark
+    # script's CPU check run in it instead, so that both passes end together.
     moved = (
         [
             "tests/test_slides.py",
@@ -352,7 +353,8 @@ def cmd_test(extra: list[str]) -> int:
             {"OMP_NUM_THREADS": "1", **check},
         ),
         (
-            "notebooks again, scalar kernels + SSE4 BLAS, 2 threads" + (" (+ slides, handout, site)" if moved else ""),
+            "notebooks again, scalar kernels + SSE4 BLAS, 2 threads"
+            + (" (+ browser tests, GPU benchmark script)" if moved else ""),
             [str(PYTHON), "-m", "pytest", "notebooks", *moved, *NBVAL, *extra],
             {**PORTABLE_SETUP, **check},
         ),

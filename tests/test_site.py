@@ -1,13 +1,13 @@
 """The static course site (`python3 course.py site`) and the static explorers in the offline decks.
 
-The site is built for 04 and 05 into a temporary folder (tools/build_site.py; explorer frames from
+The site is built for 05 (the plain run's sample; 04 and 05 under --sweep or `course.py test 04`) into a temporary folder (tools/build_site.py; explorer frames from
 build/explorer-frames/, computed there when missing) and opened from file:// in headless Chromium
 with every other request aborted. Every control of every explorer is moved with the mouse and with
 the keyboard; each move must swap the picture, and every picture shown must be, byte for byte, the
 PNG the live explorer draws for the values the controls show: the notebook is run in a kernel up to
 its explorers, each explorer is moved there with `set(...)` as a learner would, and its `png` is read.
-The same checks run on one offline deck. When build/site/ holds every page (CI runs
-`python3 course.py site` first), every explorer on every page there is moved too.
+The same checks run on one offline deck. The sweep (`course.py test --sweep`, after `python3 course.py site`)
+also moves every explorer on every page of build/site/ and checks every page's fit, links and search.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 The decks are built into a temporary folder with tools/export_slides.py from the npm tarballs cached in
 build/npm-cache/ (filled by `python3 course.py slides` or `--fetch-only`; the tests themselves never
-touch the network). One deck is opened in headless Chromium with every non-file request aborted.
+touch the network). The plain run exports the SAMPLE decks and walks 01 in headless Chromium with every non-file
+request aborted; the sweep (`course.py test --sweep`) exports and walks all of them.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python3 course.py affected FILE ...   the notebooks and tests a change to these files reaches
     python3 course.py test 03 [--fast]    notebook 03's checks only (course.py asks `plan` what to run)
-    python3 course.py tests-map           every notebook's tests (the table in CONTRIBUTING.md)
+    python3 tools/maintain.py map         every notebook's tests (the table in CONTRIBUTING.md)
 
 Everything here is derived from the sources with `ast`, never from a hand list:
 
