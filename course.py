@@ -248,7 +248,8 @@ def _workers() -> int:
     """COURSE_TEST_WORKERS: processes for the first pass (the portable pass always runs beside it). 1, the default
     on up to 3 cores: one process, with the JupyterLab check moved to the portable pass so both end together
     (2 cores: 4:10, against 4:46 with two xdist workers, which each collect everything and start their own
-    kernel zygote); 2 or more (the default on 4+ cores): pytest-xdist workers; 0: every step serially."""
+    kernel zygote); 2 or more (the default on 4+ cores): pytest-xdist workers; 0: every step serially.
+    `--sweep` uses at least 2 workers unless 0."""
     default = "2" if (os.cpu_count() or 1) >= 4 else "1"
     value = os.environ.get("COURSE_TEST_WORKERS", default)
     try:

@@ -1,6 +1,6 @@
 """The static course site (`python3 course.py site`) and the static explorers in the offline decks.
 
-The site is built for 05 (the plain run's sample; 04 and 05 under --sweep or `course.py test 04`) into a temporary folder (tools/build_site.py; explorer frames from
+The site is built for 05 (the plain run's sample; 04 and 05 under --sweep or `course.py test 04`/`05`) into a temporary folder (tools/build_site.py; explorer frames from
 build/explorer-frames/, computed there when missing) and opened from file:// in headless Chromium
 with every other request aborted. Every control of every explorer is moved with the mouse and with
 the keyboard; each move must swap the picture, and every picture shown must be, byte for byte, the
