@@ -76,15 +76,11 @@ def defaults() -> dict:
     helpers' TRITON_INTERPRET (torch._dynamo imports triton, which must see it). With a CUDA build of torch the
     value depends on the GPU, which the zygote must not ask about: it is left unset, and torch._dynamo is not
     preloaded then (see serve)."""
-    import importlib.util
+    import torch  # preloaded anyway; importing it touches no GPU (torch.version.cuda is the build, not a device)
 
     found = {"MPLBACKEND": INLINE}
-    spec = importlib.util.find_spec("torch")
-    if spec and spec.origin:
-        version = Path(spec.origin).parent / "version.py"
-        text = version.read_text(encoding="utf-8") if version.exists() else ""
-        if "cuda: Optional[str] = None" in text or "cuda = None" in text:  # a CPU-only build: no GPU to find
-            found["TRITON_INTERPRET"] = "1"
+    if torch.version.cuda is None:  # a CPU-only build: no GPU to find
+        found["TRITON_INTERPRET"] = "1"
     return found
 
 
