@@ -35,11 +35,12 @@ from collections.abc import Callable, Mapping
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 from PIL import Image
 
-__all__ = ["Explorer", "default_frames", "fit_figure", "texts_outside"]
+__all__ = ["Drawing", "Explorer", "default_frames", "every_value", "fit_figure", "softmax_bars", "texts_outside"]
 
 FRAMES_ENV = "COURSE_EXPLORER_FRAMES"  # a folder: explorers export their frames there (tools/explorer_frames.py)
 CHECK_ENV = "COURSE_CHECK_FIGURES"  # "1": an explorer whose text leaves the canvas is an error (tests set it)
@@ -85,6 +86,22 @@ def default_frames(widget) -> list:
     if isinstance(widget, widgets.FloatSlider):
         return _step_values(widget.min, widget.max, widget.step, widget.value)
     raise TypeError(f"no default frames for a {type(widget).__name__}; pass frames={{name: [values]}} to Explorer")
+
+
+def every_value(widget) -> list:
+    """Every value a control can take (a slider's every step): what a picture drawn in the browser
+    (a `Drawing`) is drawn for; no frames are precomputed, so nothing has to be left out."""
+    import ipywidgets as widgets
+
+    if isinstance(widget, widgets.FloatSlider):
+        n = int(math.floor((widget.max - widget.min) / widget.step + 1e-9)) + 1
+        keep = min(range(n), key=lambda k: abs(widget.min + k * widget.step - widget.value))
+        values = [round(widget.min + k * widget.step, 12) for k in range(n)]
+        values[keep] = widget.value  # the exact default value is one of them
+        return values
+    if isinstance(widget, widgets.IntSlider):
+        return list(range(widget.min, widget.max + 1, widget.step))
+    return default_frames(widget)
 
 
 def readout(widget, value) -> str:
@@ -140,25 +157,33 @@ def _overflow(figure: Figure) -> tuple[dict[str, float], list[str]]:
     width, height = figure.bbox.width, figure.bbox.height
     sides = {"left": 0.0, "right": 0.0, "bottom": 0.0, "top": 0.0}
     found = []
+
+    def measure(what: str, box) -> None:
+        out = {"left": -box.x0, "right": box.x1 - width, "bottom": -box.y0, "top": box.y1 - height}
+        if max(out.values()) > 0.5:
+            where = ", ".join(f"{side} {px:.0f} px" for side, px in out.items() if px > 0.5)
+            found.append(f"{what} ({where})")
+        for side, px in out.items():
+            sides[side] = max(sides[side], px)
+
     for name, text in _figure_texts(figure):
         if not text.get_visible() or not text.get_text().strip():
             continue
         axes = text.axes
         if axes is not None and not axes.get_visible():
             continue
-        box = text.get_window_extent(renderer)
-        out = {"left": -box.x0, "right": box.x1 - width, "bottom": -box.y0, "top": box.y1 - height}
-        if max(out.values()) > 0.5:
-            where = ", ".join(f"{side} {px:.0f} px" for side, px in out.items() if px > 0.5)
-            found.append(f"{name} {text.get_text()!r} ({where})")
-        for side, px in out.items():
-            sides[side] = max(sides[side], px)
+        measure(f"{name} {text.get_text()!r}", text.get_window_extent(renderer))
+    # A legend's frame too, not only its texts: the box around them must stay on the canvas as well.
+    legends = [(ax.get_legend(), ax.get_visible()) for ax in figure.axes] + [(lg, True) for lg in figure.legends]
+    for legend, shown in legends:
+        if legend is not None and shown and legend.get_visible():
+            measure("legend box", legend.get_window_extent(renderer))
     return sides, found
 
 
 def texts_outside(figure: Figure) -> list[str]:
-    """The texts of `figure` (titles, labels, tick labels, texts, legends) whose drawn box leaves the
-    canvas, as readable descriptions; draws the figure first."""
+    """The texts of `figure` (titles, labels, tick labels, texts, legends and legend frames) whose drawn
+    box leaves the canvas, as readable descriptions; draws the figure first."""
     figure.canvas.draw()
     return _overflow(figure)[1]
 
@@ -200,6 +225,102 @@ def control_kind(widget) -> str:
     return "slider"
 
 
+class Drawing:
+    """A picture the static player draws itself, for whatever values the controls show, where the
+    controls' joint grid is too large to precompute (01's four sliders of 101 steps: 101**4 states).
+
+    kind    the player's drawer for it (tools/explorer_player.py, DRAWERS)
+    moving  the artists the drawer draws; they are left out of the one frame exported, the background
+            the drawer draws on
+    spec    ``spec(figure) -> dict``: what the drawer needs, JSON-able, lengths in the figure's pixels
+            (origin top left); called on export, after the figure was fitted and drawn
+    """
+
+    def __init__(self, kind: str, moving: list, spec: Callable[[Figure], dict]):
+        if not moving:
+            raise ValueError("a Drawing needs the artists the browser draws (moving), none were given")
+        self.kind, self.moving, self.spec = kind, list(moving), spec
+
+
+def _pixels(figure: Figure, points) -> list[list[float]]:
+    """Display points (origin bottom left) -> the PNG's pixels (origin top left), rounded to 0.01 px."""
+    height = figure.bbox.height
+    return [[round(float(x), 2), round(float(height - y), 2)] for x, y in points]
+
+
+def _panel(ax) -> dict:
+    """An axes as the drawer sees it: its box in pixels and the data limits mapped onto it (linear)."""
+    (x0, top), (x1, bottom) = _pixels(ax.figure, [(ax.bbox.x0, ax.bbox.y1), (ax.bbox.x1, ax.bbox.y0)])
+    return {
+        "box": [x0, top, x1, bottom],
+        "xlim": list(map(float, ax.get_xlim())),
+        "ylim": list(map(float, ax.get_ylim())),
+    }
+
+
+def _font(text) -> dict:
+    return {
+        "size": round(text.get_fontsize() * text.figure.dpi / 72, 2),
+        "color": to_hex(text.get_color()),
+        "weight": str(text.get_fontweight()),
+    }
+
+
+def softmax_bars(ax_scores, ax_weights, values=None, *, negative="tab:red", positive="tab:gray") -> Drawing:
+    """Notebook 01's two panels drawn by the static player: score bars (`negative` below 0, `positive`
+    otherwise) over a zero line, softmax-weight bars with their values ("<0.01" below 0.005), and the
+    weights panel's title: the weighted sum of `values` ("가중합 = x.xx"), or a fixed title without values.
+    The axes must hold exactly those artists (01's `softmax_panels`); the browser computes softmax in
+    float64 with the largest score subtracted, as 01's `softmax` does."""
+    score_bars, weight_bars = list(ax_scores.patches), list(ax_weights.patches)
+    zero_lines, labels = list(ax_scores.lines), list(ax_weights.texts)
+    if not (len(score_bars) == len(weight_bars) == len(labels) > 0 and len(zero_lines) == 1):
+        raise ValueError(
+            "softmax_bars expects n score bars and one zero line on ax_scores, n weight bars and n value "
+            f"labels on ax_weights; got {len(score_bars)} bars and {len(zero_lines)} lines, "
+            f"{len(weight_bars)} bars and {len(labels)} labels"
+        )
+    v = None if values is None else [float(x) for x in np.asarray(values, dtype=np.float64).reshape(-1)]
+    if v is not None and len(v) != len(score_bars):
+        raise ValueError(f"values must have one number per bar ({len(score_bars)}), got {len(v)}")
+    title = ax_weights.title
+
+    def spec(figure: Figure) -> dict:
+        renderer = figure.canvas.get_renderer()
+        label = labels[0]
+        # va="bottom": the label's box starts at its anchor; its baseline sits the descent of "lp" above.
+        descent = renderer.get_text_width_height_descent("lp", label.get_fontproperties(), ismath=False)[2]
+        line = zero_lines[0]
+        return {
+            "scores": {
+                **_panel(ax_scores),
+                "bars": [[b.get_x(), b.get_width()] for b in score_bars],
+                "negative": to_hex(negative),
+                "positive": to_hex(positive),
+                "zero": {"color": to_hex(line.get_color()), "width": round(line.get_linewidth() * figure.dpi / 72, 2)},
+            },
+            "weights": {
+                **_panel(ax_weights),
+                "bars": [[b.get_x(), b.get_width()] for b in weight_bars],
+                "color": to_hex(weight_bars[0].get_facecolor()),
+                "label": {
+                    **_font(label),
+                    "x": [float(t.get_position()[0]) for t in labels],
+                    "descent": round(float(descent), 2),
+                },
+            },
+            "title": {
+                **_font(title),
+                "at": _pixels(figure, [title.get_transform().transform(title.get_position())])[0],
+                "text": "소프트맥스 가중치: 양수, 합 1" if v is None else None,
+                "prefix": "가중합 = ",
+            },
+            "values": v,
+        }
+
+    return Drawing("softmax-bars", [*score_bars, *zero_lines, *weight_bars, *labels, title], spec)
+
+
 class Explorer:
     """Sliders (any ipywidgets value widgets) that redraw one matplotlib figure in place.
 
@@ -210,6 +331,8 @@ class Explorer:
              site and decks); controls left out get ``default_frames(widget)``
     max_frames  the most frames precomputed for this explorer: the controls' joint grid when it has at
              most this many points, else one line per control (coarser ``frames`` keep the joint grid)
+    drawing  optional `Drawing`: the static player draws the picture itself for any values (every
+             slider step, see `every_value`) on one exported background frame, instead of swapping frames
     """
 
     def __init__(
@@ -221,6 +344,7 @@ class Explorer:
         dpi: float | None = None,
         frames: Mapping[str, list] | None = None,
         max_frames: int = MAX_FRAMES,
+        drawing: Drawing | None = None,
     ):
         import ipywidgets as widgets
 
@@ -241,7 +365,11 @@ class Explorer:
         unknown = set(frames or {}) - set(self.controls)
         if unknown:
             raise KeyError(f"frames for unknown control(s) {sorted(unknown)}")
-        self.frames = {name: list((frames or {}).get(name) or default_frames(w)) for name, w in self.controls.items()}
+        if drawing is not None and not isinstance(drawing, Drawing):
+            raise TypeError(f"drawing must be a helpers.widgets.Drawing, got {type(drawing).__name__}")
+        self.drawing = drawing
+        values = every_value if drawing else default_frames
+        self.frames = {name: list((frames or {}).get(name) or values(w)) for name, w in self.controls.items()}
         if not isinstance(max_frames, int) or max_frames < 1:
             raise ValueError(f"max_frames must be a positive int, got {max_frames!r}")
         self.max_frames = max_frames
@@ -273,11 +401,14 @@ class Explorer:
 
     def frame_grid(self) -> tuple[str, list[tuple[int, ...]]]:
         """("grid", every combination of the controls' values) when that is at most max_frames points,
-        else ("axes", each control over its values with the others at their defaults); each point is a
+        else ("axes", each control over its values with the others at their defaults); ("drawn", the
+        defaults only) for an explorer with a `Drawing`, whose player draws every point; each point is a
         tuple of indices into self.frames' lists (the player's frame key is the indices joined by ",")."""
         names = list(self.controls)
         sizes = [len(self.frames[n]) for n in names]
         defaults = tuple(self.default_index(n) for n in names)
+        if self.drawing:  # one background frame; the player draws the rest for every point
+            return "drawn", [defaults]
         if math.prod(sizes) <= self.max_frames:
             return "grid", list(itertools.product(*(range(k) for k in sizes)))
         points = [defaults]
@@ -310,7 +441,20 @@ class Explorer:
         try:
             for k, point in enumerate(points):
                 self.update(**{n: self.frames[n][i] for n, i in zip(names, point)})
-                (out / f"{k:03d}.png").write_bytes(self.render_png())
+                if self.drawing:  # the background: everything but what the player draws
+                    self.figure.canvas.draw()  # positions as the whole figure lays them out (titles move)
+                    size = list(self.figure.canvas.get_width_height())  # the PNG's pixels: the SVG's viewBox
+                    drawing = {"kind": self.drawing.kind, "size": size, **self.drawing.spec(self.figure)}
+                    shown = [a.get_visible() for a in self.drawing.moving]
+                    for artist in self.drawing.moving:
+                        artist.set_visible(False)
+                    try:
+                        (out / f"{k:03d}.png").write_bytes(self.render_png())
+                    finally:
+                        for artist, visible in zip(self.drawing.moving, shown):
+                            artist.set_visible(visible)
+                else:
+                    (out / f"{k:03d}.png").write_bytes(self.render_png())
                 frames.append({"index": list(point), "file": f"{k:03d}.png"})
                 clipped = _overflow(self.figure)[1]  # the canvas was just drawn: only text boxes are measured
                 if clipped:
@@ -340,6 +484,8 @@ class Explorer:
             "width": self.image.layout.width,
             "outside": outside,  # frame key -> the texts that leave the canvas there (none, we hope)
         }
+        if self.drawing:
+            manifest["drawing"] = drawing
         (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
         return manifest
 

@@ -21,7 +21,9 @@ import re
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from matplotlib.colors import to_hex
 
 from tools import build_site, explorer_frames, export_slides
 from tools.browser_support import ROOT, artifact, chromium, explorer_cells, skip_or_fail
@@ -150,7 +152,8 @@ def assert_live(folder: Path, number: str, k: int, shown: list) -> None:
 
 STATE_JS = """(root) => {
   const img = root.querySelector('img.course-frame');
-  return {frame: root.getAttribute('data-frame'), src: img.getAttribute('src'),
+  const svg = root.querySelector('svg.course-drawing');  // a drawn explorer (01): its SVG changes, not the frame
+  return {frame: root.getAttribute('data-frame'), src: img.getAttribute('src'), drawn: svg ? svg.innerHTML : null,
           loaded: img.complete && img.naturalWidth > 0,
           readouts: [...root.querySelectorAll('output')].map(o => o.textContent)};
 }"""
@@ -449,13 +452,32 @@ def test_every_explorer_of_the_built_site_moves():
                     else:
                         page.keyboard.press("Space")
                     after = wait_loaded(page, root)
-                    assert after["src"] != before["src"], f"{path.name} explorer {k} control {i} did not swap frames"
+                    changed = after["drawn"] != before["drawn"] if after["drawn"] else after["src"] != before["src"]
+                    assert changed, f"{path.name} explorer {k} control {i} did not change its picture"
                 moved += 1
         context.close()
     assert outside == [], f"the site tried to reach the network: {outside}"
     size = build_site.folder_size(build_site.DEFAULT_OUT)
     assert size <= 60 * 2**20, f"build/site/ is {size / 2**20:.1f} MB (budget 60 MB)"
     assert moved == sum(len(explorer_cells(p)) for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.sweep
+def test_no_exported_frame_leaves_the_canvas():
+    """Every frame of every explorer the site build exported keeps its texts and legend frames on the
+    canvas (Explorer.export_frames measures each frame; fit_figure only sees the first)."""
+    require_built_site()
+    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    current = [explorer_frames.CACHE / nb.stem / explorer_frames.source_hash(nb) for nb in notebooks]
+    manifests = sorted(m for folder in current for m in folder.glob("[0-9][0-9]/manifest.json"))
+    if len(manifests) < sum(len(explorer_cells(nb)) for nb in notebooks):
+        skip_or_fail("build/explorer-frames/ lacks the current frames: run `python3 course.py site` first")
+    outside = {
+        f"{m.parent.parent.parent.name} explorer {m.parent.name}": found
+        for m in manifests
+        if (found := json.loads(m.read_text(encoding="utf-8")).get("outside"))
+    }
+    assert outside == {}, f"frames whose texts or legends leave the canvas: {outside}"
 
 
 # --------------------------------------------------------------------------- the reader's tools
@@ -637,3 +659,206 @@ def test_built_site_fits_screens_links_and_search():
         check_search(page, site)
         context.close()
     assert outside == [], f"the site tried to reach the network: {outside}"
+
+
+# --------------------------------------------------------------------------- 01: the explorer the page draws
+# 01's four sliders have 101 steps each (101**4 states), too many to precompute, so its static player
+# (tools/explorer_player.py, mode "drawn") shows one exported background frame and draws the score bars,
+# the zero line, the weight bars with their labels and the weights panel's title as inline SVG over it.
+# 01's page and deck are opened offline; the sliders are set by script, mouse and keyboard, and what the
+# SVG shows is compared with what 01's own update() draws in matplotlib for the same values: every
+# bar's box within a pixel, the same label texts, colours, readouts and title.
+
+NOTEBOOK01 = next((ROOT / "notebooks").glob("01_*.ipynb"))
+
+# What the page shows: every SVG element's box in the PNG's pixels (the SVG's viewBox units).
+DRAWN_JS = """(root) => {
+  const svg = root.querySelector('svg.course-drawing'), img = root.querySelector('img.course-frame');
+  const box = e => { const b = e.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]; };
+  const rects = [...svg.querySelectorAll('rect')];
+  const texts = [...svg.querySelectorAll('text')];
+  const r = svg.getBoundingClientRect(), i = img.getBoundingClientRect();
+  return {rects: rects.map(box), fills: rects.map(e => e.getAttribute('fill')),
+          labels: texts.slice(0, -1).map(e => e.textContent), labelBoxes: texts.slice(0, -1).map(box),
+          title: texts[texts.length - 1].textContent, titleBox: box(texts[texts.length - 1]),
+          readouts: [...root.querySelectorAll('output')].map(o => o.textContent),
+          values: [...root.querySelectorAll('input[type=range]')].map(e => Number(e.value)),
+          frame: root.getAttribute('data-frame'), alt: img.alt,
+          svgBox: [r.left, r.top, r.width, r.height], imgBox: [i.left, i.top, i.width, i.height],
+          loaded: img.complete && img.naturalWidth > 0};
+}"""
+
+SET_JS = """([root, idx]) => {
+  root.querySelectorAll('input[type=range]').forEach((el, i) => {
+    el.value = String(idx[i]); el.dispatchEvent(new Event('input', {bubbles: true}));
+  });
+}"""
+
+
+@pytest.fixture(scope="module")
+def live01():
+    """01's explorer built by 01's own lesson code, with the notebook's subjects, percentages and scores."""
+    from helpers.lessons.weighted_average import softmax_explorer
+
+    ex = softmax_explorer(["국어", "영어", "수학", "탐구"], [1.0, 0.5, 2.0, -1.0], values=[88.0, 92.0, 76.0, 63.0])
+    return ex
+
+
+@pytest.fixture(scope="module")
+def built01(tmp_path_factory) -> dict[str, Path]:
+    require_npm_cache()
+    out = tmp_path_factory.mktemp("site01")
+    result = build_site.build(out, ["01"], "cached", repo=REPO)
+    assert result["pages"] == 1 and result["explorers"] == 1, result
+    decks = tmp_path_factory.mktemp("deck01")
+    assert export_slides.main(["01", "--out", str(decks)]) == 0
+    return {"page": out / f"{NOTEBOOK01.stem}.html", "deck": next(decks.glob("01_*.slides.html"))}
+
+
+def matplotlib_says(live, values: list[float]) -> dict:
+    """What 01's update() draws for these slider values: every bar's box in the PNG's pixels (origin
+    top left), its colour, the weight labels and their boxes, the weights panel's title."""
+    live.set(**{f"s{i}": v for i, v in enumerate(values)})
+    fig = live.figure
+    fig.canvas.draw()
+    height = fig.bbox.height
+    ax_scores, ax_weights = fig.axes
+
+    def box(artist):
+        b = artist.get_window_extent()
+        return [b.x0, height - b.y1, b.x1, height - b.y0]
+
+    renderer = fig.canvas.get_renderer()
+    return {
+        "rects": [box(b) for b in [*ax_scores.patches, *ax_weights.patches]],
+        "fills": [to_hex(b.get_facecolor()) for b in [*ax_scores.patches, *ax_weights.patches]],
+        "labels": [t.get_text() for t in ax_weights.texts],
+        "labelBoxes": [list(np.array(box_of(t, renderer, height))) for t in ax_weights.texts],
+        "title": ax_weights.get_title(),
+        "titleBox": box_of(ax_weights.title, renderer, height),
+        "readouts": [f"{v:.2f}" for v in values],
+    }
+
+
+def box_of(text, renderer, height):
+    b = text.get_window_extent(renderer)
+    return [b.x0, height - b.y1, b.x1, height - b.y0]
+
+
+def assert_same_picture(shown: dict, want: dict, where: str) -> None:
+    assert shown["loaded"], f"{where}: the background frame is not loaded"
+    assert shown["labels"] == want["labels"], f"{where}: weight labels {shown['labels']} != {want['labels']}"
+    assert shown["title"] == want["title"], f"{where}: title {shown['title']!r} != {want['title']!r}"
+    assert shown["fills"] == want["fills"], f"{where}: bar colours {shown['fills']} != {want['fills']}"
+    assert shown["readouts"] == want["readouts"], f"{where}: readouts {shown['readouts']} != {want['readouts']}"
+    for k, (got, exp) in enumerate(zip(shown["rects"], want["rects"], strict=True)):
+        # A zero-height bar is a line in matplotlib's box; the SVG rect is empty there: compare x only.
+        assert np.allclose(got, exp, atol=0.75), (
+            f"{where}: bar {k} at {np.round(got, 2)}, matplotlib {np.round(exp, 2)}"
+        )
+    for k, (got, exp) in enumerate(
+        zip([*shown["labelBoxes"], shown["titleBox"]], [*want["labelBoxes"], want["titleBox"]], strict=True)
+    ):
+        # The page's font is not matplotlib's NanumGothic: each label and the title sit on the same
+        # point (centre, bottom) within 3 pixels; their widths may differ.
+        centre = ((got[0] + got[2]) / 2, (exp[0] + exp[2]) / 2)
+        assert abs(centre[0] - centre[1]) < 1.5 and abs(got[3] - exp[3]) < 3, (
+            f"{where}: label {k} at {got}, matplotlib {exp}"
+        )
+    # The SVG lies exactly on the picture, whatever width the page gives it.
+    assert np.allclose(shown["svgBox"], shown["imgBox"], atol=0.5), f"{where}: {shown['svgBox']} vs {shown['imgBox']}"
+
+
+def values_at(live, idx: list[int]) -> list[float]:
+    return [live.frames[name][k] for name, k in zip(live.controls, idx)]
+
+
+@pytest.mark.notebook("01")
+def test_site_draws_every_state_as_01_does(built01, live01):
+    """01's page: the defaults, all four moved, the extremes and 40 random states set by script, then
+    by mouse and keyboard; each time the SVG shows what 01's update() draws for the values."""
+    rng = np.random.default_rng(2)
+    states = [[60, 55, 70, 40], [20, 90, 35, 75], [0, 0, 0, 0], [100, 100, 100, 100], [0, 100, 0, 100]]
+    states += [list(map(int, rng.integers(0, 101, 4))) for _ in range(40)]
+    with chromium() as browser:
+        context, outside = offline_context(browser, (1200, 900))
+        page = context.new_page()
+        page.goto(built01["page"].as_uri())
+        root = page.locator(".course-explorer")
+        assert root.count() == 1 and root.locator(".course-explorer-resets").count() == 0
+        root.scroll_into_view_if_needed()
+        page.wait_for_function("r => r.querySelector('img.course-frame').complete", arg=root.element_handle())
+        first = root.evaluate(DRAWN_JS)
+        assert first["frame"] == "60,55,70,40" and first["values"] == [60, 55, 70, 40], first["frame"]
+        assert_same_picture(first, matplotlib_says(live01, values_at(live01, first["values"])), "page at first")
+        assert first["title"] == "가중합 = 80.47" and "가중합 = 80.47" in first["alt"]
+        root.screenshot(path=artifact("site_01_drawn_explorer.png"))
+        for idx in states:
+            page.evaluate(SET_JS, [root.element_handle(), idx])
+            shown = root.evaluate(DRAWN_JS)
+            assert shown["frame"] == ",".join(map(str, idx))
+            assert_same_picture(shown, matplotlib_says(live01, values_at(live01, idx)), f"page at {idx}")
+        # The hand: a click on the first slider's track, then the keyboard on the last.
+        sliders = root.locator("input[type=range]")
+        box = sliders.nth(0).bounding_box()
+        page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
+        sliders.nth(3).focus()
+        for key in ["End", "ArrowLeft", "ArrowLeft"]:
+            page.keyboard.press(key)
+        shown = root.evaluate(DRAWN_JS)
+        assert shown["values"][3] == 98 and shown["values"][0] > 80, shown["values"]
+        assert_same_picture(shown, matplotlib_says(live01, values_at(live01, shown["values"])), "page by hand")
+        # A phone: the drawing shrinks with the picture.
+        page.set_viewport_size({"width": 390, "height": 844})
+        shown = root.evaluate(DRAWN_JS)
+        assert shown["imgBox"][2] < 390 and np.allclose(shown["svgBox"], shown["imgBox"], atol=0.5), shown
+        context.close()
+    assert outside == [], f"the page tried to reach the network: {outside}"
+
+
+@pytest.mark.notebook("01")
+def test_deck_draws_01s_explorer(built01, live01):
+    """01's offline deck: the drawn explorer sits on its slide, scaled with it; the keyboard moves a
+    slider without turning the slide, and the SVG shows what 01's update() draws."""
+    with chromium() as browser:
+        context, outside = offline_context(browser, (1280, 800))
+        page = context.new_page()
+        page.goto(built01["deck"].as_uri())
+        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+        page.evaluate("""async () => {
+          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+          const where = Reveal.getIndices(document.querySelector('.course-explorer').closest('section'));
+          Reveal.slide(where.h, where.v); }""")
+        page.wait_for_timeout(800)
+        root = page.locator(".course-explorer")
+        assert root.count() == 1 and root.locator(".course-explorer-resets").count() == 0
+        slide = page.evaluate("() => location.hash")
+        slider = root.locator("input[type=range]").nth(2)
+        slider.focus()
+        for key in ["Home", "ArrowRight"]:
+            page.keyboard.press(key)
+        shown = root.evaluate(DRAWN_JS)
+        assert page.evaluate("() => location.hash") == slide, "the arrow keys turned the slide"
+        assert shown["values"] == [60, 55, 1, 40], shown["values"]
+        want = matplotlib_says(live01, values_at(live01, shown["values"]))
+        # reveal.js scales the whole slide to the window; the SVG scales with the picture under it.
+        scale = shown["imgBox"][2] / live01.figure.bbox.width
+        assert 0.3 < scale < 1.5 and np.allclose(shown["svgBox"], shown["imgBox"], atol=0.5), shown
+        assert_same_picture(shown, want, "deck")
+        root.screenshot(path=artifact("deck_01_drawn_explorer.png"))
+        page.keyboard.press("PageDown")  # a clicker's key lets go of the slider and turns the slide
+        page.wait_for_timeout(300)
+        assert page.evaluate("() => location.hash") != slide, "PageDown stayed in the slider"
+        context.close()
+    assert outside == [], f"the deck tried to reach the network: {outside}"
+
+
+@pytest.mark.notebook("01")
+def test_drawn_page_carries_no_frames_beyond_its_background(built01):
+    """One background PNG for 01's explorer (a few KB of data in the page instead of 401 frames)."""
+    text = built01["page"].read_text(encoding="utf-8")
+    spec = json.loads(html_lib.unescape(re.search(r"data-explorer='([^']*)'", text).group(1)))
+    assert spec["mode"] == "drawn" and len(spec["frames"]) == 1, spec["frames"]
+    assert [len(c["values"]) for c in spec["controls"]] == [101] * 4
+    frames = list((built01["page"].parent).rglob("*.png"))
+    assert len([f for f in frames if "01_" in str(f.parent)]) == 1, [str(f) for f in frames]

@@ -535,12 +535,14 @@ SWAP_ALL_JS = """async () => {
       // A hand moves one control at a time: what the last move preloads (the frames one move away) is
       // decoded before the next move, as it is between two real inputs.
       await Promise.all((root._coursePreloaded || []).map(im => im.decode().catch(() => null)));
-      const before = img.getAttribute('src');
+      // A drawn explorer (01) keeps its background frame and redraws its SVG instead.
+      const drawn = root.querySelector('svg.course-drawing');
+      const before = drawn ? drawn.innerHTML : img.getAttribute('src');
       if (el.type === 'checkbox') el.checked = !el.checked;
       else if (el.tagName === 'SELECT') el.selectedIndex = (el.selectedIndex + 1) % el.options.length;
       else el.value = String(Number(el.value) > 0 ? 0 : Number(el.max));
       el.dispatchEvent(new Event('input', {bubbles: true}));
-      out.push({control: i, changed: img.getAttribute('src') !== before,
+      out.push({control: i, changed: (drawn ? drawn.innerHTML : img.getAttribute('src')) !== before,
                 complete: img.complete && img.naturalWidth > 0});
     }
   }

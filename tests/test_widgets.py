@@ -271,6 +271,107 @@ def test_player_shows_the_frame_of_the_full_state():
     assert found[2]["key"] == "10,5,20,30"
 
 
+# --------------------------------------------------------------------------- a picture drawn in the page
+
+
+def softmax_explorer_01(**kw):
+    """Notebook 01's explorer, built by 01's own (saved) lesson code, with 01's subjects and values."""
+    from helpers.lessons.weighted_average import softmax_explorer
+
+    kw.setdefault("values", [88.0, 92.0, 76.0, 63.0])
+    return softmax_explorer(["국어", "영어", "수학", "탐구"], [1.0, 0.5, 2.0, -1.0], **kw)
+
+
+def run_node(script: str) -> object:
+    import json
+    import shutil
+    import subprocess
+
+    from tools.browser_support import skip_or_fail
+
+    node = shutil.which("node")
+    if node is None:
+        skip_or_fail("node is not installed (it comes with npm, which .ci/run installs)")
+    done = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_fixed_formats_like_python():
+    """courseFixed(x, 2) is format(x, ".2f"): exact ties (0.125, 79.875: to even) and near ties
+    (1.005, 2.675 are just below), negatives, zero, and 2,000 random doubles."""
+    import json
+
+    from tools import explorer_player
+
+    rng = np.random.default_rng(0)
+    xs = [0.125, 0.375, 0.625, 0.875, 79.125, 79.875, 1.005, 2.675, 0.145, -0.125, -2.675, 0.0, 0.005, 0.004999]
+    xs += [float(x) for x in rng.uniform(-100, 100, 1000)] + [k / 8 + j for k in range(8) for j in range(3)]
+    xs += [float(x) for x in rng.uniform(0, 1, 1000).round(3)]
+    got = run_node(
+        explorer_player.DRAW_MATH_JS + f"console.log(JSON.stringify({json.dumps(xs)}.map(x => courseFixed(x, 2))));"
+    )
+    want = [f"{x:.2f}" for x in xs]
+    wrong = [(x, g, w) for x, g, w in zip(xs, got, want) if g != w]
+    assert not wrong, f"courseFixed differs from Python's format for {wrong[:5]}"
+
+
+def test_drawn_explorer_computes_what_01_draws(tmp_path):
+    """01's explorer exports one background frame and a drawing spec (no reset note: every state is
+    drawn); the page's math (DRAW_MATH_JS, run in node) gives, for 600 random slider states, the
+    extremes and the defaults, the same weights, value labels, bar colours and title as 01's update()."""
+    import json
+
+    from matplotlib.colors import to_hex
+
+    from tools import explorer_player
+
+    ex = softmax_explorer_01()
+    manifest = ex.export_frames(tmp_path)
+    assert manifest["mode"] == "drawn" and len(manifest["frames"]) == 1
+    assert [len(c["values"]) for c in manifest["controls"]] == [101] * 4, "every slider step can be set"
+    assert manifest["controls"][0]["values"][60] == 1.0 and manifest["controls"][3]["labels"][0] == "-5.00"
+    d = manifest["drawing"]
+    assert d["kind"] == "softmax-bars" and d["values"] == [88.0, 92.0, 76.0, 63.0]
+    values = [c["values"] for c in manifest["controls"]]
+    rng = np.random.default_rng(1)
+    states = [[v[50] for v in values], [v[0] for v in values], [v[100] for v in values], [-5.0, 5.0, -5.0, 5.0]]
+    states += [[ex.frames[n][ex.default_index(n)] for n in ex.controls]]
+    states += [[v[k] for v, k in zip(values, rng.integers(0, 101, 4))] for _ in range(600)]
+    got = run_node(
+        explorer_player.DRAW_MATH_JS
+        + f"var d = {json.dumps(d)};\n"
+        + f"console.log(JSON.stringify({json.dumps(states)}.map(s => courseSoftmaxBars(d, s))));"
+    )
+    fig = ex.figure
+    ax_scores, ax_weights = fig.axes
+    for state, page in zip(states, got):
+        weights = ex.update(**{f"s{i}": s for i, s in enumerate(state)})
+        np.testing.assert_allclose(page["weights"], weights, rtol=1e-13, atol=1e-300)
+        assert page["labels"] == [t.get_text() for t in ax_weights.texts], state
+        assert page["colors"] == [to_hex(b.get_facecolor()) for b in ax_scores.patches], state
+        assert page["title"] == ax_weights.get_title(), state
+    page = explorer_player.player_html(manifest, {"60,55,70,40": "f/000.png"}, "x")
+    assert "course-explorer-resets" not in page and 'class="course-drawing"' in page
+    assert explorer_player.DRAWN_NOTE in page and explorer_player.NOTE not in page
+
+
+def test_drawn_explorer_checks_its_input():
+    from helpers.widgets import Drawing, softmax_bars
+
+    fig, (a, b) = plt.subplots(1, 2)
+    with pytest.raises(ValueError, match="n score bars and one zero line"):
+        softmax_bars(a, b)
+    with pytest.raises(ValueError, match="moving"):
+        Drawing("softmax-bars", [], lambda f: {})
+    with pytest.raises(TypeError, match="helpers.widgets.Drawing"):
+        Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider()}, drawing={"kind": "softmax-bars"})
+    ex = softmax_explorer_01()
+    with pytest.raises(ValueError, match="one number per bar"):
+        softmax_bars(*ex.figure.axes, values=[1.0, 2.0])
+    plt.close(fig)
+
+
 # --------------------------------------------------------------------------- figures inside their canvas
 
 
@@ -292,6 +393,18 @@ def test_text_outside_the_canvas_is_found_and_the_explorer_fits_it():
     ex = Explorer(fig, update, {"height": widgets.IntSlider(value=1, max=3)})
     assert ex.fitted and texts_outside(fig) == [], "the first update's title and labels fit after construction"
     assert ex.renders == 1
+    # A legend placed beside the axes (10's hands): its frame counts, not only its texts.
+    fig3, ax3 = plt.subplots(figsize=(4, 2.5), dpi=72)
+    ax3.plot([0, 1], label="짧음")
+    legend = ax3.legend(loc="center left", bbox_to_anchor=(0.0, 0.5), bbox_transform=fig3.transFigure, borderpad=1.5)
+    fig3.canvas.draw()
+    text = legend.get_texts()[0].get_window_extent()
+    x0 = fig3.bbox.width - 2 - text.x1  # anchored at 0 first: the text ends 2 px inside the canvas, its frame beyond
+    legend.set_bbox_to_anchor((x0 / fig3.bbox.width, 0.5), transform=fig3.transFigure)
+    fig3.canvas.draw()
+    assert legend.get_texts()[0].get_window_extent().x1 < fig3.bbox.width < legend.get_window_extent().x1, "set-up"
+    assert [t for t in texts_outside(fig3) if t.startswith("legend box")] and len(texts_outside(fig3)) == 1
+    plt.close(fig3)
     positions = [ax.get_position().bounds for ax in fig.axes]
     assert not fit_figure(fig) and [ax.get_position().bounds for ax in fig.axes] == positions, "fitted once"
     # A figure with room to spare is left as it is.

@@ -11,6 +11,9 @@ attribute change, without holding every frame of a large joint grid in memory. W
 several controls and only one line per control was computed (``mode: "axes"``, a joint grid over
 ``Explorer.max_frames``), moving one control puts the others back at their defaults, so the picture
 always shows exactly the values the controls show, and a line next to the controls says so.
+An explorer with a ``Drawing`` (``mode: "drawn"``, notebook 01's bars) has one exported frame, the
+background; the script draws the rest as inline SVG over it for whatever values the controls show
+(DRAWERS, e.g. "softmax-bars": softmax computed in the page with the largest score subtracted).
 A focused control keeps only the arrow keys, Home and End; in a reveal.js deck every other key
 (Space, PageDown/PageUp from a clicker, Esc, S, F, N, P) lets go of the focus and drives the deck.
 """
@@ -24,6 +27,10 @@ from pathlib import Path
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 NOTE = "그림은 미리 계산해 둔 것입니다. 슬라이더로 바로 계산하려면 JupyterLab에서 노트북을 여세요."
+DRAWN_NOTE = (
+    "막대와 제목은 이 페이지가 슬라이더 값으로 바로 계산해 그립니다(노트북의 소프트맥스와 같은 계산). "
+    "노트북의 코드로 그리려면 JupyterLab에서 노트북을 여세요."
+)
 RESETS = "{names} 중 하나를 움직이면 나머지는 처음 값으로 돌아갑니다(그림을 한 번에 하나씩만 미리 계산해 두었습니다)."
 
 PLAYER_CSS = """
@@ -38,6 +45,10 @@ PLAYER_CSS = """
 .course-explorer .course-explorer-note { margin: 0.2em 0 0; font-size: 13px; color: #666; }
 .course-explorer .course-explorer-resets { margin: 0.2em 0 0; font-size: 13px; color: #8a4b00; }
 .course-explorer .course-control.course-reset { background: #fff3cd; transition: background 0.6s; }
+.course-explorer .course-drawn { position: relative; max-width: 100%; margin-top: 0.3em; }
+.course-explorer .course-drawn img.course-frame { width: 100%; margin: 0; padding: 0 !important; }
+.course-explorer svg.course-drawing { position: absolute; left: 0; top: 0; width: 100%; height: 100%;
+  overflow: visible; pointer-events: none; font-family: inherit; }
 """
 
 # The lookup, kept apart so tests can run it without a browser (tests/test_widgets.py, with node).
@@ -64,8 +75,97 @@ function courseNeighbourKeys(spec, idx) {
 }
 """
 
+# What a drawn explorer computes, kept apart from the SVG so tests can run it in node against the
+# notebook's own Python (tests/test_widgets.py).
+DRAW_MATH_JS = r"""
+function courseFixed(x, digits) {
+  // Python's format(x, '.2f'): the double's exact value rounded, an exact tie to even (toFixed rounds
+  // a tie away from zero: 0.125 -> '0.13', Python '0.12'). A double is such a tie exactly when
+  // x * 2^(digits+1) is an odd integer; then |x| * 10^digits is exact too.
+  var s = x.toFixed(digits), m = x * Math.pow(2, digits + 1);
+  if (!(Number.isInteger(m) && Math.abs(m) % 2 === 1)) return s;
+  var t = Math.abs(x) * Math.pow(10, digits), k = Math.floor(t);
+  var n = k % 2 === 0 ? k : k + 1;
+  return (x < 0 ? '-' : '') + (n / Math.pow(10, digits)).toFixed(digits);
+}
+function courseSoftmaxBars(d, scores) {
+  // 01's update(): softmax in float64 with the largest score subtracted, the value labels, the bar
+  // colours and the weights panel's title.
+  var top = Math.max.apply(null, scores);
+  var e = scores.map(function (s) { return Math.exp(s - top); });
+  var total = e.reduce(function (a, b) { return a + b; }, 0);
+  var w = e.map(function (x) { return x / total; });
+  var title = d.title.text;
+  if (d.values) {
+    var sum = w.reduce(function (a, wi, i) { return a + wi * d.values[i]; }, 0);
+    title = d.title.prefix + courseFixed(sum, 2);
+  }
+  return {
+    weights: w,
+    labels: w.map(function (x) { return x >= 0.005 ? courseFixed(x, 2) : '<0.01'; }),
+    colors: scores.map(function (s) { return s < 0 ? d.scores.negative : d.scores.positive; }),
+    title: title
+  };
+}
+"""
+
 PLAYER_JS = (
     LOOKUP_JS
+    + DRAW_MATH_JS
+    + r"""
+var COURSE_DRAWERS = {
+  'softmax-bars': function (svg, d) {
+    var NS = 'http://www.w3.org/2000/svg';
+    function el(tag, attrs) {
+      var e = document.createElementNS(NS, tag);
+      for (var k in attrs) e.setAttribute(k, attrs[k]);
+      svg.appendChild(e);
+      return e;
+    }
+    function sx(p, x) { return p.box[0] + (x - p.xlim[0]) / (p.xlim[1] - p.xlim[0]) * (p.box[2] - p.box[0]); }
+    function sy(p, y) { return p.box[3] - (y - p.ylim[0]) / (p.ylim[1] - p.ylim[0]) * (p.box[3] - p.box[1]); }
+    function px(v) { return String(Math.round(v * 100) / 100); }
+    var S = d.scores, W = d.weights, T = d.title;
+    function bars(p) {
+      return p.bars.map(function (b) {
+        var x0 = sx(p, b[0]), x1 = sx(p, b[0] + b[1]);
+        return el('rect', {x: px(x0), width: px(x1 - x0), y: px(sy(p, 0)), height: '0'});
+      });
+    }
+    var scoreBars = bars(S);
+    var y0 = sy(S, 0);  // matplotlib draws the zero line over the bars
+    el('line', {x1: px(S.box[0]), x2: px(S.box[2]), y1: px(y0), y2: px(y0), stroke: S.zero.color,
+                'stroke-width': px(S.zero.width)});
+    var weightBars = bars(W);
+    weightBars.forEach(function (r) { r.setAttribute('fill', W.color); });
+    var labels = W.label.x.map(function (x) {
+      return el('text', {x: px(sx(W, x)), 'text-anchor': 'middle', 'font-size': px(W.label.size),
+                         fill: W.label.color, 'font-weight': W.label.weight});
+    });
+    var title = el('text', {x: px(T.at[0]), y: px(T.at[1]), 'text-anchor': 'middle', 'font-size': px(T.size),
+                            fill: T.color, 'font-weight': T.weight});
+    return function (scores) {
+      var f = courseSoftmaxBars(d, scores);
+      scores.forEach(function (s, i) {
+        var y = sy(S, s);
+        scoreBars[i].setAttribute('y', px(Math.min(y, y0)));
+        scoreBars[i].setAttribute('height', px(Math.abs(y - y0)));
+        scoreBars[i].setAttribute('fill', f.colors[i]);
+      });
+      var base = sy(W, 0);
+      f.weights.forEach(function (w, i) {
+        var y = sy(W, w);
+        weightBars[i].setAttribute('y', px(Math.min(y, base)));
+        weightBars[i].setAttribute('height', px(Math.abs(base - y)));
+        labels[i].setAttribute('y', px(y - W.label.descent));
+        labels[i].textContent = f.labels[i];
+      });
+      title.textContent = f.title;
+      return f;
+    };
+  }
+};
+"""
     + r"""
 (function () {
   var CONTROL_KEYS = /^(ArrowLeft|ArrowRight|ArrowUp|ArrowDown|Home|End)$/;
@@ -96,8 +196,16 @@ PLAYER_JS = (
         if (im.decode) im.decode().catch(function () {});
       });
     }
+    var draw = spec.mode === 'drawn' ? COURSE_DRAWERS[spec.drawing.kind](root.querySelector('svg.course-drawing'), spec.drawing) : null;
     function show(changed) {
       var idx = spec.controls.map(function (c, i) { return read(i); });
+      if (draw) {  // every state is drawn here: no frame to look up, nothing put back
+        idx.forEach(function (k, i) { write(i, k); });
+        var facts = draw(idx.map(function (k, i) { return spec.controls[i].values[k]; }));
+        img.alt = '탐색기 그림: ' + facts.title + '; 가중치 ' + facts.labels.join(', ');
+        root.setAttribute('data-frame', idx.join(','));
+        return;
+      }
       var found = courseFrameKey(spec, idx, changed);
       if (!found) return;
       found.idx.forEach(function (k, i) {
@@ -125,6 +233,7 @@ PLAYER_JS = (
       el.addEventListener('change', function () { show(i); });
     });
     root.dataset.ready = '1';
+    if (draw) { show(-1); return; }
     var first = function () { preload(spec.controls.map(function (c, i) { return read(i); })); };
     if (document.readyState === 'complete') first(); else window.addEventListener('load', first);
     root._coursePreloaded = keep;
@@ -188,19 +297,31 @@ def player_html(manifest: dict, urls: dict[str, str], ident: str) -> str:
             f'title="{desc}">{desc}</label>{field}</div>'
         )
         spec_controls.append({"kind": c["kind"], "default": k, "labels": labels})
+        if manifest["mode"] == "drawn":  # the drawer gets the values themselves
+            spec_controls[-1]["values"] = c["values"]
     default_key = ",".join(str(c["default"]) for c in manifest["controls"])
     spec = {"mode": manifest["mode"], "controls": spec_controls, "frames": urls}
+    if manifest["mode"] == "drawn":
+        spec["drawing"] = manifest["drawing"]
     if manifest["mode"] == "axes" and len(manifest["controls"]) > 1:  # say which control resets which
         names = "·".join(html.escape(c["description"]) for c in manifest["controls"])
         controls.append(f'<p class="course-explorer-resets" role="note">{RESETS.format(names=names)}</p>')
     width = manifest.get("width") or ""
     style = f' style="width: {html.escape(width)}"' if width.endswith("px") else ""
+    picture = f'<img class="course-frame" src="{urls[default_key]}" alt="탐색기 그림"{style}>'
+    note = NOTE
+    if manifest["mode"] == "drawn":  # the background, and the SVG the script draws on it (same pixels)
+        w, h = manifest["drawing"]["size"]
+        picture = (
+            f'<div class="course-drawn"{style}><img class="course-frame" src="{urls[default_key]}" alt="탐색기 그림">'
+            f'<svg class="course-drawing" viewBox="0 0 {w} {h}" aria-hidden="true"></svg></div>'
+        )
+        note = DRAWN_NOTE
     return (
         f'<div class="course-explorer course-static-explorer" id="{ident}" data-frame="{default_key}" '
         f"data-explorer='{html.escape(json.dumps(spec, ensure_ascii=False), quote=True)}'>\n"
         + "\n".join(controls)
-        + f'\n<img class="course-frame" src="{urls[default_key]}" alt="탐색기 그림"{style}>\n'
-        f'<p class="course-explorer-note">{NOTE}</p>\n</div>'
+        + f'\n{picture}\n<p class="course-explorer-note">{note}</p>\n</div>'
     )
 
 

@@ -46,7 +46,7 @@ def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
     """One slider per score; the figure is built once and follows the hand while dragging."""
     import ipywidgets as widgets
 
-    from helpers.widgets import Explorer
+    from helpers.widgets import Explorer, softmax_bars
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.0))
     # Fixed margins, no layout engine: tight_layout would leave one behind that adds a second draw to every frame.
@@ -54,7 +54,9 @@ def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
     update = softmax_panels(*axes, labels, values)
     sliders = {f"s{i}": widgets.FloatSlider(value=float(s), min=low, max=high, step=0.1, description=str(label))
                for i, (label, s) in enumerate(zip(labels, scores))}
-    return Explorer(fig, lambda **kw: update([kw[f"s{i}"] for i in range(len(labels))]), sliders)
+    # Without a kernel (site, decks) the browser draws these two panels itself, for every slider step.
+    return Explorer(fig, lambda **kw: update([kw[f"s{i}"] for i in range(len(labels))]), sliders,
+                    drawing=softmax_bars(*axes, values))
 
 
 def softmax_small_multiples(labels, settings, values=None, figsize=(10, 4.4)):
