@@ -464,7 +464,7 @@ def test_every_explorer_of_the_built_site_moves():
 
 @pytest.mark.sweep
 def test_no_exported_frame_leaves_the_canvas():
-    """Every frame of every explorer the site build exported keeps its texts and legend frames on the
+    """Every explorer's frames are its joint grid or drawn by the page (01), and every frame of every explorer the site build exported keeps its texts and legend frames on the
     canvas (Explorer.export_frames measures each frame; fit_figure only sees the first)."""
     require_built_site()
     notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -472,6 +472,13 @@ def test_no_exported_frame_leaves_the_canvas():
     manifests = sorted(m for folder in current for m in folder.glob("[0-9][0-9]/manifest.json"))
     if len(manifests) < sum(len(explorer_cells(nb)) for nb in notebooks):
         skip_or_fail("build/explorer-frames/ lacks the current frames: run `python3 course.py site` first")
+    # Explorers never lie: each one's frames are its controls' joint grid, or the page draws it (01);
+    # none falls back to one line per control (README: no explorer needs that now).
+    modes = {
+        f"{m.parent.parent.parent.name} explorer {m.parent.name}": json.loads(m.read_text(encoding="utf-8"))["mode"]
+        for m in manifests
+    }
+    assert set(modes.values()) <= {"grid", "drawn"}, {k: v for k, v in modes.items() if v not in ("grid", "drawn")}
     outside = {
         f"{m.parent.parent.parent.name} explorer {m.parent.name}": found
         for m in manifests

@@ -57,6 +57,8 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
         right.scatter([radius * float(pe[p0, 2 * i + 1])], [radius * float(pe[p0, 2 * i])], color=color, s=20, zorder=3)
         hands.append((right.plot([0, 0], [0, 0], color=color, lw=2, label=f"쌍 {i}")[0], radius, i))
     legend = right.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=7)   # outside: no hand hidden
+    for text in legend.get_texts():   # the widest label update() writes, so a layout made now leaves room for it
+        text.set_text(text.get_text() + ": 359°")
     right.set_xlim(-1.15, 1.15)
     right.set_ylim(-1.15, 1.15)
     right.set_aspect("equal")
