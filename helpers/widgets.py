@@ -443,6 +443,7 @@ class Explorer:
                 self.update(**{n: self.frames[n][i] for n, i in zip(names, point)})
                 if self.drawing:  # the background: everything but what the player draws
                     self.figure.canvas.draw()  # positions as the whole figure lays them out (titles move)
+                    clipped = _overflow(self.figure)[1]  # the whole picture, as the page shows it drawn
                     size = list(self.figure.canvas.get_width_height())  # the PNG's pixels: the SVG's viewBox
                     drawing = {"kind": self.drawing.kind, "size": size, **self.drawing.spec(self.figure)}
                     shown = [a.get_visible() for a in self.drawing.moving]
@@ -455,8 +456,8 @@ class Explorer:
                             artist.set_visible(visible)
                 else:
                     (out / f"{k:03d}.png").write_bytes(self.render_png())
+                    clipped = _overflow(self.figure)[1]  # the canvas was just drawn: only text boxes are measured
                 frames.append({"index": list(point), "file": f"{k:03d}.png"})
-                clipped = _overflow(self.figure)[1]  # the canvas was just drawn: only text boxes are measured
                 if clipped:
                     outside[",".join(map(str, point))] = clipped
         finally:

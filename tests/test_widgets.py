@@ -328,7 +328,7 @@ def test_drawn_explorer_computes_what_01_draws(tmp_path):
 
     ex = softmax_explorer_01()
     manifest = ex.export_frames(tmp_path)
-    assert manifest["mode"] == "drawn" and len(manifest["frames"]) == 1
+    assert manifest["mode"] == "drawn" and len(manifest["frames"]) == 1 and manifest["outside"] == {}
     assert [len(c["values"]) for c in manifest["controls"]] == [101] * 4, "every slider step can be set"
     assert manifest["controls"][0]["values"][60] == 1.0 and manifest["controls"][3]["labels"][0] == "-5.00"
     d = manifest["drawing"]

@@ -17,6 +17,8 @@ notebook is opened and Run All, then every control of every explorer is moved:
 - a fast drag (one pointer move every 16 ms, like a real hand) counts the frames shown and the time
   from the last move to the last frame (`settle`): it shows whether moves pile up in a queue.
 
+Before JupyterLab starts, one line gives the machine's speed: the median time of one redraw of 01's
+explorer in the bench's own process (`reference: ... ms`), so runs on different machines compare.
 A slider with continuous_update=False draws only on release; it is measured from the pointerup and
 marked `live = no`. The table lists every control (notebook, explorer, control, live, samples, median,
 worst, fast-drag frames and settle); the last line is
@@ -231,6 +233,26 @@ def summary(rows: list[dict]) -> str:
     )
 
 
+def reference_redraw(repeats: int = 21) -> float:
+    """This machine's speed, for comparing runs on different machines: the median ms of one redraw of
+    01's explorer (update, Agg draw, PNG) in this process, with nothing else running: the kernel's
+    share of every slider move (the rest is the widget round trip and the browser)."""
+    import os
+
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    import koreanize_matplotlib  # noqa: F401  (the notebooks' Hangul font, as in every kernel)
+
+    from helpers.lessons.weighted_average import softmax_explorer
+
+    explorer = softmax_explorer(["국어", "영어", "수학", "탐구"], [1.0, 0.5, 2.0, -1.0], values=[88, 92, 76, 63])
+    times = []
+    for k in range(repeats):
+        started = time.perf_counter()
+        explorer.set(s0=-5.0 + k % 10)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("numbers", nargs="*", help="notebook numbers (default: every notebook with an explorer)")
@@ -249,6 +271,8 @@ def main(argv: list[str]) -> int:
     if not notebooks:
         print("bench sliders: no notebook with an explorer matches")
         return 1
+    reference = reference_redraw()
+    print(f"reference: 01's explorer redrawn in this process in {reference:.0f} ms (median; machine speed)", flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-sliders-") as tmp:
         site = Path(tmp) / "site"
@@ -266,7 +290,7 @@ def main(argv: list[str]) -> int:
                     print(f"{notebook.stem:<30} not measured: {type(error).__name__}: {str(error)[:200]}", flush=True)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({"reference_ms": reference, "rows": rows}, indent=1), encoding="utf-8")
     print(summary(rows))
     return 0
 
