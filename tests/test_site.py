@@ -717,9 +717,15 @@ def built01(tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("site01")
     result = build_site.build(out, ["01"], "cached", repo=REPO)
     assert result["pages"] == 1 and result["explorers"] == 1, result
+    return {"page": out / f"{NOTEBOOK01.stem}.html"}
+
+
+@pytest.fixture(scope="module")
+def deck01(tmp_path_factory) -> Path:
+    require_npm_cache()
     decks = tmp_path_factory.mktemp("deck01")
     assert export_slides.main(["01", "--out", str(decks)]) == 0
-    return {"page": out / f"{NOTEBOOK01.stem}.html", "deck": next(decks.glob("01_*.slides.html"))}
+    return next(decks.glob("01_*.slides.html"))
 
 
 def matplotlib_says(live, values: list[float]) -> dict:
@@ -823,14 +829,15 @@ def test_site_draws_every_state_as_01_does(built01, live01):
     assert outside == [], f"the page tried to reach the network: {outside}"
 
 
+@pytest.mark.sweep
 @pytest.mark.notebook("01")
-def test_deck_draws_01s_explorer(built01, live01):
+def test_deck_draws_01s_explorer(deck01, live01):
     """01's offline deck: the drawn explorer sits on its slide, scaled with it; the keyboard moves a
     slider without turning the slide, and the SVG shows what 01's update() draws."""
     with chromium() as browser:
         context, outside = offline_context(browser, (1280, 800))
         page = context.new_page()
-        page.goto(built01["deck"].as_uri())
+        page.goto(deck01.as_uri())
         page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
         page.evaluate("""async () => {
           const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
