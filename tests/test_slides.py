@@ -685,3 +685,11 @@ def test_index_tells_how_to_drive_the_decks(decks):
     text = (decks / "index.html").read_text(encoding="utf-8")
     assert "PageDown" in text and "Space" in text and "슬라이더" in text
     assert "방향키로 넘기고" not in text
+    # Decks are named as the site names their pages, and ❌/✅ are drawn marks (no emoji font needed).
+    for deck in sorted(decks.glob("[0-9][0-9]_*.slides.html")):
+        page = deck.read_text(encoding="utf-8")
+        title = export_slides.deck_title(next((ROOT / "notebooks").glob(f"{deck.name[:2]}_*.ipynb")))
+        assert f">{title}</a>" in text and f"<title>{title} · 슬라이드</title>" in page, title
+        start = page.index("<body")
+        visible = re.sub(r"<script\b.*?</script>|<[^>]*>", "", page[start:], flags=re.S)
+        assert not re.search("[\u274c\u2705]", visible), f"{deck.name}: an emoji mark left as a character"

@@ -75,14 +75,14 @@ table.course-map th, table.course-map td { border-color: var(--c-border); } tabl
     + site_chrome.CHROME_CSS
 )
 
-# nbconvert's lab template plus: code cells folded in JupyterLab (worked solutions, and the code that
-# builds a figure) wrapped, with their outputs, in a closed <details>; no require.js from a CDN (the pages load no widget manager).
+# nbconvert's lab template plus: code cells folded in JupyterLab (worked solutions: a checker call or the
+# tag "solution"; and the code that builds a figure) wrapped, with their outputs, in a closed <details>; no require.js from a CDN (the pages load no widget manager).
 TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {% block codecell %}
 {%- if cell.metadata.get('jupyter', {}).get('source_hidden', False) -%}
 <details class="course-solution"><summary>
-{%- if 'check(' in cell.source -%}풀이 보기 (먼저 풀어 본 뒤에 여세요){%- else -%}접어 둔 코드 보기{%- endif -%}
+{%- if 'check(' in cell.source or 'solution' in cell.metadata.get('tags', []) -%}풀이 보기 (먼저 풀어 본 뒤에 여세요){%- else -%}접어 둔 코드 보기{%- endif -%}
 </summary>
 {{ super() }}
 </details>
@@ -334,9 +334,9 @@ def index_page(site: Site) -> str:
     )
     content = (
         f'<h1 id="course-map">{COURSE_TITLE}</h1>\n'
-        "<p>셀프 어텐션을 직접 계산하고, 슬라이더로 만져 보고, 테스트로 확인하는 한국어 과정의 읽기용 사이트입니다. "
-        "각 쪽은 실행해 둔 노트북 그대로이고, 슬라이더는 미리 계산해 둔 그림으로 커널 없이 움직입니다. "
-        "위의 검색 칸에서 과정 전체를 찾을 수 있고, 쪽마다 노트북 파일(.ipynb)을 받을 수 있습니다. "
+        "<p>셀프 어텐션(self-attention)을 직접 계산하고, 슬라이더로 만져 보고, 테스트로 확인하는 한국어 과정의 읽기용 사이트입니다. "
+        "각 페이지는 실행해 둔 노트북 그대로이고, 슬라이더는 Jupyter 커널 없이 움직입니다(미리 계산해 둔 그림으로, 01번은 페이지가 직접 그려서). "
+        "위의 검색 칸에서 과정 전체를 찾을 수 있고, 페이지마다 노트북 파일(.ipynb)을 받을 수 있습니다. "
         f"코드를 직접 고쳐 실행하려면 {run} <code>python3 course.py lab</code>으로 JupyterLab에서 여세요.</p>\n"
         '<table class="course-map"><thead><tr><th>번호</th><th>노트북</th><th>한 줄 요약</th>'
         "<th>예상 시간 (혼자 / 발표)</th></tr></thead>\n<tbody>\n" + "\n".join(items) + "\n</tbody></table>\n"

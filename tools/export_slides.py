@@ -21,6 +21,7 @@ computed by tools/explorer_frames.py, go to DIR/frames/), so its controls move w
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import re
 import shutil
@@ -30,7 +31,7 @@ import tarfile
 import urllib.parse
 from pathlib import Path
 
-from tools import explorer_frames, explorer_player
+from tools import explorer_frames, explorer_player, site_chrome
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -109,6 +110,8 @@ COURSE_CSS = """
 .reveal .jp-OutputArea-output img { max-height: 480px; width: auto; object-fit: contain; }
 .reveal .jp-Cell { padding-top: 2px; padding-bottom: 2px; }
 .reveal .slides > section, .reveal .slides > section > section { padding: 4px 0; }
+.course-mark { display: inline-block; width: 1.05em; height: 1.05em; vertical-align: -0.17em; }
+.course-mark svg { display: block; width: 100%; height: 100%; }
 .reveal pre { box-sizing: border-box; }  /* nbconvert's width: inherit + padding overflowed every code box by 13 px */
 .reveal .jp-InputArea-editor pre, .reveal .jp-OutputArea-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 .reveal h1, .reveal h2, .reveal h3, .reveal h4, .reveal h5, .reveal h6 { text-transform: none; }  /* the theme upper-cased k, p, "I am a student" */
@@ -266,7 +269,9 @@ def export(notebook: Path, out: Path, frames: str = "cached") -> Path:
     exporter.mermaid_js_url = MERMAID_STUB  # a plain trait in nbconvert 7.17, not settable by config
     nb = nbformat.read(notebook, as_version=4)
     explorer_player.replace_widgets(nb, explorer_frames.frames_for(notebook, frames), out, "frames", notebook.stem)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": notebook.stem}})
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": f"{deck_title(notebook)} · 슬라이드"}})
+    start = body.index("<body")  # ❌/✅ as inline SVG marks, as on the site (no emoji font needed)
+    body = body[:start] + site_chrome.emoji_marks(body[start:])
     head_end = body.index("</head>")
     body = (
         f'{body[:head_end]}<style type="text/css" id="course-css">{COURSE_CSS}</style>\n'
@@ -287,6 +292,19 @@ def export(notebook: Path, out: Path, frames: str = "cached") -> Path:
     target = out / f"{notebook.stem}.slides.html"
     target.write_text(body, encoding="utf-8")
     return target
+
+
+def deck_title(notebook: Path) -> str:
+    """ "05. 온도(temperature)": the number and the notebook's first heading, as the site names the page."""
+    import nbformat
+
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    title = re.sub(r"^\d\d[.:]?\s*", "", line[2:].strip())
+                    return f"{notebook.name[:2]}. {title}"
+    return notebook.stem
 
 
 def fix_links(body: str) -> str:
@@ -318,22 +336,31 @@ body { max-width: 960px; margin: 0 auto; padding: 8px 16px 40px; line-height: 1.
 table { border-collapse: collapse; display: block; overflow-x: auto; }
 th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }
 code { background: #f4f4f4; padding: 0 2px; }
+a.anchor-link { visibility: hidden; margin-left: 0.3em; text-decoration: none; }
+:hover > a.anchor-link { visibility: visible; }
 """
 
 
 def write_index(out: Path) -> None:
     """A plain page linking every deck in the folder, so a presenter can start from one file."""
     decks = sorted(out.glob("[0-9][0-9]_*.slides.html"))
-    items = "\n".join(f'<li><a href="{d.name}">{d.name.removesuffix(".slides.html")}</a></li>' for d in decks)
+    notebooks = {p.stem: p for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")}
+    names = {d.name: d.name.removesuffix(".slides.html") for d in decks}
+    items = "\n".join(
+        f'<li><a href="{d.name}">{html.escape(deck_title(notebooks[n]) if n in notebooks else n)}</a></li>'
+        for d, n in ((d, names[d.name]) for d in decks)
+    )
     (out / "index.html").write_text(
-        '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8"><title>슬라이드</title></head>\n'
+        '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><title>슬라이드</title></head>\n'
         f"<body><h1>손으로 익히는 셀프 어텐션: 슬라이드</h1>\n<ul>\n{items}\n</ul>\n"
         "<p>인터넷 없이 열립니다. <b>→ · Space · PageDown</b>(클리커의 다음 단추)은 모든 슬라이드를 순서대로 "
         "넘기고(하위 슬라이드 포함), <b>← · PageUp</b>은 되돌아갑니다. 오른쪽 아래 번호는 현재/전체 슬라이드입니다.</p>\n"
-        "<p><b>S</b> 발표자 보기(노트, 다음 슬라이드, 타이머) · <b>F</b> 전체 화면 · <b>Esc</b> 전체 슬라이드 보기. "
+        "<p><b>S</b> 발표자 보기(노트, 다음 슬라이드, 타이머) · <b>F</b> 전체 화면 · <b>Esc</b> 슬라이드 한눈에 보기(개요). "
         "발표 노트는 발표자 보기에만 나옵니다.</p>\n"
         "<p>슬라이더를 만진 뒤에는 방향키와 Home · End가 슬라이더를 움직입니다. Space · PageDown · PageUp · Esc · "
-        "S · F는 그대로 슬라이드를 움직이고, 그 키를 누르거나 슬라이더 밖을 누르면 방향키도 다시 슬라이드를 넘깁니다.</p>\n"
+        "S · F는 슬라이더를 만진 뒤에도 덱에서 하던 일을 그대로 하고, 그 키를 누르거나 슬라이더 밖을 누르면 "
+        "방향키도 다시 슬라이드를 넘깁니다.</p>\n"
         '<p><a href="sources.html">출처</a> · <a href="glossary.html">용어집</a></p>\n'
         "</body></html>\n",
         encoding="utf-8",

@@ -179,6 +179,7 @@ a { color: var(--c-link); }
   padding: 3px 7px; border: 1px solid var(--c-border); border-radius: 5px; background: var(--c-bg); color: var(--c-muted);
   cursor: pointer; opacity: 0.75; }
 .course-copy:hover, .course-copy:focus { opacity: 1; color: var(--c-fg); }
+.course-page .jp-InputArea-editor pre { padding-right: 3.4em; }  /* the first line never runs under the copy button */
 .course-page .MathJax_Display, .course-page .MJXc-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
 .course-page td .MathJax_CHTML, .course-page th .MathJax_CHTML { white-space: nowrap; }
 /* tables: a scroll box, with a shadow on the side that holds more */
@@ -223,7 +224,9 @@ CHROME_JS = r"""
   function showTheme() {
     var t = currentTheme();
     themeButton.querySelector('.course-theme-name').textContent = THEME_NAMES[t];
-    themeButton.setAttribute('aria-label', '화면 테마: ' + THEME_NAMES[t] + ' (누르면 바뀝니다)');
+    var next = THEME_NAMES[{auto: 'dark', dark: 'light', light: 'auto'}[t]];
+    var label = '화면 테마: ' + THEME_NAMES[t] + ' (누르면 ' + next + ')';
+    themeButton.setAttribute('aria-label', label); themeButton.title = label;
   }
   if (themeButton) {
     showTheme();
@@ -291,7 +294,10 @@ CHROME_JS = r"""
     b.type = 'button'; b.className = 'course-copy'; b.textContent = '복사'; b.setAttribute('aria-label', '코드 복사');
     b.addEventListener('click', function () {
       var text = pre.innerText;
-      function done() { b.textContent = '복사됨'; setTimeout(function () { b.textContent = '복사'; }, 1500); }
+      function done() {
+        b.textContent = '복사됨'; b.setAttribute('aria-label', '복사됨');
+        setTimeout(function () { b.textContent = '복사'; b.setAttribute('aria-label', '코드 복사'); }, 1500);
+      }
       function fallback() {
         var t = document.createElement('textarea'); t.value = text; document.body.appendChild(t); t.select();
         try { document.execCommand('copy'); done(); } catch (e) {} document.body.removeChild(t);
@@ -358,7 +364,7 @@ CHROME_JS = r"""
       list.innerHTML = rs.length ? rs.map(function (r) {
         return '<li><a href="' + escapeHtml(r.url) + '"><span class="where">' + escapeHtml(r.title) + '</span>' +
           '<span class="what">' + escapeHtml(r.heading) + '</span><span class="snippet">' + r.snippet + '</span></a></li>';
-      }).join('') : '<li class="none">"' + escapeHtml(q) + '"에 맞는 곳이 없습니다.</li>';
+      }).join('') : '<li class="none">"' + escapeHtml(q) + '" 검색 결과가 없습니다.</li>';
       list.hidden = false;
       list.querySelectorAll('a').forEach(function (a) { a.addEventListener('click', hideResults); });
     });
@@ -414,7 +420,7 @@ def wrap_tables(body: str) -> str:
     """Every <table> in a scroll box with edge shadows (CHROME_JS sets which side has more)."""
     body = re.sub(
         r"<table\b",
-        '<div class="course-table"><p class="course-scroll-hint">표를 옆으로 밀어 보세요 ↔</p>'
+        '<div class="course-table"><p class="course-scroll-hint">표가 옆으로 이어집니다 ↔ (밀거나 옆으로 스크롤하세요)</p>'
         '<div class="course-table-scroll" tabindex="0"><table',
         body,
     )
@@ -479,6 +485,11 @@ class _Sections(HTMLParser):
             or (tag == "details" and "course-solution" in cls)
             or (tag == "a" and "anchor-link" in cls)
             or (tag in ("nav", "aside", "header") and "course-" in cls)
+            # the page's own chrome: scroll hints, download buttons, explorer notes are not lesson text
+            or (
+                tag in ("p", "div")
+                and any(k in cls for k in ("course-scroll-hint", "course-actions", "course-explorer-note"))
+            )
         ):
             self.skip_tag.append(tag)
             self.skip = 1
@@ -556,6 +567,11 @@ TEX_WORDS = {
 def plain_tex(text: str) -> str:
     """TeX as plain words for search snippets ("$\\sqrt{d_k}$" -> "√d_k"): NanumGothic draws a backslash as ₩."""
     text = text.replace("$", "")
+    # a fraction keeps its bar: "\frac{QK^T}{\sqrt{d_k}}" -> "(QK^T)/(√d_k)", not a product
+    for _ in range(3):  # a fraction inside a fraction: the next pass
+        text = re.sub(
+            r"\\frac\s*\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}\s*\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}", r"(\1)/(\2)", text
+        )
     text = re.sub(
         r"\\(?:left|right|bigl|bigr|big|Big|mathrm|mathbf|operatorname|text|frac|!|,|;|quad|qquad)", " ", text
     )
@@ -573,12 +589,12 @@ def top_bar(title: str, exercises: str | None, has_toc: bool) -> str:
         '<a class="course-skip" href="#course-main">본문으로 건너뛰기</a>',
         '<header class="course-top">',
         '<button type="button" class="course-drawer-only" data-drawer aria-controls="course-sidebar" '
-        'aria-expanded="false">과정</button>',
+        'aria-expanded="false" title="과정 목록">과정</button>',
     ]
     if has_toc:
         parts.append(
             '<button type="button" class="course-drawer-only" data-drawer aria-controls="course-toc" '
-            'aria-expanded="false">차례</button>'
+            'aria-expanded="false" title="이 페이지의 차례">차례</button>'
         )
     parts.append(f'<a class="course-brand" href="index.html">{html.escape(title)}</a>')
     if exercises:
@@ -586,7 +602,7 @@ def top_bar(title: str, exercises: str | None, has_toc: bool) -> str:
     parts += [
         '<div class="course-search" role="search"><input type="search" id="course-search-input" '
         'placeholder="검색" aria-label="과정 전체 검색" autocomplete="off" aria-controls="course-search-results"></div>',
-        '<button type="button" id="course-theme"><span class="course-wide">테마: </span>'
+        '<button type="button" id="course-theme"><span aria-hidden="true">◐ </span><span class="course-wide">테마: </span>'
         '<span class="course-theme-name">자동</span></button>',
         "</header>",
         '<ul class="course-search-results" id="course-search-results" hidden></ul>',
@@ -617,7 +633,7 @@ def toc(hs: list[tuple[int, str, str]], exercises: str | None) -> str:
         return ""
     jump = f'<a class="course-toc-exercises" href="#{exercises}">연습문제로 ↓</a>' if exercises else ""
     return (
-        '<aside class="course-toc" id="course-toc" aria-label="이 쪽의 차례"><h2>이 쪽의 차례</h2><ol>'
+        '<aside class="course-toc" id="course-toc" aria-label="이 페이지의 차례"><h2>이 페이지의 차례</h2><ol>'
         + "".join(items)
         + f"</ol>{jump}</aside>"
     )

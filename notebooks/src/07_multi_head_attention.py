@@ -697,7 +697,7 @@ check("07-2", gqa_param_count)
 # %% [markdown] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 # 풀이 노트 (07-2를 푼 뒤에 펼치세요): **7절의 모델로 돌아가기.** 6절의 MHA($g = h$)에서는 식에 $h$가 없었습니다($P = 4C^2 + 4C$). GQA에서는 $W^Q, W^O$가 $C \times C$ 그대로이고 $W^K, W^V$만 $C \times (g \cdot d)$로 줄어듭니다. 7절의 모델($C = 4096$, $d = 128$, 편향 없음)에서 층 하나의 투영 파라미터를 KV 캐시 옆에 놓습니다. 층에는 피드포워드(feed-forward) 블록도 있으니, Llama 계열처럼 게이트가 있는 피드포워드(SwiGLU, 중간 크기 11008, 행렬 3개)를 가정해 함께 셉니다.
 
-# %% jupyter={"source_hidden": true, "outputs_hidden": true} slideshow={"slide_type": "skip"}
+# %% tags=["solution"] jupyter={"source_hidden": true, "outputs_hidden": true} slideshow={"slide_type": "skip"}
 C, D = 4096, 128                                                  # 7절의 모델
 proj_params = {}
 for name, kv_heads in (("MHA", 32), ("GQA (g = 8)", 8), ("MQA", 1)):
