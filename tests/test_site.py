@@ -6,7 +6,9 @@ with every other request aborted. Every control of every explorer is moved with 
 the keyboard; each move must swap the picture, and every picture shown must be, byte for byte, the
 PNG the live explorer draws for the values the controls show: the notebook is run in a kernel up to
 its explorers, each explorer is moved there with `set(...)` as a learner would, and its `png` is read.
-The same checks run on one offline deck. The sweep (`course.py test --sweep`, after `python3 course.py site`)
+The same checks run on one offline deck. Page 01 (and, in the sweep, deck 01) is built too: its
+explorer is drawn by the page (SVG over one background frame) and checked against 01's update().
+The sweep (`course.py test --sweep`, after `python3 course.py site`)
 also moves every explorer on every page of build/site/ and checks every page's fit, links and search.
 """
 

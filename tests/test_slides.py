@@ -690,6 +690,7 @@ def test_index_tells_how_to_drive_the_decks(decks):
         page = deck.read_text(encoding="utf-8")
         title = export_slides.deck_title(next((ROOT / "notebooks").glob(f"{deck.name[:2]}_*.ipynb")))
         assert f">{title}</a>" in text and f"<title>{title} · 슬라이드</title>" in page, title
+        assert '<html lang="ko">' in page, f"{deck.name}: the deck is not marked as Korean"
         start = page.index("<body")
         visible = re.sub(r"<script\b.*?</script>|<[^>]*>", "", page[start:], flags=re.S)
         assert not re.search("[\u274c\u2705]", visible), f"{deck.name}: an emoji mark left as a character"

@@ -28,8 +28,8 @@ from pathlib import Path
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 NOTE = "그림은 미리 계산해 둔 것입니다. 슬라이더로 바로 계산하려면 JupyterLab에서 노트북을 여세요."
 DRAWN_NOTE = (
-    "막대와 제목은 이 페이지가 슬라이더 값으로 바로 계산해 그립니다(노트북의 소프트맥스와 같은 계산). "
-    "노트북의 코드로 그리려면 JupyterLab에서 노트북을 여세요."
+    "막대·값·제목은 브라우저가 슬라이더 값으로 바로 계산해 그립니다(노트북의 소프트맥스와 같은 계산). "
+    "matplotlib으로 그린 원래 그림을 보려면 JupyterLab에서 노트북을 여세요."
 )
 RESETS = "{names} 중 하나를 움직이면 나머지는 처음 값으로 돌아갑니다(그림을 한 번에 하나씩만 미리 계산해 두었습니다)."
 
@@ -48,7 +48,7 @@ PLAYER_CSS = """
 .course-explorer .course-drawn { position: relative; max-width: 100%; margin-top: 0.3em; }
 .course-explorer .course-drawn img.course-frame { width: 100%; margin: 0; padding: 0 !important; }
 .course-explorer svg.course-drawing { position: absolute; left: 0; top: 0; width: 100%; height: 100%;
-  overflow: visible; pointer-events: none; font-family: inherit; }
+  overflow: visible; pointer-events: none; font-family: "DejaVu Sans", "NanumGothic", "Nanum Gothic", sans-serif; }
 """
 
 # The lookup, kept apart so tests can run it without a browser (tests/test_widgets.py, with node).
@@ -115,7 +115,7 @@ PLAYER_JS = (
     + r"""
 var COURSE_DRAWERS = {
   'softmax-bars': function (svg, d) {
-    var NS = 'http://www.w3.org/2000/svg';
+    var NS = svg.namespaceURI;  // the SVG namespace, from the element the page parsed
     function el(tag, attrs) {
       var e = document.createElementNS(NS, tag);
       for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -129,13 +129,13 @@ var COURSE_DRAWERS = {
     function bars(p) {
       return p.bars.map(function (b) {
         var x0 = sx(p, b[0]), x1 = sx(p, b[0] + b[1]);
-        return el('rect', {x: px(x0), width: px(x1 - x0), y: px(sy(p, 0)), height: '0'});
+        return el('rect', {x: px(x0), width: px(x1 - x0), y: px(sy(p, 0)), height: '0', 'shape-rendering': 'crispEdges'});
       });
     }
     var scoreBars = bars(S);
     var y0 = sy(S, 0);  // matplotlib draws the zero line over the bars
     el('line', {x1: px(S.box[0]), x2: px(S.box[2]), y1: px(y0), y2: px(y0), stroke: S.zero.color,
-                'stroke-width': px(S.zero.width)});
+                'stroke-width': px(S.zero.width), 'shape-rendering': 'crispEdges'});
     var weightBars = bars(W);
     weightBars.forEach(function (r) { r.setAttribute('fill', W.color); });
     var labels = W.label.x.map(function (x) {

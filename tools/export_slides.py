@@ -269,7 +269,15 @@ def export(notebook: Path, out: Path, frames: str = "cached") -> Path:
     exporter.mermaid_js_url = MERMAID_STUB  # a plain trait in nbconvert 7.17, not settable by config
     nb = nbformat.read(notebook, as_version=4)
     explorer_player.replace_widgets(nb, explorer_frames.frames_for(notebook, frames), out, "frames", notebook.stem)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": f"{deck_title(notebook)} · 슬라이드"}})
+    title = html.escape(deck_title(notebook))
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    for old, new in (
+        (f"<title>{title} slides</title>", f"<title>{title} · 슬라이드</title>"),
+        ('<html lang="en">', '<html lang="ko">'),
+    ):
+        if body.count(old) != 1:
+            raise SystemExit(f"export_slides: nbconvert's reveal template changed; {old!r} not found once")
+        body = body.replace(old, new)
     start = body.index("<body")  # ❌/✅ as inline SVG marks, as on the site (no emoji font needed)
     body = body[:start] + site_chrome.emoji_marks(body[start:])
     head_end = body.index("</head>")
