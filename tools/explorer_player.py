@@ -42,7 +42,7 @@ PLAYER_CSS = """
 .course-explorer output { flex: 0 0 5em; font-variant-numeric: tabular-nums; }
 .course-explorer select { font: inherit; padding: 0.1em 0.3em; }
 .course-explorer img.course-frame { display: block; max-width: 100%; height: auto; margin-top: 0.3em; }
-.course-explorer .course-explorer-note { margin: 0.2em 0 0; font-size: 13px; color: #666; }
+.course-explorer .course-explorer-note { margin: 0.2em 0 0; font-size: 13px; color: var(--c-muted, #666); word-break: keep-all; }
 .course-explorer .course-explorer-resets { margin: 0.2em 0 0; font-size: 13px; color: #8a4b00; }
 .course-explorer .course-control.course-reset { background: #fff3cd; transition: background 0.6s; }
 .course-explorer .course-drawn { position: relative; max-width: 100%; margin-top: 0.3em; }

@@ -360,16 +360,17 @@ def write_index(out: Path) -> None:
     )
     (out / "index.html").write_text(
         '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1"><title>슬라이드</title></head>\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>슬라이드 · 손으로 익히는 셀프 어텐션</title>\n<style>{PAGE_CSS}</style></head>\n"
         f"<body><h1>손으로 익히는 셀프 어텐션: 슬라이드</h1>\n<ul>\n{items}\n</ul>\n"
         "<p>인터넷 없이 열립니다. <b>→ · Space · PageDown</b>(클리커의 다음 단추)은 모든 슬라이드를 순서대로 "
         "넘기고(하위 슬라이드 포함), <b>← · PageUp</b>은 되돌아갑니다. 오른쪽 아래 번호는 현재/전체 슬라이드입니다.</p>\n"
         "<p><b>S</b> 발표자 보기(노트, 다음 슬라이드, 타이머) · <b>F</b> 전체 화면 · <b>Esc</b> 슬라이드 한눈에 보기(개요). "
         "발표 노트는 발표자 보기에만 나옵니다.</p>\n"
         "<p>슬라이더를 만진 뒤에는 방향키와 Home · End가 슬라이더를 움직입니다. Space · PageDown · PageUp · Esc · "
-        "S · F는 슬라이더를 만진 뒤에도 덱에서 하던 일을 그대로 하고, 그 키를 누르거나 슬라이더 밖을 누르면 "
+        "S · F는 슬라이더를 만진 뒤에도 슬라이드 쇼에서 하던 일을 그대로 하고, 그 키를 누르거나 슬라이더 밖을 누르면 "
         "방향키도 다시 슬라이드를 넘깁니다.</p>\n"
-        '<p><a href="sources.html">출처</a> · <a href="glossary.html">용어집</a></p>\n'
+        '<p><a href="glossary.html">용어집</a> · <a href="sources.html">출처</a></p>\n'
         "</body></html>\n",
         encoding="utf-8",
     )

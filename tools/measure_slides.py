@@ -98,7 +98,14 @@ def open_deck(page, deck: Path, hash: str = "") -> None:
     """Open a deck (optionally at #/h/v) and wait until reveal is ready and MathJax has typeset it."""
     page.goto(deck.as_uri() + hash)
     page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
-    page.wait_for_function("() => !window.MathJax || !MathJax.Hub || MathJax.Hub.queue.pending === 0", timeout=90_000)
+    # Every deck loads MathJax (nbconvert's template), after reveal is ready: wait for it to be there, started and
+    # done, not only for an empty queue (before MathJax has loaded there is no queue at all: a busy machine measured
+    # 02 §6 before its table was typeset).
+    page.wait_for_function(
+        "() => window.MathJax && MathJax.Hub && MathJax.isReady && MathJax.Hub.queue.pending === 0"
+        " && !MathJax.Hub.queue.running",
+        timeout=90_000,
+    )
     page.wait_for_timeout(500)
 
 

@@ -420,7 +420,7 @@ def wrap_tables(body: str) -> str:
     """Every <table> in a scroll box with edge shadows (CHROME_JS sets which side has more)."""
     body = re.sub(
         r"<table\b",
-        '<div class="course-table"><p class="course-scroll-hint">표가 옆으로 이어집니다 ↔ (밀거나 옆으로 스크롤하세요)</p>'
+        '<div class="course-table"><p class="course-scroll-hint">표가 옆으로 이어집니다 ↔ (옆으로 밀어 보세요)</p>'
         '<div class="course-table-scroll" tabindex="0"><table',
         body,
     )
@@ -488,7 +488,9 @@ class _Sections(HTMLParser):
             # the page's own chrome: scroll hints, download buttons, explorer notes are not lesson text
             or (
                 tag in ("p", "div")
-                and any(k in cls for k in ("course-scroll-hint", "course-actions", "course-explorer-note"))
+                and any(
+                    k in cls for k in ("course-scroll-hint", "course-actions", "course-explorer-note", "course-control")
+                )
             )
         ):
             self.skip_tag.append(tag)
@@ -589,7 +591,7 @@ def top_bar(title: str, exercises: str | None, has_toc: bool) -> str:
         '<a class="course-skip" href="#course-main">본문으로 건너뛰기</a>',
         '<header class="course-top">',
         '<button type="button" class="course-drawer-only" data-drawer aria-controls="course-sidebar" '
-        'aria-expanded="false" title="과정 목록">과정</button>',
+        'aria-expanded="false" title="과정 차례">과정</button>',
     ]
     if has_toc:
         parts.append(
@@ -617,7 +619,7 @@ def sidebar(entries: list[tuple[str, str]], current: str) -> str:
         here = ' aria-current="page"' if href == current else ""
         items.append(f'<li><a href="{html.escape(href)}"{here}>{html.escape(label)}</a></li>')
     return (
-        '<nav class="course-sidebar" id="course-sidebar" aria-label="과정 차례"><h2>과정</h2><ol>'
+        '<nav class="course-sidebar" id="course-sidebar" aria-label="과정 차례"><h2>과정 차례</h2><ol>'
         + "".join(items)
         + "</ol></nav>"
     )
