@@ -551,9 +551,8 @@ class Explorer:
         self.renders += 1
 
     def render_png(self, full: bool = False) -> bytes:
-        """The figure as PNG: the Agg canvas redrawn in place (its renderer is reused, unlike savefig's,
-        which set up a new one and cost about 30% more per frame), encoded with low compression
-        (encoding time matters more than bytes on a local kernel). Only what update() changed is
+        """The figure as PNG: the Agg canvas redrawn in place, encoded with low compression (encoding
+        time matters more than bytes on a local kernel; savefig draws the same pixels, compressed harder). Only what update() changed is
         redrawn over a cached background where that gives the same pixels (`_blit`); `full` draws all."""
         canvas = self.figure.canvas
         if full or not self._blit(canvas):

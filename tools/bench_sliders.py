@@ -239,7 +239,7 @@ def reference_redraw(repeats: int = 21) -> float:
     import os
 
     os.environ.setdefault("MPLBACKEND", "Agg")
-    import koreanize_matplotlib  # noqa: F401  (the notebooks' Hangul font, as in every kernel)
+    import koreanize_matplotlib  # noqa: F401  (a Hangul font only, not the course style: a fixed yardstick)
 
     from helpers.lessons.weighted_average import softmax_explorer
 
