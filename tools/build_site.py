@@ -4,7 +4,8 @@
     python3 course.py site 04 05            only these pages (the index still lists every notebook)
     tools/build_site.py --out DIR           another folder (the tests build into a temporary one)
     tools/build_site.py --frames cached     reuse cached explorer frames, compute when missing (default);
-                         compute | off      always recompute / leave the widgets out
+                         reuse | compute | off   cached frames only, never run a notebook / always recompute /
+                                                 leave the widgets out
 
 Pages come from the executed notebooks (nbconvert's HTMLExporter, lab template): stored outputs and
 figures, code highlighted by pygments, math by MathJax 2.7.7 copied from the npm cache the decks use
@@ -120,17 +121,22 @@ def fix_links(body: str) -> str:
     return re.sub(r'href="(?:\.\./)?SOURCES\.md', 'href="sources.html', body)
 
 
-def nav(rows: list[dict], at: int | None, where: str = "top") -> str:
+def nav(rows: list[dict], at: int | None, where: str = "top", linked: set[str] | None = None) -> str:
+    """Course map, previous/next notebook (a link only where that page was built), glossary, sources."""
     parts = ['<a href="index.html">과정 지도</a>']
+
+    def neighbour(row: dict, rel: str, label: str) -> str:
+        if linked is not None and row["stem"] not in linked:  # a partial build: no dead link
+            return html.escape(label)
+        return f'<a href="{row["stem"]}.html" rel="{rel}">{html.escape(label)}</a>'
+
     if at is not None:
         if at > 0:
             prev = rows[at - 1]
-            parts.append(
-                f'<a href="{prev["stem"]}.html" rel="prev">← {prev["number"]}. {html.escape(prev["title"])}</a>'
-            )
+            parts.append(neighbour(prev, "prev", f"← {prev['number']}. {prev['title']}"))
         if at + 1 < len(rows):
             nxt = rows[at + 1]
-            parts.append(f'<a href="{nxt["stem"]}.html" rel="next">{nxt["number"]}. {html.escape(nxt["title"])} →</a>')
+            parts.append(neighbour(nxt, "next", f"{nxt['number']}. {nxt['title']} →"))
     parts += ['<a href="glossary.html">용어집</a>', '<a href="sources.html">출처</a>']
     return f'<nav class="course-nav {where}">{" ".join(f"<span>{p}</span>" for p in parts)}</nav>'
 
@@ -162,8 +168,8 @@ class Site:
             site_chrome.top_bar(COURSE_TITLE, exercises, bool(contents))
             + '\n<div class="course-layout">\n'
             + self.sidebar(current)
-            + f'\n<div class="course-page" id="course-main">\n{nav(self.rows, at)}\n{content}\n'
-            + f"{nav(self.rows, at, 'bottom')}\n</div>\n{contents}\n</div>\n"
+            + f'\n<div class="course-page" id="course-main">\n{nav(self.rows, at, linked=self.linked)}\n{content}\n'
+            + f"{nav(self.rows, at, 'bottom', self.linked)}\n</div>\n{contents}\n</div>\n"
         )
 
     def actions(self, stem: str) -> str:
@@ -335,7 +341,7 @@ def index_page(site: Site) -> str:
     content = (
         f'<h1 id="course-map">{COURSE_TITLE}</h1>\n'
         "<p>셀프 어텐션(self-attention)을 직접 계산하고, 슬라이더로 만져 보고, 테스트로 확인하는 한국어 과정의 읽기용 사이트입니다. "
-        "각 페이지는 실행해 둔 노트북 그대로이고, 슬라이더는 Jupyter 커널 없이 움직입니다(미리 계산해 둔 그림으로, 01번은 페이지가 직접 그려서). "
+        "각 페이지는 실행해 둔 노트북 그대로이고, 슬라이더는 Jupyter 커널 없이 움직입니다(미리 계산해 둔 그림으로, 01번은 브라우저가 직접 그려서). "
         "위의 검색 칸에서 과정 전체를 찾을 수 있고, 페이지마다 노트북 파일(.ipynb)을 받을 수 있습니다. "
         f"코드를 직접 고쳐 실행하려면 {run} <code>python3 course.py lab</code>으로 JupyterLab에서 여세요.</p>\n"
         '<table class="course-map"><thead><tr><th>번호</th><th>노트북</th><th>한 줄 요약</th>'

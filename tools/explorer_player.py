@@ -26,7 +26,7 @@ import shutil
 from pathlib import Path
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-NOTE = "그림은 미리 계산해 둔 것입니다. 슬라이더로 바로 계산하려면 JupyterLab에서 노트북을 여세요."
+NOTE = "그림은 미리 계산해 둔 것입니다. 슬라이더를 움직일 때마다 새로 계산해 그리려면 JupyterLab에서 노트북을 여세요."
 DRAWN_NOTE = (
     "막대·값·제목은 브라우저가 슬라이더 값으로 바로 계산해 그립니다(노트북의 소프트맥스와 같은 계산). "
     "matplotlib으로 그린 원래 그림을 보려면 JupyterLab에서 노트북을 여세요."

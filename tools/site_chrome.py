@@ -591,12 +591,12 @@ def top_bar(title: str, exercises: str | None, has_toc: bool) -> str:
         '<a class="course-skip" href="#course-main">본문으로 건너뛰기</a>',
         '<header class="course-top">',
         '<button type="button" class="course-drawer-only" data-drawer aria-controls="course-sidebar" '
-        'aria-expanded="false" title="과정 차례">과정</button>',
+        'aria-expanded="false" title="과정 차례" aria-label="과정 차례">과정</button>',
     ]
     if has_toc:
         parts.append(
             '<button type="button" class="course-drawer-only" data-drawer aria-controls="course-toc" '
-            'aria-expanded="false" title="이 페이지의 차례">차례</button>'
+            'aria-expanded="false" title="이 페이지의 차례" aria-label="이 페이지의 차례">차례</button>'
         )
     parts.append(f'<a class="course-brand" href="index.html">{html.escape(title)}</a>')
     if exercises:
@@ -627,7 +627,7 @@ def sidebar(entries: list[tuple[str, str]], current: str) -> str:
 
 def toc(hs: list[tuple[int, str, str]], exercises: str | None) -> str:
     items = [
-        f'<li class="level{level}"><a href="#{ident}">{html.escape(text)}</a></li>'
+        f'<li class="level{level}"><a href="#{ident}">{html.escape(plain_tex(text))}</a></li>'  # plain: it wraps
         for level, ident, text in hs
         if level in (2, 3)
     ]
