@@ -179,9 +179,7 @@ a { color: var(--c-link); }
   padding: 3px 7px; border: 1px solid var(--c-border); border-radius: 5px; background: var(--c-bg); color: var(--c-muted);
   cursor: pointer; opacity: 0.75; }
 .course-copy:hover, .course-copy:focus { opacity: 1; color: var(--c-fg); }
-.course-page .jp-InputArea-editor div.highlight pre { padding-right: 3.4em; }  /* a short first line ends before the copy button */
-@media (max-width: 700px) {  /* a phone: long lines reach the edge, so the code starts below the button */
-  .course-page .jp-InputArea-editor div.highlight pre { padding-top: 2.1em; padding-right: 0.5em; } }
+.course-page .jp-InputArea-editor div.highlight pre { padding-top: 2.1em; }  /* code starts below the copy button */
 .course-page .MathJax_Display, .course-page .MJXc-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
 .course-page td .MathJax_CHTML, .course-page th .MathJax_CHTML { white-space: nowrap; }
 /* tables: a scroll box, with a shadow on the side that holds more */
