@@ -58,10 +58,10 @@ def _spaced(n: int, keep: int) -> list[int]:
     return sorted(picked)
 
 
-def _step_values(low: float, high: float, step: float, default: float) -> list[float]:
+def _step_values(low: float, high: float, step: float, default: float, spaced: bool = True) -> list[float]:
     n = int(math.floor((high - low) / step + 1e-9)) + 1
     keep = min(range(n), key=lambda k: abs(low + k * step - default))
-    values = [round(low + k * step, 12) for k in _spaced(n, keep)]
+    values = [round(low + k * step, 12) for k in (_spaced(n, keep) if spaced else range(n))]
     values[values.index(round(low + keep * step, 12))] = default  # the exact default value is a frame
     return values
 
@@ -93,12 +93,8 @@ def every_value(widget) -> list:
     (a `Drawing`) is drawn for; no frames are precomputed, so nothing has to be left out."""
     import ipywidgets as widgets
 
-    if isinstance(widget, widgets.FloatSlider):
-        n = int(math.floor((widget.max - widget.min) / widget.step + 1e-9)) + 1
-        keep = min(range(n), key=lambda k: abs(widget.min + k * widget.step - widget.value))
-        values = [round(widget.min + k * widget.step, 12) for k in range(n)]
-        values[keep] = widget.value  # the exact default value is one of them
-        return values
+    if isinstance(widget, widgets.FloatSlider):  # the exact default value is one of them
+        return _step_values(widget.min, widget.max, widget.step, widget.value, spaced=False)
     if isinstance(widget, widgets.IntSlider):
         return list(range(widget.min, widget.max + 1, widget.step))
     return default_frames(widget)
@@ -267,7 +263,7 @@ class Drawing:
     """A picture the static player draws itself, for whatever values the controls show, where the
     controls' joint grid is too large to precompute (01's four sliders of 101 steps: 101**4 states).
 
-    kind    the player's drawer for it (tools/explorer_player.py, DRAWERS)
+    kind    the player's drawer for it (tools/explorer_player.py, COURSE_DRAWERS)
     moving  the artists the drawer draws; they are left out of the one frame exported, the background
             the drawer draws on
     spec    ``spec(figure) -> dict``: what the drawer needs, JSON-able, lengths in the figure's pixels
@@ -552,8 +548,9 @@ class Explorer:
 
     def render_png(self, full: bool = False) -> bytes:
         """The figure as PNG: the Agg canvas redrawn in place, encoded with low compression (encoding
-        time matters more than bytes on a local kernel; savefig draws the same pixels, compressed harder). Only what update() changed is
-        redrawn over a cached background where that gives the same pixels (`_blit`); `full` draws all."""
+        time matters more than bytes on a local kernel; savefig draws the same pixels, compressed
+        harder). Only what update() changed is redrawn over a kept background where that gives the
+        same pixels (`_blit`); `full` draws the whole figure."""
         canvas = self.figure.canvas
         if full or not self._blit(canvas):
             canvas.draw()
@@ -598,7 +595,8 @@ class Explorer:
             self._layout, self._backgrounds = layout, {}
             return None
         ordered = []
-        for n, ax in sorted(enumerate(figure.axes), key=lambda p: (p[1].get_zorder(), p[0])):
+        axes_in_order = [ax for _, ax in sorted(enumerate(figure.axes), key=lambda p: (p[1].get_zorder(), p[0]))]
+        for n, ax in enumerate(axes_in_order):  # n: the axes' place in a whole draw (z-order, then order added)
             children = ax.get_children()
             changed = [c for c in children if _touched(c)]
             if not changed:

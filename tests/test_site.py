@@ -738,12 +738,11 @@ def matplotlib_says(live, values: list[float]) -> dict:
     fig.canvas.draw()
     height = fig.bbox.height
     ax_scores, ax_weights = fig.axes
+    renderer = fig.canvas.get_renderer()
 
     def box(artist):
-        b = artist.get_window_extent()
-        return [b.x0, height - b.y1, b.x1, height - b.y0]
+        return box_of(artist, renderer, height)
 
-    renderer = fig.canvas.get_renderer()
     return {
         "rects": [box(b) for b in [*ax_scores.patches, *ax_weights.patches]],
         "fills": [to_hex(b.get_facecolor()) for b in [*ax_scores.patches, *ax_weights.patches]],
@@ -755,8 +754,9 @@ def matplotlib_says(live, values: list[float]) -> dict:
     }
 
 
-def box_of(text, renderer, height):
-    b = text.get_window_extent(renderer)
+def box_of(artist, renderer, height):
+    """An artist's drawn box in the PNG's pixels (origin top left)."""
+    b = artist.get_window_extent(renderer)
     return [b.x0, height - b.y1, b.x1, height - b.y0]
 
 

@@ -41,12 +41,6 @@ def source_hash(notebook: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def explorer_cells_of(notebook: Path) -> list[int]:
-    """The indices of the cells with a widget output (an explorer)."""
-    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    return [i for i, c in enumerate(cells) if any(WIDGET_VIEW in o.get("data", {}) for o in c.get("outputs", []))]
-
-
 def widget_model_ids(nb) -> list[str]:
     """The model ids of the widget outputs, in output order."""
     ids = []
@@ -124,7 +118,9 @@ def frames_for(notebook: Path, mode: str = "cached", cache: Path = CACHE) -> lis
     key = source_hash(notebook)
     target = cache / notebook.stem / key
     if mode == "reuse" and not (target / "explorers.json").exists():
-        if any(explorer_cells_of(notebook)):
+        import nbformat
+
+        if widget_model_ids(nbformat.read(notebook, as_version=4)):  # the notebook has explorers
             print(
                 f"explorer_frames: {notebook.stem}: no frames for the current notebook and helpers/ in {cache} "
                 "(--frames reuse computes none): its explorers keep their first picture; "

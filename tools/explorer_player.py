@@ -13,7 +13,7 @@ several controls and only one line per control was computed (``mode: "axes"``, a
 always shows exactly the values the controls show, and a line next to the controls says so.
 An explorer with a ``Drawing`` (``mode: "drawn"``, notebook 01's bars) has one exported frame, the
 background; the script draws the rest as inline SVG over it for whatever values the controls show
-(DRAWERS, e.g. "softmax-bars": softmax computed in the page with the largest score subtracted).
+(COURSE_DRAWERS, e.g. "softmax-bars": softmax computed in the page with the largest score subtracted).
 A focused control keeps only the arrow keys, Home and End; in a reveal.js deck every other key
 (Space, PageDown/PageUp from a clicker, Esc, S, F, N, P) lets go of the focus and drives the deck.
 """
