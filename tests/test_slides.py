@@ -597,9 +597,14 @@ SLIDER_STATE_JS = """() => ({slide: window.courseLeaves.indexOf(window.courseRev
 def test_focused_slider_keeps_only_arrows_home_end(decks, browser):
     """After a slider is touched, the arrows, Home and End move it, and every key a clicker or a
     presenter sends to the deck (Space, PageDown, PageUp, Esc, N) still drives the deck."""
+    deck = decks / "05_temperature.slides.html"
+    if "data-explorer=" not in deck.read_text(encoding="utf-8"):  # exported without frames: no static slider
+        skip_or_fail(
+            "05's frames are not in build/explorer-frames/ for the current code: run `python3 course.py site` first"
+        )
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     attempted = only_local(page)
-    measure_slides.open_deck(page, decks / "05_temperature.slides.html")
+    measure_slides.open_deck(page, deck)
     at = page.evaluate("""async () => {
       const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
       Reveal.configure({transition: 'none', backgroundTransition: 'none'});

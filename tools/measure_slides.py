@@ -101,9 +101,16 @@ def open_deck(page, deck: Path, hash: str = "") -> None:
     # Every deck loads MathJax (nbconvert's template), after reveal is ready: wait for it to be there, started and
     # done, not only for an empty queue (before MathJax has loaded there is no queue at all: a busy machine measured
     # 02 §6 before its table was typeset).
+    # Then every math script tex2jax made must have its typeset jax (a deck whose text still holds $…$
+    # has not been preprocessed yet).
     page.wait_for_function(
-        "() => window.MathJax && MathJax.Hub && MathJax.isReady && MathJax.Hub.queue.pending === 0"
-        " && !MathJax.Hub.queue.running",
+        r"""() => {
+          if (!(window.MathJax && MathJax.Hub && MathJax.isReady && MathJax.Hub.queue.pending === 0
+                && !MathJax.Hub.queue.running)) return false;
+          const raw = [...document.querySelectorAll('.reveal .jp-RenderedMarkdown')].some(e => /\$[^$\n]+\$/.test(e.textContent));
+          const scripts = document.querySelectorAll('.reveal script[type^="math/tex"]').length;
+          return !raw && MathJax.Hub.getAllJax().length >= scripts;
+        }""",
         timeout=90_000,
     )
     page.wait_for_timeout(500)
