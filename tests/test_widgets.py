@@ -220,6 +220,71 @@ def test_blitted_frames_are_whole_draws():
     plt.close(fig3)
 
 
+def plain_agg_rgba(fig) -> bytes:
+    """The figure drawn by matplotlib's own Agg canvas (a fresh one, no glyph cache)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return bytes(canvas.buffer_rgba())
+
+
+def texts_of_every_kind():
+    """A figure whose texts differ in every way a glyph cache could confuse: strings, fonts, sizes,
+    weights, angles, colours, alpha, antialiasing, clipping, several lines, math, a box, Hangul."""
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=72)
+    ax.set_title("제목 (title)")
+    kinds = [
+        {},
+        {"rotation": 30},
+        {"rotation": 90, "fontsize": 14},
+        {"fontweight": "bold", "color": "tab:red"},
+        {"fontstyle": "italic", "alpha": 0.4},
+        {"antialiased": False},
+        {"family": "monospace"},
+        {"bbox": {"facecolor": "yellow"}},
+    ]
+    texts = [ax.text(0.1 + 0.1 * k, 0.1 + 0.1 * k, "0.25", **kw) for k, kw in enumerate(kinds)]
+    texts += [ax.text(0.2, 0.85, "두 줄\n(two lines)"), ax.text(0.5, 0.5, r"$\sqrt{d_k}$ 와 0.25")]
+    texts.append(ax.text(0.95, 0.5, "잘림 clipped", clip_on=True))  # runs past the axes box: clipped
+    return fig, texts
+
+
+def test_cached_glyphs_draw_what_agg_draws():
+    """The explorer's canvas keeps each text's glyph images and draws them again (`_TextCachingRenderer`):
+    the first draw, a cached one, and one after texts changed (moved, recoloured, rewritten) have
+    exactly plain Agg's pixels."""
+    from helpers.widgets import _caching_renderer, _TextCachingRenderer
+
+    fig, texts = texts_of_every_kind()
+    expected = plain_agg_rgba(fig)
+    canvas = fig.canvas
+    assert type(_caching_renderer(canvas)) is _TextCachingRenderer
+    for _ in range(2):  # recorded, then replayed
+        canvas.draw()
+        assert bytes(canvas.buffer_rgba()) == expected
+    assert len(canvas.get_renderer()._course_glyphs) >= 9, "the texts were not cached"
+    # One text changed in one way at a time, at the same place (the cache must tell each apart).
+    text = texts[0]
+    for change in [
+        {"position": (0.12, 0.13)},  # other subpixel offsets
+        {"rotation": 30},
+        {"rotation": 0, "fontsize": 14},
+        {"fontweight": "bold"},
+        {"fontstyle": "italic"},
+        {"fontstretch": "condensed", "family": "monospace"},
+        {"antialiased": False},
+        {"color": "tab:blue", "alpha": 0.5},  # the same glyphs in another colour (from the gc)
+        {"text": "0.50"},
+    ]:
+        text.set(**change)
+        changed = plain_agg_rgba(fig)
+        canvas.draw()
+        assert bytes(canvas.buffer_rgba()) == changed, change
+    assert changed != expected
+    plt.close(fig)
+
+
 def test_blitting_steps_aside_where_it_could_differ():
     """Changed limits, grid lines above the bars, or a changed axis: drawn whole, still right."""
     fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
