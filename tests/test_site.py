@@ -789,12 +789,12 @@ def values_at(live, idx: list[int]) -> list[float]:
 
 
 @pytest.mark.notebook("01")
-def test_site_draws_every_state_as_01_does(built01, live01):
-    """01's page: the defaults, all four moved, the extremes and 40 random states set by script, then
-    by mouse and keyboard; each time the SVG shows what 01's update() draws for the values."""
+def test_site_draws_every_state_as_01_does(built01, live01, sample_run):
+    """01's page: the defaults, all four moved, the extremes and 40 random states (12 in the plain run)
+    set by script, then by mouse and keyboard; each time the SVG shows what 01's update() draws."""
     rng = np.random.default_rng(2)
     states = [[60, 55, 70, 40], [20, 90, 35, 75], [0, 0, 0, 0], [100, 100, 100, 100], [0, 100, 0, 100]]
-    states += [list(map(int, rng.integers(0, 101, 4))) for _ in range(40)]
+    states += [list(map(int, rng.integers(0, 101, 4))) for _ in range(12 if sample_run else 40)]
     with chromium() as browser:
         context, outside = offline_context(browser, (1200, 900))
         page = context.new_page()
