@@ -230,6 +230,19 @@ class _GlyphRecorder:
         return getattr(self.real, name)
 
 
+# rcParams that change which glyphs a text gets without changing its FontProperties (a generic family's
+# font list, hinting, kerning).
+FONT_RC = (
+    "font.serif",
+    "font.sans-serif",
+    "font.monospace",
+    "font.cursive",
+    "font.fantasy",
+    "text.hinting_factor",
+    "text.kerning_factor",
+)
+
+
 class _TextCachingRenderer(RendererAgg):
     """Agg, with each plain text's glyph images kept after its first draw and drawn again from there
     (the colour, alpha and clipping come from the new call's gc, as in Agg). Laying a string out and
@@ -243,6 +256,7 @@ class _TextCachingRenderer(RendererAgg):
         if ismath:
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
         features = mtext.get_fontfeatures() if mtext is not None else None
+        rc = matplotlib.rcParams
         key = (
             s,
             (tuple(prop.get_family()), prop.get_style(), prop.get_variant(), prop.get_weight()),
@@ -252,8 +266,7 @@ class _TextCachingRenderer(RendererAgg):
             y,
             gc.get_antialiased(),
             get_hinting_flag(),
-            matplotlib.rcParams["text.hinting_factor"],
-            matplotlib.rcParams["text.kerning_factor"],
+            tuple(tuple(rc[k]) if isinstance(rc[k], list) else rc[k] for k in FONT_RC),  # what a family name means
             tuple(features) if features else None,
             mtext.get_language() if mtext is not None else None,
         )

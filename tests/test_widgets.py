@@ -276,12 +276,17 @@ def test_cached_glyphs_draw_what_agg_draws():
         {"antialiased": False},
         {"color": "tab:blue", "alpha": 0.5},  # the same glyphs in another colour (from the gc)
         {"text": "0.50"},
+        {"family": "sans-serif"},
     ]:
         text.set(**change)
         changed = plain_agg_rgba(fig)
         canvas.draw()
         assert bytes(canvas.buffer_rgba()) == changed, change
     assert changed != expected
+    with plt.rc_context({"font.sans-serif": ["DejaVu Serif"]}):  # the same FontProperties, another font
+        serif = plain_agg_rgba(fig)
+        canvas.draw()
+        assert bytes(canvas.buffer_rgba()) == serif != changed
     plt.close(fig)
 
 

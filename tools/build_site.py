@@ -176,7 +176,7 @@ class Site:
         """The row under a notebook page's title: .ipynb, handout PDF, Binder, repository."""
         links = [f'<a href="notebooks/{stem}.ipynb" download>노트북 받기 (.ipynb)</a>']
         if (self.out / "handouts" / f"{stem}.pdf").exists():
-            links.append(f'<a href="handouts/{stem}.pdf">인쇄용 PDF</a>')
+            links.append(f'<a href="handouts/{stem}.pdf">핸드아웃 PDF</a>')
         binder = binder_url(self.repo, stem)
         if binder:
             links.append(f'<a href="{html.escape(binder)}" rel="noopener">Binder에서 열기</a>')
