@@ -353,8 +353,7 @@ def cmd_test(extra: list[str]) -> int:
             {"OMP_NUM_THREADS": "1", **check},
         ),
         (
-            "notebooks again, scalar kernels + SSE4 BLAS, 2 threads"
-            + (" (+ browser tests)" if moved else ""),
+            "notebooks again, scalar kernels + SSE4 BLAS, 2 threads" + (" (+ browser tests)" if moved else ""),
             [str(PYTHON), "-m", "pytest", "notebooks", *moved, *NBVAL, *extra],
             {**PORTABLE_SETUP, **check},
         ),
