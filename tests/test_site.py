@@ -156,7 +156,7 @@ STATE_JS = """(root) => {
   const img = root.querySelector('img.course-frame');
   const svg = root.querySelector('svg.course-drawing');  // a drawn explorer (01): its SVG changes, not the frame
   return {frame: root.getAttribute('data-frame'), src: img.getAttribute('src'), drawn: svg ? svg.innerHTML : null,
-          loaded: img.complete && img.naturalWidth > 0,
+          loaded: img.complete && img.naturalWidth > 0, alt: img.alt,
           readouts: [...root.querySelectorAll('output')].map(o => o.textContent)};
 }"""
 
@@ -197,6 +197,8 @@ def move_all(page, root, shot: str) -> list[tuple[str, str, dict]]:
         assert after["frame"] != before["frame"] and after["src"] != before["src"], (
             f"{how}: the picture did not change ({before} -> {after})"
         )
+        if after["drawn"] is None:  # a frame's alt text names every control's value, as the readouts show them
+            assert all(r in after["alt"] for r in after["readouts"]) and after["alt"].startswith("탐색기 그림"), after
         shown.append((how, after["frame"], after))
 
     for i in range(controls.count()):

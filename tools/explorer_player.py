@@ -196,6 +196,13 @@ var COURSE_DRAWERS = {
         if (im.decode) im.decode().catch(function () {});
       });
     }
+    var heading = img.alt;
+    function describe(idx) {  // the frame's alt text names its values: a screen reader hears the state shown
+      img.alt = heading + ' (' + idx.map(function (k, i) {
+        var c = spec.controls[i];
+        return c.name + ' ' + (c.kind === 'checkbox' ? (k === c.checked ? '켬' : '끔') : c.labels[k]);
+      }).join(', ') + ')';
+    }
     var draw = spec.mode === 'drawn' ? COURSE_DRAWERS[spec.drawing.kind](root.querySelector('svg.course-drawing'), spec.drawing) : null;
     function show(changed) {
       var idx = spec.controls.map(function (c, i) { return read(i); });
@@ -216,6 +223,7 @@ var COURSE_DRAWERS = {
         }
       });
       img.src = spec.frames[found.key]; root.setAttribute('data-frame', found.key);
+      describe(found.idx);
       if (spec.mode === 'grid' && document.readyState === 'complete') preload(found.idx);
     }
     inputs.forEach(function (el, i) {
@@ -234,6 +242,7 @@ var COURSE_DRAWERS = {
     });
     root.dataset.ready = '1';
     if (draw) { show(-1); return; }
+    describe(spec.controls.map(function (c, i) { return read(i); }));
     var first = function () { preload(spec.controls.map(function (c, i) { return read(i); })); };
     if (document.readyState === 'complete') first(); else window.addEventListener('load', first);
     root._coursePreloaded = keep;
@@ -278,7 +287,9 @@ def player_html(manifest: dict, urls: dict[str, str], ident: str) -> str:
                 f'<div class="course-control course-checkbox"><label class="course-label"></label>'
                 f'<label><input type="checkbox" id="{cid}" data-control="{i}" data-name="{html.escape(c["name"])}"{box}> {desc}</label></div>'
             )
-            spec_controls.append({"kind": "checkbox", "default": k, "checked": checked, "labels": labels})
+            spec_controls.append(
+                {"kind": "checkbox", "default": k, "checked": checked, "labels": labels, "name": c["description"]}
+            )
             continue
         if c["kind"] == "select":
             options = "".join(
@@ -296,7 +307,7 @@ def player_html(manifest: dict, urls: dict[str, str], ident: str) -> str:
             f'<div class="course-control course-{c["kind"]}"><label class="course-label" for="{cid}" '
             f'title="{desc}">{desc}</label>{field}</div>'
         )
-        spec_controls.append({"kind": c["kind"], "default": k, "labels": labels})
+        spec_controls.append({"kind": c["kind"], "default": k, "labels": labels, "name": c["description"]})
         if manifest["mode"] == "drawn":  # the drawer gets the values themselves
             spec_controls[-1]["values"] = c["values"]
     default_key = ",".join(str(c["default"]) for c in manifest["controls"])
