@@ -382,6 +382,23 @@ def test_site_index_links_every_notebook(site, numbers):
         assert notes and not any(n.splitlines()[0][:40] in text for n in notes if n), f"{number}: notes on the page"
 
 
+def test_search_finds_each_glossary_term_in_its_row(site):
+    """Each glossary row is an anchor and a search section of its own: its heading is the term, its text
+    the row, so a search for a term lands on that row (not on the top of a 150-row table)."""
+    from tools import site_chrome
+
+    text = (site / "glossary.html").read_text(encoding="utf-8")
+    rows = [line for line in (ROOT / "GLOSSARY.md").read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
+    terms = [r.split("|")[1].strip() for r in rows[1:]]  # the first is the table's header
+    docs = {d["h"]: d for d in site_chrome.search_sections("glossary.html", "용어집", text)}
+    ids = page_ids(site / "glossary.html")
+    for term, row in zip(terms, rows[1:]):
+        plain = term.replace("`", "")
+        assert plain in docs, f"no search section for the glossary term {term!r}"
+        english = row.split("|")[2].strip().replace("`", "")
+        assert docs[plain]["a"] in ids and english in docs[plain]["x"], docs[plain]
+
+
 @pytest.mark.notebook(DECK)
 def test_deck_explorer_moves_offline(deck):
     """The offline deck for 05: the explorer's controls move by mouse and keyboard inside reveal.js,

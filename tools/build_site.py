@@ -303,7 +303,25 @@ def markdown_page(source: Path, name: str, title: str, site: Site) -> None:
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
     content = fix_links(markdown2html_mistune(source.read_text(encoding="utf-8")))
+    if name == "glossary.html":
+        content = term_rows(content)
     (site.out / name).write_text(page(title, f'<div class="course-md">{content}</div>', site, name), encoding="utf-8")
+
+
+def term_rows(content: str) -> str:
+    """Each glossary row an anchor and a search section of its own (`data-term`): searching a term
+    finds its row, not the whole glossary."""
+    seen: set[str] = set()
+
+    def mark(m: re.Match) -> str:
+        term = " ".join(re.sub(r"<[^>]+>", "", m[1]).split())
+        ident = "용어-" + re.sub(r"\s+", "-", html.unescape(term))
+        if not term or ident in seen:
+            return m[0]
+        seen.add(ident)
+        return f'<tr id="{html.escape(ident)}" data-term="{term}"><td>{m[1]}</td>'
+
+    return re.sub(r"<tr>\s*<td>(.*?)</td>", mark, content, flags=re.S)
 
 
 def page(title: str, content: str, site: Site, name: str) -> str:

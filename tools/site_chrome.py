@@ -459,7 +459,7 @@ def korean_alt_text(body: str) -> str:
 
 
 class _Sections(HTMLParser):
-    """Split a page body into sections at h1-h3 headings with ids; text of folded solutions, scripts,
+    """Split a page body into sections at h1-h3 headings with ids (and glossary rows); text of folded solutions, scripts,
     styles and heading anchors (¶) is left out."""
 
     SKIP = {"script", "style"}
@@ -496,7 +496,9 @@ class _Sections(HTMLParser):
             self.skip_tag.append(tag)
             self.skip = 1
             return
-        if tag in ("h1", "h2", "h3") and a.get("id"):
+        if tag == "tr" and a.get("id") and a.get("data-term"):  # a glossary row: its own section, the term its heading
+            self.sections.append({"a": a["id"], "h": a["data-term"], "x": []})
+        elif tag in ("h1", "h2", "h3") and a.get("id"):
             self.heading, self.heading_tag = [], tag
             self.sections.append({"a": a["id"], "h": "", "x": []})
         elif tag in ("p", "div", "li", "tr", "pre", "br", "td", "th"):
