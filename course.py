@@ -322,13 +322,14 @@ def cmd_test(extra: list[str]) -> int:
     # Every explorer built under test (each notebook's, in both passes) refuses a text outside its canvas.
     check = {"COURSE_CHECK_FIGURES": "1"}
     # The portable pass (notebooks only) would end minutes before the first; the browser modules (their
-    # plain-run sample: decks, handout cells, site pages 01 and 05, and on <= 3 cores JupyterLab) run in it
-    # instead, so that both passes end together.
+    # plain-run sample: decks, handout cells, site pages 01 and 05, and on <= 3 cores JupyterLab) and the
+    # benchmark script's CPU check run in it instead, so that both passes end together.
     moved = (
         [
             "tests/test_slides.py",
             "tests/test_handout.py",
             "tests/test_site.py",
+            "tests/test_benchmark_gpu.py",  # notebook 14's benchmark script (--quick) and its kernel check
         ]
         + (["tests/test_browser.py"] if workers == 1 else [])
         if workers and both
@@ -353,7 +354,8 @@ def cmd_test(extra: list[str]) -> int:
             {"OMP_NUM_THREADS": "1", **check},
         ),
         (
-            "notebooks again, scalar kernels + SSE4 BLAS, 2 threads" + (" (+ browser tests)" if moved else ""),
+            "notebooks again, scalar kernels + SSE4 BLAS, 2 threads"
+            + (" (+ browser tests, GPU benchmark script)" if moved else ""),
             [str(PYTHON), "-m", "pytest", "notebooks", *moved, *NBVAL, *extra],
             {**PORTABLE_SETUP, **check},
         ),
