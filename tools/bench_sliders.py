@@ -237,9 +237,10 @@ def summary(rows: list[dict]) -> str:
 
 def reference_redraw(repeats: int = 21) -> float:
     """This machine's speed, for comparing runs on different machines: the median ms of one whole redraw
-    of 01's explorer in this process, with nothing else running, done as every run since the first has
-    done it (update, matplotlib's own Agg draw, Pillow's PNG at compress_level=1), so it stays a fixed
-    yardstick while Explorer's drawing gets faster (its glyph cache and PNG writer are not used here)."""
+    of 01's explorer in this process, with nothing else running: update, matplotlib's own Agg draw and
+    Pillow's PNG at compress_level=1, as Explorer drew when the first tables were measured (less its walk
+    over stale marks), so it stays a yardstick while Explorer's drawing gets faster (its glyph cache and
+    PNG writer are not used here). Runs on one machine still differ by about 15%."""
     import io
     import os
 
