@@ -647,6 +647,9 @@ def test_site_reader_tools(site, numbers):
         page.set_viewport_size(dict(zip(("width", "height"), LAPTOP)))
         page.screenshot(path=artifact("site_reader_laptop.png"))
         check_search(page, out)
+        for term in ("온도", "마스크", "어텐션"):  # a glossary term as written: its row comes first
+            first = page.evaluate("(q) => window.courseSearch(q)", term)[0]
+            assert first["url"] == f"glossary.html#용어-{term}", (term, first)
         # the search box: type, see results, Enter goes to the first one
         page.fill("#course-search-input", search_terms(out)["glossary.html"])
         page.wait_for_selector("#course-search-results a", timeout=10_000)

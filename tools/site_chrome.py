@@ -347,6 +347,8 @@ CHROME_JS = r"""
   function results(query) {
     var hits = engine.search(query);
     if (!hits.length) hits = engine.search(query, {combineWith: 'OR'});
+    var term = query.trim();  // a glossary term searched as written: its row first (sort is stable)
+    hits.sort(function (a, b) { return (b.p === 'glossary.html' && b.h === term) - (a.p === 'glossary.html' && a.h === term); });
     return hits.slice(0, 30).map(function (r) {
       return {url: r.p + (r.a ? '#' + r.a : ''), page: r.p, heading: r.h, title: r.t,
               snippet: snippet(r.x || '', Object.keys(r.match))};
