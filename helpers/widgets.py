@@ -729,9 +729,8 @@ class Explorer:
                     if isinstance(c, Axis):  # outside the axes box: only its grid or inward ticks overlap
                         if _axis_reaches_inside(c):
                             return None
-                        c = _TickMarks(
-                            c, self._ticks_drawn
-                        )  # the tick marks touch the box's edge: drawn again, labels kept
+                        # the tick marks touch the box's edge: drawn again, labels kept
+                        c = _TickMarks(c, self._ticks_drawn)
                     ordered.append(((n, c.get_zorder(), k), c))
         if not ordered:
             return None

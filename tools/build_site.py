@@ -319,7 +319,7 @@ def term_rows(content: str) -> str:
         if not term or ident in seen:
             return m[0]
         seen.add(ident)
-        return f'<tr id="{html.escape(ident)}" data-term="{term}"><td>{m[1]}</td>'
+        return f'<tr id="{html.escape(ident)}" data-term="{html.escape(html.unescape(term))}"><td>{m[1]}</td>'
 
     return re.sub(r"<tr>\s*<td>(.*?)</td>", mark, content, flags=re.S)
 
