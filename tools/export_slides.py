@@ -170,6 +170,15 @@ TEMPLATE_EDITS = [
     ),
     # MathJax's automatic line-breaking broke table cells into one syllable a line (07's FLOP table).
     ("automatic: true", "automatic: false"),
+    # The template re-renders the new slide's math on every slide change, outside MathJax's queue. A deck
+    # opened at a slide (#/6/0) did that while the first typesetting was still running: in about one
+    # opening in five, formulas stayed half-made (no MathJax_CHTML class: the table-cell nowrap rule
+    # missed them) or the re-render never ended. Queued, it runs after the typesetting, and the
+    # deck's re-layout (courseDeck) after it.
+    (
+        "MathJax.Hub.Rerender(Reveal.getCurrentSlide());",
+        "MathJax.Hub.Queue(['Rerender', MathJax.Hub, Reveal.getCurrentSlide()]);",
+    ),
 ]
 
 # Links a deck may hold to the repository (../SOURCES.md, a notebook), as pages of the slides folder.

@@ -42,8 +42,19 @@ _MEASURE = r"""async () => {
   const sizes = [];
   for (const [i, s] of leaves.entries()) {
     const where = Reveal.getIndices(s);
+    const seen = Reveal.getIndices(), moved = seen.h !== where.h || seen.v !== (where.v || 0);
+    const begun = window.__courseMathJax ? __courseMathJax.begun : 0;
     Reveal.slide(where.h, where.v);  // hidden fragments take their space in the layout too
     await frame();
+    // The template re-renders a slide's math on every slide change (MathJax.Hub.Rerender, outside the
+    // Hub's queue, starting some 150 ms later): for about 100 ms the formulas are thinner and the slide
+    // is shorter (07 §6.1: 245 px instead of 288 px). A slide with math is read once its re-render ended.
+    if (moved && window.__courseMathJax && s.querySelector('script[type^="math/"]')) {
+      const start = performance.now();
+      while (!(__courseMathJax.begun > begun && __courseMathJax.ended === __courseMathJax.begun)
+             && performance.now() - start < 5000) await new Promise(r => setTimeout(r, 10));
+      await frame();
+    }
     // Whatever the deck queued on this slide change (MathJax re-typesetting it, then reveal's layout)
     // runs before the slide is read, as it does before a room sees it.
     if (window.MathJax && MathJax.Hub) { await new Promise(r => MathJax.Hub.Queue(r)); await frame(); }
@@ -96,6 +107,7 @@ def measure(browser, deck: Path) -> list[dict]:
 
 def open_deck(page, deck: Path, hash: str = "") -> None:
     """Open a deck (optionally at #/h/v) and wait until reveal is ready and MathJax has typeset it."""
+    page.add_init_script(_MATHJAX_WATCH)
     page.goto(deck.as_uri() + hash)
     page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
     # Every deck loads MathJax (nbconvert's template), after reveal is ready: wait for it to be there, started and
@@ -109,11 +121,34 @@ def open_deck(page, deck: Path, hash: str = "") -> None:
                 && !MathJax.Hub.queue.running)) return false;
           const raw = [...document.querySelectorAll('.reveal .jp-RenderedMarkdown')].some(e => /\$[^$\n]+\$/.test(e.textContent));
           const scripts = document.querySelectorAll('.reveal script[type^="math/tex"]').length;
-          return !raw && MathJax.Hub.getAllJax().length >= scripts;
+          if (raw || MathJax.Hub.getAllJax().length < scripts) return false;
+          // ...and no re-render is under way or has just ended (the template re-renders the slide a deck
+          // opens at, after the first typesetting: measured in the middle of it, 07 §6.1's formulas had
+          // no MathJax_CHTML class yet and its table was not found as math).
+          const w = window.__courseMathJax;
+          return w.begun === w.ended && performance.now() - w.last > 400
+            && MathJax.Hub.getAllJax().every(j => { const f = document.getElementById(j.inputID + '-Frame');
+                                                    return !f || f.classList.contains('MathJax_CHTML'); });
         }""",
         timeout=90_000,
     )
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(100)
+
+
+# Run in the page before its own scripts: MathJax reads a window.MathJax object as its configuration and
+# calls AuthorInit once its Hub exists, so every Rerender (begun/ended) and the time of MathJax's last
+# message are counted from the start (MathJax keeps no full history of its messages to ask later).
+_MATHJAX_WATCH = r"""
+window.__courseMathJax = {begun: 0, ended: 0, last: performance.now()};
+window.MathJax = {AuthorInit: function () {
+  var w = window.__courseMathJax;
+  MathJax.Hub.signal.Interest(function (message) {
+    w.last = performance.now();
+    if (message[0] === 'Begin Rerender') w.begun += 1;
+    if (message[0] === 'End Rerender') w.ended += 1;
+  });
+}};
+"""
 
 
 def measure_page(page) -> list[dict]:

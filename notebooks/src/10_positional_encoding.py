@@ -40,7 +40,7 @@ setup()
 #
 # 순서를 바꾸는 일은 순열 행렬 $P$를 왼쪽에 곱하는 것입니다($P^\top P = I$). 소프트맥스(softmax)는 행마다 작동하므로 행과 열을 같은 순열로 섞어도 결과가 똑같이 섞일 뿐입니다.
 #
-# $$\mathrm{Attn}(PX) = \mathrm{softmax}\!\left(\frac{PXW_Q\,(PXW_K)^\top}{\sqrt{d_k}}\right)PXW_V = P\,\mathrm{softmax}\!\left(\frac{XW_QW_K^\top X^\top}{\sqrt{d_k}}\right)P^\top P\,XW_V = P\,\mathrm{Attn}(X)$$
+# $$\begin{aligned}\mathrm{Attn}(PX) &= \mathrm{softmax}\!\left(\frac{PXW_Q\,(PXW_K)^\top}{\sqrt{d_k}}\right)PXW_V \\ &= P\,\mathrm{softmax}\!\left(\frac{XW_QW_K^\top X^\top}{\sqrt{d_k}}\right)P^\top P\,XW_V = P\,\mathrm{Attn}(X)\end{aligned}$$
 #
 # [원문 004](../SOURCES.md)의 문장 "고양이가 매트 위에 앉았다"의 네 토큰(token)에 무작위 임베딩을 주고, `MultiHeadAttention`에 원래 순서와 섞은 순서를 넣어 봅니다.
 

@@ -257,7 +257,7 @@ assert abs(lse[0, 0, 0].item() - scores[0, 0, 0, 0].item()) < 1e-5  # row 0 sees
 #
 # 입니다. 소프트맥스의 야코비안에서 나오는 $D_i = \sum_j P_{ij}\, dP_{ij}$는 $dP_{ij} = dO_i \cdot v_j$를 넣으면 $dO_i \cdot \sum_j P_{ij} v_j = dO_i \cdot O_i$가 됩니다. 곧 $D = \mathrm{rowsum}(dO \circ O)$: N×N 행렬 없이 행마다 숫자 하나입니다. $P$는 저장한 $L$로 $P_{ij} = e^{S_{ij} - L_i}$처럼 타일마다 다시 만듭니다(재계산, recomputation; 행마다 $L$ 하나만 저장하는 것은 [Dao 2024](../SOURCES.md)의 방식). 먼저 작은 예에서 이 식들이 autograd와 같은지 확인합니다.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 seed_everything(4)
 q, k, v, d_o = torch.randn(4, 5, 8, dtype=torch.float64).unbind(0)  # (N=5, d=8) each, and dO
 q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
