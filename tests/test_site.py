@@ -397,6 +397,8 @@ def test_search_finds_each_glossary_term_in_its_row(site):
         assert plain in docs, f"no search section for the glossary term {term!r}"
         english = row.split("|")[2].strip().replace("`", "")
         assert docs[plain]["a"] in ids and english in docs[plain]["x"], docs[plain]
+        # the snippet keeps the columns apart ("키 · key · 각 위치가 ..."), not run together
+        assert docs[plain]["x"].startswith(f"{plain} · {english} · "), docs[plain]["x"][:80]
 
 
 @pytest.mark.notebook(DECK)

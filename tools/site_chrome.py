@@ -473,6 +473,7 @@ class _Sections(HTMLParser):
         self.skip_tag: list[str] = []
         self.heading: list[str] | None = None
         self.heading_tag = ""
+        self.row_cells: int | None = None  # cells seen in the current glossary row (None: not in one)
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -500,6 +501,10 @@ class _Sections(HTMLParser):
             return
         if tag == "tr" and a.get("id") and a.get("data-term"):  # a glossary row: its own section, the term its heading
             self.sections.append({"a": a["id"], "h": a["data-term"], "x": []})
+            self.row_cells = 0
+        elif tag == "td" and self.row_cells is not None:  # the row's columns apart in the snippet: "용어 · 영어 · 뜻"
+            self._text(" · " if self.row_cells else " ")
+            self.row_cells += 1
         elif tag in ("h1", "h2", "h3") and a.get("id"):
             self.heading, self.heading_tag = [], tag
             self.sections.append({"a": a["id"], "h": "", "x": []})
@@ -507,6 +512,8 @@ class _Sections(HTMLParser):
             self._text(" ")
 
     def handle_endtag(self, tag):
+        if tag == "tr":
+            self.row_cells = None
         if self.skip:
             if tag == self.skip_tag[-1]:
                 self.skip_tag.pop()
