@@ -401,6 +401,24 @@ def test_search_finds_each_glossary_term_in_its_row(site):
         assert docs[plain]["x"].startswith(f"{plain} · {english} · "), docs[plain]["x"][:80]
 
 
+def test_alt_text_names_the_nearest_heading():
+    """nbconvert's English alt text becomes "그림: <heading>"; an explorer's "탐색기 그림: <heading>" without the
+    heading's own "슬라이더:" (a screen reader read "탐색기 그림: 3. 슬라이더: 패딩 수와 인과 마스크")."""
+    from tools.site_chrome import korean_alt_text
+
+    page = (
+        '<h2 id="a">3. 슬라이더: 패딩 수와 인과 마스크</h2><img alt="탐색기 그림">'
+        '<img alt="No description has been provided for this image">'
+        '<h3 id="b">슬라이더: 패치 크기</h3><img alt="탐색기 그림"><h2 id="c">4. 슬라이더로 느껴 보기</h2><img alt="탐색기 그림">'
+    )
+    assert re.findall(r'alt="([^"]*)"', korean_alt_text(page)) == [
+        "탐색기 그림: 3. 패딩 수와 인과 마스크",
+        "그림: 3. 슬라이더: 패딩 수와 인과 마스크",
+        "탐색기 그림: 패치 크기",
+        "탐색기 그림: 4. 슬라이더로 느껴 보기",
+    ]
+
+
 @pytest.mark.notebook(DECK)
 def test_deck_explorer_moves_offline(deck):
     """The offline deck for 05: the explorer's controls move by mouse and keyboard inside reveal.js,

@@ -454,7 +454,9 @@ def korean_alt_text(body: str) -> str:
             continue
         out.append(body[last : m.start()])
         label = "그림" if m[2].startswith("No description") else "탐색기 그림"
-        out.append(f'alt="{html.escape(f"{label}: {heading}" if heading else label)}"')
+        # "탐색기 그림: 3. 패딩 수와 인과 마스크", not "…: 3. 슬라이더: 패딩 수와 인과 마스크" (the label says it)
+        named = re.sub(r"^(\d+\.\s*)?슬라이더:\s*", r"\1", heading) if label == "탐색기 그림" else heading
+        out.append(f'alt="{html.escape(f"{label}: {named}" if named else label)}"')
         last = m.end()
     out.append(body[last:])
     return "".join(out)
