@@ -222,15 +222,42 @@ def fetch(cache: Path) -> dict[str, Path]:
     return unpacked
 
 
+# The speaker view (S) in Korean, in the README's terms: reveal's notes plugin builds that window from
+# HTML and script held as one string in notes.js, so its labels are edited there, each text found once
+# (a newer reveal.js that changes one fails loudly here). Inside that string a quote is \\".
+SPEAKER_VIEW = "reveal.js/plugin/notes/notes.js"
+SPEAKER_VIEW_EDITS = [
+    ("<title>reveal.js - Speaker View</title>", "<title>발표자 화면</title>"),
+    ("Loading speaker view...", "발표자 화면을 여는 중..."),
+    ('label\\">Upcoming</span>', 'label\\">다음 슬라이드</span>'),
+    ('label\\">Time <span class=\\"reset-button\\">Click to Reset</span>',
+     'label\\">시간 <span class=\\"reset-button\\">누르면 0부터</span>'),
+    ("Pacing – Time to finish current slide", "이 슬라이드에 남은 시간"),
+    ('label\\">Notes</h4>', 'label\\">발표 노트</h4>'),
+    ("'default': 'Default'", "'default': '기본'"),
+    ("'wide': 'Wide'", "'wide': '넓게'"),
+    ("'tall': 'Tall'", "'tall': '세로로'"),
+    ("'notes-only': 'Notes only'", "'notes-only': '노트만'"),
+    ("layoutLabel.innerHTML = 'Layout'", "layoutLabel.innerHTML = '배치'"),
+]
+
+
 def install_libs(unpacked: dict[str, Path], lib: Path) -> None:
     """Copy the files the decks load into lib/ (skipped when a stamp says they are already there)."""
     stamp = lib / ".versions.json"
-    wanted = json.dumps({"packages": PACKAGES, "files": FILES}, sort_keys=True)
+    wanted = json.dumps({"packages": PACKAGES, "files": FILES, "speaker": SPEAKER_VIEW_EDITS}, sort_keys=True)
     if stamp.exists() and stamp.read_text() == wanted:
         return
     shutil.rmtree(lib, ignore_errors=True)
     for package in FILES:
         copy_package_files(unpacked, package, lib / lib_dir_name(package))
+    speaker = lib / SPEAKER_VIEW
+    text = speaker.read_text(encoding="utf-8")
+    for old, new in SPEAKER_VIEW_EDITS:
+        if text.count(old) != 1:
+            raise SystemExit(f"export_slides: reveal.js's speaker view changed; {old!r} not found once in {SPEAKER_VIEW}")
+        text = text.replace(old, new)
+    speaker.write_text(text, encoding="utf-8")
     stamp.write_text(wanted)
 
 
