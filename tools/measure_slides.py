@@ -46,9 +46,10 @@ _MEASURE = r"""async () => {
     const begun = window.__courseMathJax ? __courseMathJax.begun : 0;
     Reveal.slide(where.h, where.v);  // hidden fragments take their space in the layout too
     await frame();
-    // The template re-renders a slide's math on every slide change (MathJax.Hub.Rerender, outside the
-    // Hub's queue, starting some 150 ms later): for about 100 ms the formulas are thinner and the slide
-    // is shorter (07 §6.1: 245 px instead of 288 px). A slide with math is read once its re-render ended.
+    // The template re-renders a slide's math on every slide change (MathJax.Hub.Rerender; export_slides
+    // queues it on the Hub, a deck exported before that ran it outside the queue): for about 100 ms the
+    // formulas are thinner and the slide is shorter (07 §6.1: 245 px instead of 288 px). A slide with
+    // math is read once its re-render ended.
     if (moved && window.__courseMathJax && s.querySelector('script[type^="math/"]')) {
       const start = performance.now();
       while (!(__courseMathJax.begun > begun && __courseMathJax.ended === __courseMathJax.begun)

@@ -551,7 +551,7 @@ assert offset_mass(ko_weights[0, 2], -1) > 0.9
 # %% [markdown]
 # ## 연습문제
 #
-# 이 문제는 `check("11-1", 답)` 한 번으로 확인합니다. 풀이는 답 셀 아래의 접힌 셀에 있습니다(JupyterLab에서는 접힌 부분을, 사이트에서는 '풀이 보기'를 누르면 보입니다). 슬라이드와 핸드아웃에는 풀이가 없습니다.
+# 이 문제는 `check("11-1", 답)` 한 번으로 확인합니다. 풀이는 답 셀 아래의 접힌 셀에 있습니다(JupyterLab에서는 접힌 부분을, 사이트에서는 '풀이 보기'를 누르면 보입니다). 예측 질문의 답은 그 아래 접힌 '풀이 노트'에 있습니다. 슬라이드와 핸드아웃에는 풀이가 없습니다.
 #
 # **11-1. 층 ℓ 다시 계산하기.** `H = hidden[ℓ]`과 `block = model.encoder.layer[ℓ]`을 받아 그 층의 출력 `(T, 384)`를 돌려주는 `my_layer(H, block)`을 쓰세요. 2절의 셀을 함수로 묶으면 됩니다. 층을 통째로 부르는 지름길(`block(...)`, `block.attention(...)`, `block.intermediate(...)`, `block.output(...)`)은 쓰지 말고, 파라미터 행렬(`.weight`, `.bias`)과 `F.layer_norm`, `F.gelu`, `torch.softmax`로 다시 계산하세요(`check`가 이런 호출을 찾아냅니다). 소프트맥스와 가중합을 한 번에 해 주는 `F.scaled_dot_product_attention`도 쓰지 마세요. 확인은 6개 층 모두와 길이가 다른 문장 하나에서 합니다.
 #

@@ -270,7 +270,8 @@ with torch.no_grad():
     ds = p * (d_o @ v.T - big_d[:, None])  # (5, 5)
     for mine, auto in ((ds @ k / math.sqrt(8), q.grad), (ds.T @ q / math.sqrt(8), k.grad), (p.T @ d_o, v.grad)):
         torch.testing.assert_close(mine, auto, rtol=0, atol=1e-13)
-print("dQ, dK, dV 식 = autograd (float64, 차이 < 1e-13); D =", big_d.numpy().round(3))
+print("dQ, dK, dV 식 = autograd (float64, 차이 < 1e-13)")
+print("D =", big_d.numpy().round(3))
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 노트북은 역전파의 일을 키 블록마다 dK·dV, 쿼리 타일마다 dQ로 나눕니다. 일을 나누는 방식은 Triton의 fused attention 튜토리얼([SOURCES.md](../SOURCES.md)의 "튜토리얼과 공개 구현")과 같습니다(튜토리얼은 두 반복문을 한 커널 안에서 프로그램마다 차례로 돌리고, 이 노트북은 읽기 쉽도록 Umar Jamil의 구현처럼 두 커널로 따로 띄웁니다). **dK·dV 커널**은 키 블록 하나를 고정하고 쿼리 타일을 돌며 $dK_j, dV_j$를 레지스터에 누적하고, **dQ 커널**은 쿼리 타일 하나를 고정하고 키 블록을 돌며 $dQ_i$를 누적합니다. 프로그램마다 쓰는 자리가 겹치지 않으므로 원자적 덧셈(atomic add)이 필요 없는 대신, 두 커널이 $S$와 $dP$를 각각 계산하므로 행렬곱이 5개가 아니라 7개입니다. FlashAttention-2의 CUDA 구현([Dao 2024](../SOURCES.md))은 주 반복문을 커널 하나에서 돌며 키 블록마다 dK·dV를 누적하고, dQ는 여러 스레드 블록이 원자적 덧셈으로 더합니다. 두 커널 모두 $P$를 $L$로 재계산하고, 인과일 때 대각선 위의 블록은 건너뜁니다. $D$는 커널 전에 PyTorch 한 줄로 구합니다.
