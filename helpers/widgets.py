@@ -125,28 +125,33 @@ def _figure_texts(figure: Figure):
     for text in [*figure.texts, *([figure._suptitle] if figure._suptitle else [])]:
         yield "figure text", text
     for ax in figure.axes:
-        for name, text in (
-            ("title", ax.title),
-            ("left title", ax._left_title),
-            ("right title", ax._right_title),
-            ("x label", ax.xaxis.label),
-            ("y label", ax.yaxis.label),
-            ("x offset", ax.xaxis.offsetText),
-            ("y offset", ax.yaxis.offsetText),
-        ):
-            yield name, text
-        for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            if not axis.get_visible():
-                continue
-            for tick in axis._update_ticks():  # the ticks a draw shows (the private call Axis.draw makes)
-                yield f"{axis_name} tick label", tick.label1
-                yield f"{axis_name} tick label", tick.label2
-        for text in ax.texts:
-            yield "text", text
-        legend = ax.get_legend()
-        if legend is not None and legend.get_visible():
-            for text in [legend.get_title(), *legend.get_texts()]:
-                yield "legend", text
+        yield from _axes_texts(ax)
+
+
+def _axes_texts(ax):
+    """_figure_texts for one axes (a tick label's own .axes is not set: the axes is known only from here)."""
+    for name, text in (
+        ("title", ax.title),
+        ("left title", ax._left_title),
+        ("right title", ax._right_title),
+        ("x label", ax.xaxis.label),
+        ("y label", ax.yaxis.label),
+        ("x offset", ax.xaxis.offsetText),
+        ("y offset", ax.yaxis.offsetText),
+    ):
+        yield name, text
+    for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        if not axis.get_visible():
+            continue
+        for tick in axis._update_ticks():  # the ticks a draw shows (the private call Axis.draw makes)
+            yield f"{axis_name} tick label", tick.label1
+            yield f"{axis_name} tick label", tick.label2
+    for text in ax.texts:
+        yield "text", text
+    legend = ax.get_legend()
+    if legend is not None and legend.get_visible():
+        for text in [legend.get_title(), *legend.get_texts()]:
+            yield "legend", text
 
 
 def _overflow(figure: Figure) -> tuple[dict[str, float], list[str]]:
@@ -177,6 +182,34 @@ def _overflow(figure: Figure) -> tuple[dict[str, float], list[str]]:
         if legend is not None and shown and legend.get_visible():
             measure("legend box", legend.get_window_extent(renderer))
     return sides, found
+
+
+def _overlap(a, b):
+    """The part two boxes share, if more than a pixel each way (None otherwise)."""
+    cut = Bbox.intersection(a, b)
+    return cut if cut is not None and cut.width > 1 and cut.height > 1 else None
+
+
+def _texts_over_other_axes(figure: Figure) -> list[str]:
+    """The texts one axes draws (tick labels, axis labels, titles, free texts) that reach into another
+    axes' box, as readable descriptions: 06's row names once covered the left heatmap's last column, and
+    09's right "쿼리(query)" the left heatmap's edge (both laid out before their labels were set). Axes
+    that share a box with the text's own axes (twins, insets) do not count. (An axis label never covers
+    its own tick labels: matplotlib moves it outward, and texts_outside finds it if it leaves the canvas.)"""
+    renderer = figure.canvas.get_renderer()
+    shown = [ax for ax in figure.axes if ax.get_visible()]
+    found = []
+    for own, (name, text) in ((ax, named) for ax in shown for named in _axes_texts(ax)):
+        if not text.get_visible() or not text.get_text().strip():
+            continue
+        box = text.get_window_extent(renderer)
+        for other in shown:
+            if other is own or _overlap(other.bbox, own.bbox):
+                continue
+            cut = _overlap(box, other.bbox)
+            if cut:
+                found.append(f"{name} {text.get_text()!r} over another axes ({cut.width:.0f}x{cut.height:.0f} px)")
+    return found
 
 
 def texts_outside(figure: Figure) -> list[str]:
@@ -596,6 +629,7 @@ class Explorer:
                     (out / f"{k:03d}.png").write_bytes(self.render_png(full=True))
                     clipped = _overflow(self.figure)[1]  # the canvas was just drawn: only text boxes are measured
                 frames.append({"index": list(point), "file": f"{k:03d}.png"})
+                clipped += _texts_over_other_axes(self.figure)  # drawn just now: positions are current
                 if clipped:
                     outside[",".join(map(str, point))] = clipped
         finally:
@@ -621,7 +655,7 @@ class Explorer:
             "controls": controls,
             "frames": frames,
             "width": self.image.layout.width,
-            "outside": outside,  # frame key -> the texts that leave the canvas there (none, we hope)
+            "outside": outside,  # frame key -> the texts that leave the canvas or cover another axes there (none, we hope)
         }
         if self.drawing:
             manifest["drawing"] = drawing

@@ -167,7 +167,8 @@ def test_explorer_updates_in_place(qkv):
     np.testing.assert_allclose(images[0].get_array(), one)
     kept = one != 0
     np.testing.assert_allclose(one[kept], w.numpy()[kept] / 0.1, rtol=1e-5)
-    assert "p = 0.90" in axes[0].get_title() and "합" in axes[0].get_yticklabels()[0].get_text()
+    sums = [t.get_text() for t in axes[0].texts if "합" in t.get_text()]  # the row names beside the axis
+    assert "p = 0.90" in axes[0].get_title() and sums == [f"{lab} (합 {s:.2f})" for lab, s in zip(labels, one.sum(1))]
     plt.close("all")
 
 

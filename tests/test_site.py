@@ -525,7 +525,7 @@ def test_no_exported_frame_leaves_the_canvas():
         for m in manifests
         if (found := json.loads(m.read_text(encoding="utf-8")).get("outside"))
     }
-    assert outside == {}, f"frames whose texts or legends leave the canvas: {outside}"
+    assert outside == {}, f"frames whose texts or legends leave the canvas or cover another axes: {outside}"
 
 
 # --------------------------------------------------------------------------- the reader's tools

@@ -513,6 +513,27 @@ def test_drawn_explorer_checks_its_input():
 # --------------------------------------------------------------------------- figures inside their canvas
 
 
+def test_texts_over_another_axes_are_found():
+    """A frame's texts may not cover another axes (06's row names sat on the left heatmap);
+    export_frames records them with the texts off the canvas, and the site test fails on any.
+    Twin axes share a box and do not count."""
+    from helpers.widgets import _texts_over_other_axes
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(6, 2.5), dpi=72)
+    for ax in (left, right):
+        ax.imshow(np.eye(3), aspect="auto")
+        ax.set_yticks(range(3), ["짧음"] * 3)
+    fig.tight_layout()
+    right.twinx()  # shares right's box
+    fig.canvas.draw()
+    assert _texts_over_other_axes(fig) == []
+    right.set_yticks(range(3), ["아주 아주 아주 긴 행 이름 (합 1.00)"] * 3)  # set after the layout, as 06 did
+    fig.canvas.draw()
+    found = _texts_over_other_axes(fig)
+    assert found and all("over another axes" in f and "긴 행 이름" in f for f in found), found
+    plt.close("all")
+
+
 def test_text_outside_the_canvas_is_found_and_the_explorer_fits_it():
     from helpers.widgets import fit_figure, texts_outside
 

@@ -231,14 +231,19 @@ SPEAKER_VIEW_EDITS = [
     ("Loading speaker view...", "발표자 화면을 여는 중..."),
     ('label\\">Upcoming</span>', 'label\\">다음 슬라이드</span>'),
     ('label\\">Time <span class=\\"reset-button\\">Click to Reset</span>',
-     'label\\">시간 <span class=\\"reset-button\\">누르면 0부터</span>'),
+     'label\\">시간 <span class=\\"reset-button\\">눌러서 초기화</span>'),
     ("Pacing – Time to finish current slide", "이 슬라이드에 남은 시간"),
     ('label\\">Notes</h4>', 'label\\">발표 노트</h4>'),
     ("'default': 'Default'", "'default': '기본'"),
-    ("'wide': 'Wide'", "'wide': '넓게'"),
+    ("'wide': 'Wide'", "'wide': '가로로'"),
     ("'tall': 'Tall'", "'tall': '세로로'"),
     ("'notes-only': 'Notes only'", "'notes-only': '노트만'"),
-    ("layoutLabel.innerHTML = 'Layout'", "layoutLabel.innerHTML = '배치'"),
+    ("toLocaleTimeString( 'en-US'", "toLocaleTimeString( 'ko-KR'"),  # the clock: 오후 05:51
+    (
+        "Speaker view popup failed to open. Please make sure popups are allowed and reopen the speaker view.",
+        "발표자 화면 창을 열지 못했습니다. 이 파일에서 팝업을 허용한 뒤 S를 다시 누르세요.",
+    ),
+    ("layoutLabel.innerHTML = 'Layout'", "layoutLabel.innerHTML = '레이아웃'"),
 ]
 
 

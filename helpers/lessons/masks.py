@@ -72,9 +72,10 @@ def mask_view(ax_mask, ax_weights, scores, tokens, annotate=True):
     im_w = ax_weights.imshow(np.zeros((t, t)), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
     texts = [[ax_weights.text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t)]
              for i in range(t)] if annotate else []
+    widest = [max([*tokens, PAD], key=len)] * t  # room for the longest label when the layout is made
     for ax in (ax_mask, ax_weights):
-        ax.set_xticks(range(t))
-        ax.set_yticks(range(t))
+        ax.set_xticks(range(t), widest, rotation=45, ha="right")
+        ax.set_yticks(range(t), widest)
         ax.set_xlabel("키(key)")
         ax.set_ylabel("쿼리(query)")
     ax_weights.set_title("가중치 (가려진 칸 = 0)")

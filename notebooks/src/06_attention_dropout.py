@@ -276,11 +276,15 @@ assert abs(intact - 0.9 ** 4) < 0.01 and exactly_one < 0.001
 def dropout_panels(axes, w, labels, n_avg=1000, seed=1):
     """Draw one dropout draw and the mean of n_avg draws on two axes; return update(p) that redraws in place."""
     t_q, t_k = w.shape
-    images = []
+    images, row_names = [], []
     for ax in axes:
         images.append(ax.imshow(np.zeros((t_q, t_k)), cmap="Blues", vmin=0.0, vmax=1.5, aspect="auto"))
         ax.set_xticks(range(t_k), labels, fontsize=8)
-        ax.set_yticks(range(t_q), labels)
+        ax.set_yticks(range(t_q))
+        ax.tick_params(axis="y", labelleft=False)  # row names with their sums are texts where tick labels sit:
+        row_names.append([ax.annotate(f"{lab} (합 0.00)", (0, i), xycoords=ax.get_yaxis_transform(),  # a changed
+                                      xytext=(-7, 0), textcoords="offset points", ha="right",       # text redraws
+                                      va="center") for i, lab in enumerate(labels)])                # alone
         ax.set_xlabel("키(key)")
     texts = [[axes[0].text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t_k)] for i in range(t_q)]
 
@@ -293,10 +297,11 @@ def dropout_panels(axes, w, labels, n_avg=1000, seed=1):
             for j in range(t_k):
                 texts[i][j].set_text(f"{result['one'][i, j]:.2f}")
                 texts[i][j].set_color("white" if result["one"][i, j] > 0.9 else "black")
-        for ax, im, name in zip(axes, images, ("one", "mean")):
+        for ax, im, names, name in zip(axes, images, row_names, ("one", "mean")):
             mat = result[name]
             im.set_data(mat)
-            ax.set_yticklabels([f"{lab} (합 {s:.2f})" for lab, s in zip(labels, mat.sum(axis=1))])
+            for row_name, lab, s in zip(names, labels, mat.sum(axis=1)):
+                row_name.set_text(f"{lab} (합 {s:.2f})")
             ax.set_title(f"p = {p:.2f}: " + ("한 번 뽑은 결과" if name == "one" else f"{n_avg}번 평균"))
         result.update(one_row_sums=result["one"].sum(axis=1), mean_row_sums=result["mean"].sum(axis=1))
         return result

@@ -38,7 +38,7 @@ setup()
 #
 # 어텐션의 점수(score)는 두 토큰의 **내용**(임베딩(embedding))으로만 계산됩니다. 어느 토큰이 몇 번째에 있는지는 식 어디에도 없습니다. 그래서 입력 토큰의 순서를 섞으면 출력도 **같은 방식으로 섞일 뿐** 값은 그대로입니다. 이것이 순열 등변성입니다.
 #
-# 순서를 바꾸는 일은 순열 행렬 $P$를 왼쪽에 곱하는 것입니다($P^\top P = I$). 소프트맥스(softmax)는 행마다, 한 행의 원소를 모두 같은 방식으로 다루므로 행과 열을 같은 순열로 섞어도 결과가 똑같이 섞일 뿐입니다($\mathrm{softmax}(PAP^\top) = P\,\mathrm{softmax}(A)\,P^\top$).
+# 순서를 바꾸는 일은 순열 행렬 $P$를 왼쪽에 곱하는 것입니다($P^\top P = I$). 소프트맥스(softmax)는 행마다 따로 계산되고 한 행 안의 원소를 자리와 상관없이 모두 같은 식으로 다루므로, 행과 열을 같은 순열로 섞어도 결과가 똑같이 섞일 뿐입니다($\mathrm{softmax}(PAP^\top) = P\,\mathrm{softmax}(A)\,P^\top$).
 #
 # $$\begin{aligned}\mathrm{Attn}(PX) &= \mathrm{softmax}\!\left(\frac{PXW_Q\,(PXW_K)^\top}{\sqrt{d_k}}\right)PXW_V \\ &= P\,\mathrm{softmax}\!\left(\frac{XW_QW_K^\top X^\top}{\sqrt{d_k}}\right)P^\top P\,XW_V = P\,\mathrm{Attn}(X)\end{aligned}$$
 #

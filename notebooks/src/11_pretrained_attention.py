@@ -300,6 +300,7 @@ def minilm_head_panel(ax, n_tokens):
     ax.set_yticks(range(n_tokens))
     ax.set_xlabel("키")
     ax.set_ylabel("쿼리")
+    labelled = []  # the tokens on the axes now
 
     def draw(tokens, w, title):
         w = torch.as_tensor(w)
@@ -308,8 +309,10 @@ def minilm_head_panel(ax, n_tokens):
             for j in range(n_tokens):
                 texts[i][j].set_text(f"{w[i, j]:.2f}")
                 texts[i][j].set_color("white" if w[i, j] > 0.6 else "black")
-        ax.set_xticklabels(tokens, rotation=45, ha="right")
-        ax.set_yticklabels(tokens)
+        if labelled != list(tokens):  # only a new sentence relabels the axes: a new layer or head redraws the map alone
+            ax.set_xticklabels(tokens, rotation=45, ha="right")
+            ax.set_yticklabels(tokens)
+            labelled[:] = tokens
         ax.set_title(title)
         return w
 
