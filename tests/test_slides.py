@@ -622,7 +622,9 @@ def test_slide_change_rerenders_math_after_typesetting(decks, browser):
     }""")
     page.close()
     assert attempted == []
-    assert order == ["busy", "idle", "Begin Rerender", "End Rerender"], f"re-render not queued after MathJax's work, or not ended in 8 s: {order}"
+    assert order == ["busy", "idle", "Begin Rerender", "End Rerender"], (
+        f"re-render not queued after MathJax's work, or not ended in 8 s: {order}"
+    )
 
 
 SLIDER_STATE_JS = """() => ({slide: window.courseLeaves.indexOf(window.courseReveal.getCurrentSlide()),

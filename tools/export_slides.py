@@ -230,8 +230,10 @@ SPEAKER_VIEW_EDITS = [
     ("<title>reveal.js - Speaker View</title>", "<title>발표자 화면</title>"),
     ("Loading speaker view...", "발표자 화면을 여는 중..."),
     ('label\\">Upcoming</span>', 'label\\">다음 슬라이드</span>'),
-    ('label\\">Time <span class=\\"reset-button\\">Click to Reset</span>',
-     'label\\">시간 <span class=\\"reset-button\\">눌러서 초기화</span>'),
+    (
+        'label\\">Time <span class=\\"reset-button\\">Click to Reset</span>',
+        'label\\">시간 <span class=\\"reset-button\\">눌러서 초기화</span>',
+    ),
     ("Pacing – Time to finish current slide", "이 슬라이드에 남은 시간"),
     ('label\\">Notes</h4>', 'label\\">발표 노트</h4>'),
     ("'default': 'Default'", "'default': '기본'"),
@@ -260,7 +262,9 @@ def install_libs(unpacked: dict[str, Path], lib: Path) -> None:
     text = speaker.read_text(encoding="utf-8")
     for old, new in SPEAKER_VIEW_EDITS:
         if text.count(old) != 1:
-            raise SystemExit(f"export_slides: reveal.js's speaker view changed; {old!r} not found once in {SPEAKER_VIEW}")
+            raise SystemExit(
+                f"export_slides: reveal.js's speaker view changed; {old!r} not found once in {SPEAKER_VIEW}"
+            )
         text = text.replace(old, new)
     speaker.write_text(text, encoding="utf-8")
     stamp.write_text(wanted)
