@@ -194,8 +194,9 @@ def _texts_over_other_axes(figure: Figure) -> list[str]:
     """The texts one axes draws (tick labels, axis labels, titles, free texts) that reach into another
     axes' box, as readable descriptions: 06's row names once covered the left heatmap's last column, and
     09's right "쿼리(query)" the left heatmap's edge (both laid out before their labels were set). Axes
-    that share a box with the text's own axes (twins, insets) do not count. (An axis label never covers
-    its own tick labels: matplotlib moves it outward, and texts_outside finds it if it leaves the canvas.)"""
+    that share a box with the text's own axes (twins, insets) do not count. (An axis label does not cover
+    its own tick labels unless set_label_coords fixed it: matplotlib moves it outward, and texts_outside
+    finds it if it leaves the canvas.)"""
     renderer = figure.canvas.get_renderer()
     shown = [ax for ax in figure.axes if ax.get_visible()]
     found = []

@@ -523,6 +523,7 @@ def test_texts_over_another_axes_are_found():
     for ax in (left, right):
         ax.imshow(np.eye(3), aspect="auto")
         ax.set_yticks(range(3), ["짧음"] * 3)
+    right.text(1, 1, "0.50")  # a cell value inside right's box, which its twin shares: not counted
     fig.tight_layout()
     right.twinx()  # shares right's box
     fig.canvas.draw()

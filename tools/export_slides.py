@@ -237,13 +237,13 @@ SPEAKER_VIEW_EDITS = [
     ("Pacing – Time to finish current slide", "이 슬라이드에 남은 시간"),
     ('label\\">Notes</h4>', 'label\\">발표 노트</h4>'),
     ("'default': 'Default'", "'default': '기본'"),
-    ("'wide': 'Wide'", "'wide': '가로로'"),
-    ("'tall': 'Tall'", "'tall': '세로로'"),
+    ("'wide': 'Wide'", "'wide': '가로형'"),
+    ("'tall': 'Tall'", "'tall': '세로형'"),
     ("'notes-only': 'Notes only'", "'notes-only': '노트만'"),
     ("toLocaleTimeString( 'en-US'", "toLocaleTimeString( 'ko-KR'"),  # the clock: 오후 05:51
     (
         "Speaker view popup failed to open. Please make sure popups are allowed and reopen the speaker view.",
-        "발표자 화면 창을 열지 못했습니다. 이 파일에서 팝업을 허용한 뒤 S를 다시 누르세요.",
+        "발표자 화면 창을 열지 못했습니다. 이 페이지에서 팝업을 허용한 뒤 S를 다시 누르세요.",
     ),
     ("layoutLabel.innerHTML = 'Layout'", "layoutLabel.innerHTML = '레이아웃'"),
 ]

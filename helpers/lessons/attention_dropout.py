@@ -49,10 +49,12 @@ def dropout_panels(axes, w, labels, n_avg=1000, seed=1):
         images.append(ax.imshow(np.zeros((t_q, t_k)), cmap="Blues", vmin=0.0, vmax=1.5, aspect="auto"))
         ax.set_xticks(range(t_k), labels, fontsize=8)
         ax.set_yticks(range(t_q))
-        ax.tick_params(axis="y", labelleft=False)  # row names with their sums are texts where tick labels sit:
-        row_names.append([ax.annotate(f"{lab} (합 0.00)", (0, i), xycoords=ax.get_yaxis_transform(),  # a changed
-                                      xytext=(-7, 0), textcoords="offset points", ha="right",       # text redraws
-                                      va="center") for i, lab in enumerate(labels)])                # alone
+        # The row names with their sums are texts where the tick labels would sit (7 pt = tick length + pad),
+        # so a new sum redraws only its text, not the whole figure.
+        ax.tick_params(axis="y", labelleft=False)
+        row_names.append([ax.annotate(f"{lab} (합 0.00)", (0, i), xycoords=ax.get_yaxis_transform(),
+                                      xytext=(-7, 0), textcoords="offset points", ha="right", va="center")
+                          for i, lab in enumerate(labels)])
         ax.set_xlabel("키(key)")
     texts = [[axes[0].text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t_k)] for i in range(t_q)]
 

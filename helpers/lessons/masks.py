@@ -72,7 +72,7 @@ def mask_view(ax_mask, ax_weights, scores, tokens, annotate=True):
     im_w = ax_weights.imshow(np.zeros((t, t)), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
     texts = [[ax_weights.text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t)]
              for i in range(t)] if annotate else []
-    widest = [max([*tokens, PAD], key=len)] * t  # room for the longest label when the layout is made
+    widest = [max([*tokens, PAD], key=len)] * t  # room for a long label when the layout is made (the most characters)
     for ax in (ax_mask, ax_weights):
         ax.set_xticks(range(t), widest, rotation=45, ha="right")
         ax.set_yticks(range(t), widest)

@@ -270,7 +270,7 @@ assert abs(intact - 0.9 ** 4) < 0.01 and exactly_one < 0.001
 # %% [markdown]
 # ## 5. 슬라이더: p를 바꿔 보기
 #
-# 왼쪽은 한 번 뽑은 결과(칸의 숫자), 오른쪽은 1000번의 평균(색), 행 이름 옆은 행의 합입니다. p를 올리면 한 번 뽑은 결과의 행 합이 1에서 멀어지고 남은 칸이 커지며(p = 0.9면 10배) 행이 통째로 0이 되기도 합니다. 평균은 거의 W 그대로입니다.
+# 왼쪽은 한 번 뽑은 결과(칸의 숫자), 오른쪽은 1000번의 평균(색), 행 이름 옆 괄호 안은 그 행의 합입니다. p를 올리면 한 번 뽑은 결과의 행 합이 1에서 멀어지고 남은 칸이 커지며(p = 0.9면 10배) 행이 통째로 0이 되기도 합니다. 평균은 거의 W 그대로입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def dropout_panels(axes, w, labels, n_avg=1000, seed=1):
@@ -281,10 +281,12 @@ def dropout_panels(axes, w, labels, n_avg=1000, seed=1):
         images.append(ax.imshow(np.zeros((t_q, t_k)), cmap="Blues", vmin=0.0, vmax=1.5, aspect="auto"))
         ax.set_xticks(range(t_k), labels, fontsize=8)
         ax.set_yticks(range(t_q))
-        ax.tick_params(axis="y", labelleft=False)  # row names with their sums are texts where tick labels sit:
-        row_names.append([ax.annotate(f"{lab} (합 0.00)", (0, i), xycoords=ax.get_yaxis_transform(),  # a changed
-                                      xytext=(-7, 0), textcoords="offset points", ha="right",       # text redraws
-                                      va="center") for i, lab in enumerate(labels)])                # alone
+        # The row names with their sums are texts where the tick labels would sit (7 pt = tick length + pad),
+        # so a new sum redraws only its text, not the whole figure.
+        ax.tick_params(axis="y", labelleft=False)
+        row_names.append([ax.annotate(f"{lab} (합 0.00)", (0, i), xycoords=ax.get_yaxis_transform(),
+                                      xytext=(-7, 0), textcoords="offset points", ha="right", va="center")
+                          for i, lab in enumerate(labels)])
         ax.set_xlabel("키(key)")
     texts = [[axes[0].text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t_k)] for i in range(t_q)]
 
