@@ -598,7 +598,7 @@ def test_slides_with_math_tables_open_inside_the_box(decks, browser, stem, h, v)
 @pytest.mark.notebook("02")
 def test_slide_change_rerenders_math_after_typesetting(decks, browser):
     """The template re-renders a new slide's math on every slide change. It must wait for MathJax's own
-    queue: run beside the first typesetting of a deck opened at a slide, about one opening in five
+    queue: run beside the first typesetting of a deck opened at a slide, about one opening in three
     left formulas half-made or a re-render that never ended (CI failed on 02 #/6/0). Here MathJax is
     kept busy for 1.5 s and the slide changed meanwhile: the re-render begins only after that."""
     page = browser.new_page(viewport={"width": 998, "height": 727})

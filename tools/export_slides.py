@@ -172,9 +172,9 @@ TEMPLATE_EDITS = [
     ("automatic: true", "automatic: false"),
     # The template re-renders the new slide's math on every slide change, outside MathJax's queue. A deck
     # opened at a slide (#/6/0) did that while the first typesetting was still running: in about one
-    # opening in five, formulas stayed half-made (no MathJax_CHTML class: the table-cell nowrap rule
-    # missed them) or the re-render never ended. Queued, it runs after the typesetting, and the
-    # deck's re-layout (courseDeck) after it.
+    # opening in three (9 of 30 here), formulas stayed half-made (no MathJax_CHTML class: the table-cell
+    # nowrap rule missed them) or the re-render never ended. Queued, it runs after the typesetting, and
+    # the deck's re-layout (courseDeck) after it.
     (
         "MathJax.Hub.Rerender(Reveal.getCurrentSlide());",
         "MathJax.Hub.Queue(['Rerender', MathJax.Hub, Reveal.getCurrentSlide()]);",
