@@ -332,6 +332,10 @@ def _caching_renderer(canvas) -> RendererAgg:
     return renderer
 
 
+def _draw_nothing(renderer) -> None:
+    return None
+
+
 class _TickMarks:
     """An axis's tick marks (not its labels) as one drawable, for `Explorer._blit`: left out of the
     background and drawn at the axis's place in the z-order, as a whole draw puts them."""
@@ -341,14 +345,18 @@ class _TickMarks:
         self.drawn = drawn  # id(axis) -> ids of the ticks a whole draw shows, kept while the layout holds
         self.ticks = [t for t in axis.majorTicks + axis.minorTicks if t.get_visible()]
         self.lines = [line for t in self.ticks for line in (t.tick1line, t.tick2line)]
-        self.shown = [line.get_visible() for line in self.lines]
 
     def get_zorder(self):
         return self.axis.get_zorder()
 
-    def set_animated(self, hidden: bool) -> None:  # hidden while the background is drawn
-        for line, shown in zip(self.lines, self.shown):
-            line.set_visible(shown and not hidden)
+    def set_animated(self, hidden: bool) -> None:
+        """Left out of the background: not drawn, but still visible, because the layout counts visible tick
+        marks (a spine's extent includes them, and an axis label without tick labels sits below that)."""
+        for line in self.lines:
+            if hidden:
+                line.draw = _draw_nothing  # an instance attribute over Line2D.draw, removed again below
+            else:
+                line.__dict__.pop("draw", None)
 
     def draw(self, renderer) -> None:
         drawn = self.drawn.get(id(self.axis))

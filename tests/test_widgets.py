@@ -218,6 +218,20 @@ def test_blitted_frames_are_whole_draws():
         assert ex3.png == full_png(ex3)
     assert ex3._blit_state is True, "the tick marks were not drawn again over the bars"
     plt.close(fig3)
+    # Tick labels off and axis labels on (09 writes its token names as texts): an axis label then sits
+    # just past the tick marks, so the background must be laid out with the marks it leaves undrawn.
+    fig4, ax4 = plt.subplots(figsize=(3, 2), dpi=72)
+    for spine in ax4.spines.values():
+        spine.set_visible(False)
+    bars4 = ax4.bar(range(3), [1.0, 1.0, 1.0], width=1.0)
+    ax4.set(ylim=(0, 5), xlim=(-0.5, 2.5), xlabel="키(key)", ylabel="쿼리(query)")
+    ax4.tick_params(labelbottom=False, labelleft=False)
+    ex4 = Explorer(fig4, lambda h: [b.set_height(h) for b in bars4], {"h": widgets.IntSlider(value=1, max=4)})
+    for h in (2, 3, 4, 2):
+        ex4.set(h=h)
+        assert ex4.png == full_png(ex4)
+    assert ex4._blit_state is True, "the background moved the axis labels"
+    plt.close(fig4)
 
 
 def plain_agg_rgba(fig) -> bytes:

@@ -64,6 +64,29 @@ def draw_mask(mask, query_labels=None, key_labels=None, ax=None, title="마스�
                              vmin=0.0, vmax=1.6, colorbar=False, fmt=".0f", annotate=annotate)
 
 
+def token_names(ax, t, names):
+    """Token names under and beside a t×t heatmap, where tick labels would sit (7 pt = tick length + pad), as
+    texts: a new name then redraws only its text, not the whole figure. Made with the widest of `names`, so the
+    layout has room for every name; the axis labels are moved past them. Returns (names below, names beside)."""
+    renderer = ax.figure.canvas.get_renderer()
+    probe = ax.text(0, 0, "", fontsize=plt.rcParams["xtick.labelsize"])
+    widest = max(names, key=lambda name: probe.set_text(name) or probe.get_window_extent(renderer).width)
+    probe.remove()
+    ax.set_xticks(range(t))
+    ax.set_yticks(range(t))
+    ax.tick_params(labelbottom=False, labelleft=False)
+    below = [ax.annotate(widest, (j, 0), xycoords=ax.get_xaxis_transform(), xytext=(0, -7), textcoords="offset points",
+                         rotation=45, ha="right", va="top", fontsize=plt.rcParams["xtick.labelsize"]) for j in range(t)]
+    beside = [ax.annotate(widest, (0, i), xycoords=ax.get_yaxis_transform(), xytext=(-7, 0), textcoords="offset points",
+                          ha="right", va="center", fontsize=plt.rcParams["ytick.labelsize"]) for i in range(t)]
+    points = 72 / ax.figure.dpi  # points per pixel
+    tall = below[0].get_window_extent(renderer).height * points  # the rotated name's height, in points
+    wide = beside[0].get_window_extent(renderer).width * points
+    ax.set_xlabel("키(key)", labelpad=7 + tall + plt.rcParams["axes.labelpad"])
+    ax.set_ylabel("쿼리(query)", labelpad=7 + wide + plt.rcParams["axes.labelpad"])
+    return below, beside
+
+
 def mask_view(ax_mask, ax_weights, scores, tokens, annotate=True):
     """Build the mask (left) and weight (right) heatmaps once; return update(length, causal) that redraws them."""
     t = len(tokens)
@@ -72,12 +95,7 @@ def mask_view(ax_mask, ax_weights, scores, tokens, annotate=True):
     im_w = ax_weights.imshow(np.zeros((t, t)), cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
     texts = [[ax_weights.text(j, i, "", ha="center", va="center", fontsize=8) for j in range(t)]
              for i in range(t)] if annotate else []
-    widest = [max([*tokens, PAD], key=len)] * t  # room for a long label when the layout is made (the most characters)
-    for ax in (ax_mask, ax_weights):
-        ax.set_xticks(range(t), widest, rotation=45, ha="right")
-        ax.set_yticks(range(t), widest)
-        ax.set_xlabel("키(key)")
-        ax.set_ylabel("쿼리(query)")
+    names = [token_names(ax, t, [*tokens, PAD]) for ax in (ax_mask, ax_weights)]  # [(below, beside)] per heatmap
     ax_weights.set_title("가중치 (가려진 칸 = 0)")
 
     def update(length, causal):
@@ -86,9 +104,10 @@ def mask_view(ax_mask, ax_weights, scores, tokens, annotate=True):
         im_mask.set_data(mask.double().numpy())
         im_w.set_data(weights.numpy())
         labels = list(tokens[:length]) + [PAD] * (t - length)
-        for ax in (ax_mask, ax_weights):
-            ax.set_xticklabels(labels, rotation=45, ha="right")
-            ax.set_yticklabels(labels)
+        for below, beside in names:
+            for label, x_name, y_name in zip(labels, below, beside):
+                x_name.set_text(label)
+                y_name.set_text(label)
         for i, row in enumerate(texts):
             for j, text in enumerate(row):  # hidden cells stay blank: fewer texts to draw
                 text.set_text(f"{weights[i, j]:.2f}" if mask[i, j] else "")
