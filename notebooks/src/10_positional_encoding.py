@@ -276,8 +276,10 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
     grid = torch.arange(-max_offset, max_offset + 1)
     left.plot(grid.numpy(), relative_similarity(grid, d).numpy(), color="tab:gray", lw=1.5)
     vline = left.axvline(0, color="tab:red", ls="--", lw=1)
-    # Shrinking markers, so points that coincide (they should) stay visible as rings.
-    dots = [left.scatter([0], [0], s=140 / (n + 1), zorder=3 + n, label=f"p = {p}") for n, p in enumerate(p_values)]
+    # Shrinking markers, so points that coincide (they should) stay visible as rings. (Markers of a line, not
+    # scatter: scatter measures its marker's outline on every draw, which took a quarter of a redraw here.)
+    dots = [left.plot([0], [0], "o", ms=(140 / (n + 1)) ** 0.5, mew=1.5, zorder=3 + n, label=f"p = {p}")[0]
+            for n, p in enumerate(p_values)]
     left.set_xlabel("오프셋 k")
     left.set_ylabel("PE(p)·PE(p+k)")
     left.set_ylim(-0.3 * d / 2, 1.08 * d / 2)
@@ -289,7 +291,8 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
     for radius, i, color in zip((1.0, 0.72, 0.44), pairs, ("tab:blue", "tab:orange", "tab:green")):
         right.plot((radius * theta.cos()).numpy(), (radius * theta.sin()).numpy(), color=color, lw=0.6, alpha=0.5)
         # (cos, sin) on the axes so that a growing angle turns counter-clockwise.
-        right.scatter([radius * float(pe[p0, 2 * i + 1])], [radius * float(pe[p0, 2 * i])], color=color, s=20, zorder=3)
+        right.plot([radius * float(pe[p0, 2 * i + 1])], [radius * float(pe[p0, 2 * i])], "o", color=color, ms=20**0.5,
+                   mew=1.5, zorder=3)
         hands.append((right.plot([0, 0], [0, 0], color=color, lw=2, label=f"쌍 {i}")[0], radius, i))
     legend = right.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=7)   # outside: no hand hidden
     for text in legend.get_texts():   # the widest label update() writes, so a layout made now leaves room for it
@@ -305,7 +308,7 @@ def offset_panel(axes, d=64, max_offset=40, p_values=(0, 7, 20), pairs=None):
         vline.set_xdata([k, k])
         values = [float(pe[p] @ pe[p + k]) for p in p_values]        # the same number for every p
         for dot, value in zip(dots, values):
-            dot.set_offsets([[k, value]])
+            dot.set_data([k], [value])
         left.set_title(f"k = {k}: 모든 p에서 내적 {values[0]:.2f}", fontsize=10)
         angles = (k * omega[list(pairs)]).rad2deg().tolist()
         for (hand, radius, i), text, angle in zip(hands, legend.get_texts(), angles):
