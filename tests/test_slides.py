@@ -287,6 +287,7 @@ DECK_FACTS_JS = r"""async () => {
     transformed: headings.filter(h => getComputedStyle(h).textTransform !== 'none').map(h => h.textContent.trim()),
     notes: notes.length,
     notesWithMath: notes.filter(n => n.querySelector('math')).length,
+    notesLabelled: notes.filter(n => n.textContent.trim().startsWith('발표 노트')).length,
     notesTwice: notes.filter(n => n.querySelector('.MathJax_CHTML, .MathJax_Preview, .MJX_Assistive_MathML'))
       .map(n => n.textContent.trim().slice(0, 60)),
     anchors: anchors.length,
@@ -357,9 +358,13 @@ def test_headings_keep_their_case(opened_decks):
 @pytest.mark.each_selected_notebook
 def test_speaker_notes_show_each_formula_once(opened_decks):
     """The notes a speaker window copies hold MathML only, not MathJax's CommonHTML spans plus its hidden
-    MathML (which the speaker window, without MathJax's stylesheet, showed as the formula twice)."""
+    MathML (which the speaker window, without MathJax's stylesheet, showed as the formula twice), and do
+    not repeat the window's label 발표 노트."""
     twice = {stem: f["notesTwice"] for stem, f in opened_decks.items() if f["notesTwice"]}
     assert not twice, f"speaker notes still holding MathJax's output: {twice}"
+    labelled = {stem: f["notesLabelled"] for stem, f in opened_decks.items() if f["notesLabelled"]}
+    assert not labelled, f"notes starting 발표 노트 under the speaker view's own label 발표 노트: {labelled}"
+    assert sum(f["notes"] for f in opened_decks.values()) > 0, "no speaker note was checked"
     with_math = [stem for stem in opened_decks if notes_with_math(ROOT / "notebooks" / f"{stem}.ipynb")]
     if with_math:  # `course.py test 09` opens one deck, whose notes have no formula
         assert sum(opened_decks[s]["notesWithMath"] for s in with_math) > 0, (

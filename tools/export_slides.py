@@ -181,6 +181,9 @@ TEMPLATE_EDITS = [
     ),
 ]
 
+# A note cell starts "발표 노트:" so that it reads as one in JupyterLab and on the site.
+NOTES_LABEL = re.compile(r"^\s*발표 노트\s*:\s*")
+
 # Links a deck may hold to the repository (../SOURCES.md, a notebook), as pages of the slides folder.
 LINKS = [
     (r'href="(?:\.\./|\./)?SOURCES\.md', 'href="sources.html'),
@@ -313,6 +316,9 @@ def export(notebook: Path, out: Path, frames: str = "cached") -> Path:
     exporter = SlidesExporter(config=Config(exporter_config()))
     exporter.mermaid_js_url = MERMAID_STUB  # a plain trait in nbconvert 7.17, not settable by config
     nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:  # the speaker view heads the notes 발표 노트 already; the notebook's own label goes
+        if cell.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes":
+            cell.source = NOTES_LABEL.sub("", cell.source, count=1)
     explorer_player.replace_widgets(nb, explorer_frames.frames_for(notebook, frames), out, "frames", notebook.stem)
     title = html.escape(deck_title(notebook))
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
