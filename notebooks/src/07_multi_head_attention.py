@@ -655,7 +655,7 @@ assert all(max(r["profile"][0]) < 0.7 for r in summary[1])
 # %% [markdown]
 # ## 연습문제
 #
-# 각 문제는 `check("07-k", 답)` 한 번으로 확인합니다. 풀이는 답 셀 아래의 접힌 셀에 있습니다(JupyterLab에서는 접힌 부분을, 사이트에서는 '풀이 보기'를 누르면 보입니다). 슬라이드와 핸드아웃에는 풀이가 없습니다.
+# 각 문제는 `check("07-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 답 셀 아래의 접힌 셀에 있습니다(JupyterLab에서는 접힌 부분을, 사이트에서는 '풀이 보기'를 누르면 보입니다). 슬라이드와 핸드아웃에는 풀이가 없습니다.
 #
 # **07-1. 멀티 헤드 어텐션 조립하기.** `torch.nn.MultiheadAttention(batch_first=True)` 모듈 `m`과 입력 `x` $(B, T, C)$를 받아, `m`의 가중치(`m.in_proj_weight`, `m.in_proj_bias`, `m.out_proj`)만으로 셀프 어텐션 출력 $(B, T, C)$를 계산하는 `assemble_mha(m, x)`를 완성하세요. `m(x, x, x)`나 `F.multi_head_attention_forward`는 쓰지 마세요. 위에서 만든 `MultiHeadAttention`·`copy_from_torch`도 쓰지 마세요. `m`을 호출하면 검사기가 알아채고 거절합니다. 검사기는 결과를 `m(x, x, x)[0]`과 비교하고, 다르면 흔한 실수(√C로 나누기, 전치 없이 나누기·합치기, 헤드 순서, Q·K·V 조각 순서, 편향 누락) 중 무엇인지 알려 줍니다.
 

@@ -879,7 +879,7 @@ assert local_bytes == 9_834_496 and costs[1]["bytes"] == 1024 * local_bytes and 
 # %% [markdown]
 # ## 연습문제
 #
-# 각 문제는 `check("13-k", 답)` 한 번으로 확인합니다. 풀이는 답 셀 아래의 접힌 셀에 있습니다(JupyterLab에서는 접힌 부분을, 사이트에서는 '풀이 보기'를 누르면 보입니다). 슬라이드와 핸드아웃에는 풀이가 없습니다.
+# 각 문제는 `check("13-k", 답)` 한 번으로 확인합니다. 틀리면 무엇이 틀렸는지 알려 줍니다. 풀이는 답 셀 아래의 접힌 셀에 있습니다(JupyterLab에서는 접힌 부분을, 사이트에서는 '풀이 보기'를 누르면 보입니다). 슬라이드와 핸드아웃에는 풀이가 없습니다.
 #
 # **13-1.** 3절에서 말로만 본 CBAM의 **채널 가지**를 짜 보세요. 특징 맵 `x` $(B, C, H, W)$와 두 행렬 `w1` $(C/r, C)$, `w2` $(C, C/r)$(편향 없는 두 선형층의 `nn.Linear.weight`와 같은 모양, $\mathrm{MLP}(z) = W_2\,\mathrm{ReLU}(W_1 z)$)를 받아 게이트 $M_c = \sigma(\mathrm{MLP}(\mathrm{avg}_{ij} X) + \mathrm{MLP}(\max_{ij} X))$, 모양 $(B, C)$를 돌려주는 `cbam_channel_gates`를 완성하세요. 먼저 예상해 보세요: 두 풀링을 먼저 더한 뒤 MLP에 한 번 넣어도 같을까요?
 
