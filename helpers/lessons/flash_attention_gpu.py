@@ -196,8 +196,10 @@ TILE_COLORS = ListedColormap(["#d0d0d0", "#4c72b0", "#dd8452"])
 TILE_SHAPES = {"32×32": (32, 32), "64×32": (64, 32), "128×64": (128, 64)}
 
 
-def tile_map_view(ax):
-    """Draw tile_map on ax; update(n, causal, tiles) redraws it in place and returns the counts."""
+def tile_map_view(ax, max_n=None):
+    """Draw tile_map on ax; update(n, causal, tiles) redraws it in place and returns the counts. With max_n the
+    axes keep the grid of N = max_n for each tile shape (a smaller N fills its top-left corner), so moving N
+    redraws only the map; without it they fit the grid of each N."""
     image = ax.imshow(tile_map(256, 64, 32, False).numpy(), cmap=TILE_COLORS, vmin=0, vmax=2, aspect="auto",
                       interpolation="nearest")
     ax.set_xlabel("키 블록 (BLOCK_N개씩)")
@@ -213,6 +215,9 @@ def tile_map_view(ax):
         grid = tile_map(n, block_m, block_n, causal)
         image.set_data(grid.numpy())
         image.set_extent((-0.5, grid.shape[1] - 0.5, grid.shape[0] - 0.5, -0.5))
+        limits = ((-0.5, math.ceil(max_n / block_n) - 0.5), (math.ceil(max_n / block_m) - 0.5, -0.5)) if max_n else None
+        if limits and (ax.get_xlim(), ax.get_ylim()) != limits:  # set only when the tile shape changes them
+            ax.set(xlim=limits[0], ylim=limits[1])
         visited = int((grid > 0).sum())
         useful = n * (n + 1) // 2 if causal else n * n
         view = {"visited": visited, "total": grid.numel(), "used": useful / (visited * block_m * block_n)}
@@ -234,7 +239,7 @@ def tile_explorer():
     controls = {"n": widgets.IntSlider(value=512, min=64, max=512, step=64, description="N"),
                 "causal": widgets.Checkbox(value=True, description="인과 마스크"),
                 "tiles": widgets.Dropdown(options=list(TILE_SHAPES), value="64×32", description="타일×블록")}
-    return Explorer(fig, tile_map_view(ax), controls)
+    return Explorer(fig, tile_map_view(ax, max_n=controls["n"].max), controls)
 
 
 GPU_METHOD_LABELS = {"triton": "이 노트북의 커널", "triton_full": "이 노트북의 커널(비인과)", "sdpa_flash": "SDPA FlashAttention-2", "sdpa_cudnn": "SDPA cuDNN",
