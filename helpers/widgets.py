@@ -36,10 +36,12 @@ from collections.abc import Callable, Mapping
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import font_manager
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 __all__ = ["Drawing", "Explorer", "default_frames", "every_value", "fit_figure", "softmax_bars", "texts_outside"]
@@ -321,6 +323,60 @@ class _TextCachingRenderer(RendererAgg):
         for image, gx, gy, gangle in glyphs:
             self._renderer.draw_text_image(image, gx, gy, gangle, gc)
         return None
+
+
+_TEXT_LAYOUT = Text._get_layout  # matplotlib's own
+
+
+def _remembered_layout(text: Text, renderer):
+    """Text._get_layout, remembered on an explorer's renderer while it draws (`_layouts_remembered`).
+
+    A layout (the text's box, its lines and their offsets from the anchor) depends on the string, the font
+    and the alignment, not on where the text stands; matplotlib computes it again on every draw and every
+    extent asked (about a quarter of a redraw of 06, 09 or 12). Texts that wrap (the layout depends on
+    their place), use TeX or hold math are laid out as always."""
+    cache = renderer.__dict__.get("_course_layouts")
+    s = text.get_text()
+    if cache is None or text.get_wrap() or text.get_usetex() or "$" in s or not isinstance(renderer, RendererAgg):
+        return _TEXT_LAYOUT(text, renderer)
+    prop, rc = text.get_fontproperties(), matplotlib.rcParams
+    key = (
+        s,
+        (tuple(prop.get_family()), prop.get_style(), prop.get_variant(), prop.get_weight()),
+        (prop.get_stretch(), prop.get_size_in_points(), prop.get_file(), prop.get_math_fontfamily()),
+        text.get_rotation(),
+        text.get_rotation_mode(),
+        text.get_horizontalalignment(),
+        text.get_verticalalignment(),
+        text._get_multialignment(),
+        text.get_linespacing(),
+        text.get_figure(root=True).dpi,
+        renderer.dpi,
+        get_hinting_flag(),
+        tuple(tuple(rc[k]) if isinstance(rc[k], list) else rc[k] for k in FONT_RC),  # what a family name means
+        len(font_manager.fontManager.ttflist),  # a font added since
+    )
+    found = cache.get(key)
+    if found is None:
+        if len(cache) >= _TextCachingRenderer.MAX_TEXTS:
+            cache.clear()
+        found = cache[key] = _TEXT_LAYOUT(text, renderer)
+    bbox, lines, corner = found
+    return bbox.frozen(), list(lines), corner  # copies: a caller may change what it gets
+
+
+class _layouts_remembered:
+    """While an explorer draws, every Text lays itself out through `_remembered_layout` (kept on its renderer)."""
+
+    def __init__(self, renderer):
+        self.renderer = renderer
+
+    def __enter__(self):
+        self.renderer.__dict__.setdefault("_course_layouts", {})
+        Text._get_layout = _remembered_layout
+
+    def __exit__(self, *exc):
+        Text._get_layout = _TEXT_LAYOUT
 
 
 def _caching_renderer(canvas) -> RendererAgg:
@@ -698,9 +754,9 @@ class Explorer:
         harder). Only what update() changed is redrawn over a kept background where that gives the
         same pixels (`_blit`); `full` draws the whole figure."""
         canvas = self.figure.canvas
-        _caching_renderer(canvas)
-        if full or not self._blit(canvas):
-            canvas.draw()
+        with _layouts_remembered(_caching_renderer(canvas)):
+            if full or not self._blit(canvas):
+                canvas.draw()
         for artist in _artists(self.figure):  # drawn: what the next update() changes is what is stale then
             artist.stale = False
         return self._png(canvas)

@@ -304,6 +304,46 @@ def test_cached_glyphs_draw_what_agg_draws():
     plt.close(fig)
 
 
+def test_remembered_layouts_draw_what_agg_draws():
+    """While an explorer draws, each text's layout (box, lines, offsets) is remembered on its renderer
+    (`_remembered_layout`): a draw from remembered layouts, and one after each layout property of a text
+    changed in turn, has plain Agg's pixels; afterwards matplotlib lays texts out as always."""
+    from matplotlib.text import Text
+
+    from helpers.widgets import _TEXT_LAYOUT, _caching_renderer, _layouts_remembered
+
+    fig, texts = texts_of_every_kind()
+    canvas = fig.canvas
+
+    def drawn() -> bytes:
+        with _layouts_remembered(_caching_renderer(canvas)):
+            canvas.draw()
+        return bytes(canvas.buffer_rgba())
+
+    expected = plain_agg_rgba(fig)
+    assert drawn() == expected and drawn() == expected  # laid out, then from what was remembered
+    assert len(canvas.get_renderer()._course_layouts) >= 9, "the layouts were not remembered"
+    text = texts[0]
+    for change in [
+        {"text": "0.50"},
+        {"rotation": 30},
+        {"rotation_mode": "anchor"},
+        {"horizontalalignment": "right"},
+        {"verticalalignment": "top"},
+        {"fontsize": 14},
+        {"text": "two\nlines"},
+        {"multialignment": "center"},  # (ha is right by now: its default)
+        {"linespacing": 2.0},
+        {"family": "monospace"},
+        {"fontweight": "bold"},
+        {"fontstyle": "italic"},
+    ]:
+        text.set(**change)
+        assert drawn() == plain_agg_rgba(fig), change
+    assert Text._get_layout is _TEXT_LAYOUT, "matplotlib's own layout is back after the draw"
+    plt.close(fig)
+
+
 def test_blitting_steps_aside_where_it_could_differ():
     """Changed limits, grid lines above the bars, or a changed axis: drawn whole, still right."""
     fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
