@@ -4,7 +4,10 @@ A lesson builds its figure once, writes a small ``update(**values)`` that change
 artists in place (``set_data``, ``set_height``, ``set_text``), and hands both to ``Explorer``.
 Each slider move calls ``update`` and re-encodes the figure as a PNG into an ``Image`` widget:
 no new figure, no new axes, no flicker, so the picture keeps up while dragging
-(``continuous_update=True``). The same object works in JupyterLab and in the RISE slideshow.
+(``continuous_update=True``). Values shown before are not drawn again: their PNG is kept (a drag back
+over the track shows what it showed on the way there), while ``update`` still runs for them, so the
+figure always belongs to the values shown (``Explorer.redraw``). The same object works in JupyterLab
+and in the RISE slideshow.
 Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
 
 Without a kernel (the static site, the offline decks) an explorer plays frames computed in advance:
@@ -31,6 +34,7 @@ import math
 import os
 import struct
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 
 import matplotlib
@@ -612,7 +616,10 @@ class Explorer:
         self.max_frames = max_frames
         self.dpi = dpi or figure.dpi
         self._layout, self._backgrounds, self._ticks_drawn, self._blit_state = None, {}, {}, None  # see _blit
-        self.renders = 0
+        self._shown: OrderedDict = OrderedDict()  # values -> PNG already drawn for them (see redraw)
+        self._shown_bytes = 0
+        self.renders = 0  # pictures put in the widget (drawn, or taken from those already drawn)
+        self.drawn = 0  # of these, drawn by matplotlib
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
         for widget in self.controls.values():
             if hasattr(widget, "continuous_update"):
@@ -629,7 +636,8 @@ class Explorer:
         # Margins from the texts the first update drew, once: every later frame keeps them.
         self.fitted = fit_figure(figure, drawn=True)  # redraw just drew the canvas
         if self.fitted:
-            self.image.value = self.render_png()
+            self._forget_shown()
+            self.image.value = self._remember(self.values, self.render_png())
         if os.environ.get(CHECK_ENV) == "1":
             outside = _overflow(figure)[1]
             if outside:
@@ -700,9 +708,9 @@ class Explorer:
                 if clipped:
                     outside[",".join(map(str, point))] = clipped
         finally:
-            renders = self.renders
+            renders, drawn = self.renders, self.drawn
             self.redraw()  # the current values again (not counted: the notebook's own checks count renders)
-            self.renders = renders
+            self.renders, self.drawn = renders, drawn
         controls = []
         for name in names:
             widget = self.controls[name]
@@ -746,9 +754,52 @@ class Explorer:
             self.controls[name].value = value
 
     def redraw(self) -> None:
-        self.last = self.update(**self.values)
-        self.image.value = self.render_png()
+        """update() for the controls' values, then the picture: drawn, or the PNG drawn before for the same
+        values (a drag back over the track shows what it showed on the way there without drawing).
+
+        update() runs either way, so the figure, `last` and what a closure in update keeps always belong to
+        the values shown. A figure left undrawn keeps its artists marked stale, and the next draw draws them
+        (`_blit` redraws every artist changed since the canvas was last drawn). An update() must give the
+        same picture for the same values (the site's frames and tests/test_widgets.py rely on it too)."""
+        values = self.values
+        self.last = self.update(**values)
+        png = self._remembered(values)
+        if png is None:
+            png = self._remember(values, self.render_png())
+            self.drawn += 1
+        self.image.value = png
         self.renders += 1
+
+    MAX_SHOWN_BYTES = 32 * 2**20  # PNGs kept per explorer (11's 144 frames take about 5 MB)
+
+    def _shown_key(self, values: dict):
+        key = (tuple(values.items()), tuple(self.figure.bbox.bounds), self.figure.dpi)
+        try:
+            hash(key)
+        except TypeError:  # a selector whose values cannot be dict keys: always drawn
+            return None
+        return key
+
+    def _remembered(self, values: dict) -> bytes | None:
+        key = self._shown_key(values)
+        png = self._shown.get(key) if key is not None else None
+        if png is not None:
+            self._shown.move_to_end(key)
+        return png
+
+    def _remember(self, values: dict, png: bytes) -> bytes:
+        key = self._shown_key(values)
+        if key is not None:
+            old = self._shown.pop(key, None)
+            self._shown_bytes += len(png) - (len(old) if old is not None else 0)
+            self._shown[key] = png
+            while self._shown_bytes > self.MAX_SHOWN_BYTES and len(self._shown) > 1:
+                self._shown_bytes -= len(self._shown.popitem(last=False)[1])
+        return png
+
+    def _forget_shown(self) -> None:
+        self._shown.clear()
+        self._shown_bytes = 0
 
     def render_png(self, full: bool = False) -> bytes:
         """The figure as PNG: the Agg canvas redrawn in place, encoded with low compression (encoding

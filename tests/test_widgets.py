@@ -65,6 +65,55 @@ def test_moving_back_gives_the_same_picture():
     assert ex.png == first
 
 
+def parity_explorer():
+    """Bars that grow with n and, in a second axes, a text that only says whether n is odd (set_text
+    marks a text stale only when its string changes; an axes with nothing stale is not redrawn)."""
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(4, 2), dpi=72)
+    bars = ax.bar(range(3), [1.0, 2.0, 3.0])
+    ax.set_ylim(0, 13)
+    ax2.set_axis_off()
+    title = ax2.text(0.5, 0.5, "", ha="center")
+
+    def update(n):
+        for bar, h in zip(bars, n * np.array([1.0, 2.0, 3.0])):
+            bar.set_height(h)
+        title.set_text("홀수" if n % 2 else "짝수")
+        return n
+
+    return Explorer(fig, update, {"n": widgets.IntSlider(value=1, min=1, max=4)}), title
+
+
+def test_a_picture_shown_again_is_the_picture_drawn():
+    """Values shown before take their PNG from memory, without drawing; update() still runs, so the
+    figure and `last` follow the values, and the next draw includes what that update changed."""
+    expected = {}
+    for n in (1, 2, 3, 4):
+        twin, _ = parity_explorer()
+        twin.set(n=n)
+        expected[n] = full_png(twin)
+        plt.close(twin.figure)
+    ex, title = parity_explorer()
+    assert ex.drawn == 1 and ex.png == expected[1]
+    ex.set(n=2)  # drawn: bars and title over a background without them
+    ex.set(n=4)  # drawn: only the bars changed, over a background that has the text at 짝수
+    ex.set(n=1)  # shown again: no draw; the text goes back to 홀수 and stays stale
+    assert ex.png == expected[1] and ex.drawn == 3 and ex.renders == 4
+    assert ex.last == 1 and title.get_text() == "홀수", "update() did not run for a picture shown again"
+    ex.set(n=3)  # this update leaves the text (홀수 again) alone: drawn only because it is still stale
+    assert ex.png == expected[3] and ex.drawn == 4 and ex._blit_state is True
+    ex.set(n=2)
+    assert ex.png == expected[2] and ex.drawn == 4
+    plt.close(ex.figure)
+    # A full memory forgets the oldest pictures first; what is shown is right either way.
+    ex, _ = parity_explorer()
+    ex.MAX_SHOWN_BYTES = max(len(p) for p in expected.values()) + 1  # one picture
+    for n in (2, 1, 2, 3):
+        ex.set(n=n)
+        assert ex.png == expected[n], n
+    assert len(ex._shown) == 1 and ex.drawn == 5
+    plt.close(ex.figure)
+
+
 def test_controls_follow_the_hand():
     ex, *_ = make()
     assert ex.controls["scale"].continuous_update is True
