@@ -21,11 +21,14 @@ Before JupyterLab starts, one line gives the machine's speed: the median time of
 01's explorer in the bench's own process (`reference: ... ms`), so runs on different machines compare.
 A slider with continuous_update=False draws only on release; it is measured from the pointerup and
 marked `live = no`. The table lists every control (notebook, explorer, control, live, samples, median,
-worst, fast-drag frames and settle); the last line is
+worst, new, fast-drag frames and settle); the last line is
 
-    slider latency: median ≤ X ms, worst median Y ms (N explorers)
+    slider latency: median ≤ X ms, worst median Y ms (N explorers); values not shown before: median ≤ X' ms, worst median Y' ms
 
-X = the median of all samples of all explorers, Y = the largest per-explorer median.
+X = the median of all samples of all explorers, Y = the largest per-explorer median. An explorer keeps
+the PNG of every value it has shown and shows it again without drawing (helpers/widgets.py,
+`Explorer.redraw`); the second and third drags go back over the first one's values, so `new`, X' and
+Y' count only the moves to a value not shown before in that control's run (each one drawn).
 """
 
 from __future__ import annotations
@@ -92,7 +95,8 @@ def wait_shown(page, cell, n0: int, timeout_ms: int) -> list[dict]:
 def bench_slider(page, cell, control, drags: int, steps: int) -> dict:
     handle_el = control.locator(".noUi-handle").first
     track = control.locator(".noUi-target").bounding_box()
-    samples, live = [], True
+    samples, revisits, live = [], [], True
+    seen = {control.evaluate(bs.STATE_JS)}  # values shown already: the explorer shows its kept PNG again
     direction = None
     for _ in range(drags):
         box = handle_el.bounding_box()
@@ -106,7 +110,8 @@ def bench_slider(page, cell, control, drags: int, steps: int) -> dict:
             before = control.evaluate(bs.STATE_JS)
             n0 = page.evaluate(SHOWN_COUNT, cell.element_handle())
             page.mouse.move(x + dx * s, y)  # one pointermove
-            if control.evaluate(bs.STATE_JS) == before:
+            after = control.evaluate(bs.STATE_JS)
+            if after == before:
                 continue  # the value did not change (a coarse slider between two stops)
             if not live:
                 continue
@@ -115,14 +120,19 @@ def bench_slider(page, cell, control, drags: int, steps: int) -> dict:
                 live = False  # draws only on release (continuous_update=False)
                 continue
             samples.append(frames[0]["t"] - frames[0]["input"])
+            revisits.append(after in seen)
+            seen.add(after)
         n0 = page.evaluate(SHOWN_COUNT, cell.element_handle())
         page.mouse.up()
         if not live:
             frames = wait_shown(page, cell, n0, 10_000)
             if frames:
+                after = control.evaluate(bs.STATE_JS)
                 samples.append(frames[-1]["t"] - frames[-1]["input"])
+                revisits.append(after in seen)
+                seen.add(after)
         page.wait_for_timeout(300)
-    return {"live": live, "samples": samples, **fast_drag(page, cell, control)}
+    return {"live": live, "samples": samples, "revisits": revisits, **fast_drag(page, cell, control)}
 
 
 def fast_drag(page, cell, control, moves: int = 30, every_ms: int = 16) -> dict:
@@ -157,7 +167,8 @@ def fast_drag(page, cell, control, moves: int = 30, every_ms: int = 16) -> dict:
 
 
 def bench_selector(page, cell, control) -> dict:
-    samples = []
+    samples, revisits = [], []
+    seen = {control.evaluate(bs.STATE_JS)}
     kind = bs.control_kind(control)
     tries = 3 if kind != "dropdown" else max(1, min(3, control.locator("option").count()))
     for _ in range(tries):
@@ -165,9 +176,12 @@ def bench_selector(page, cell, control) -> dict:
         bs.move_control(page, control)
         frames = wait_shown(page, cell, n0, 10_000)
         if frames:
+            after = control.evaluate(bs.STATE_JS)
             samples.append(frames[-1]["t"] - frames[-1]["input"])
+            revisits.append(after in seen)
+            seen.add(after)
         page.wait_for_timeout(200)
-    return {"live": True, "samples": samples}
+    return {"live": True, "samples": samples, "revisits": revisits}
 
 
 def bench_notebook(browser, lab, notebook: Path, drags: int, steps: int) -> list[dict]:
@@ -200,9 +214,17 @@ def bench_notebook(browser, lab, notebook: Path, drags: int, steps: int) -> list
     return rows
 
 
+def first_visits(r: dict) -> list[float]:
+    """The samples of values the explorer had not shown before in this control's run (drawn, not kept)."""
+    return [x for x, again in zip(r["samples"], r.get("revisits", [False] * len(r["samples"]))) if not again]
+
+
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):7.0f}" if values else "      -"
+
+
 def format_row(r: dict) -> str:
     s = r["samples"]
-    med = f"{statistics.median(s):7.0f}" if s else "      -"
     worst = f"{max(s):7.0f}" if s else "      -"
     fast = (
         f"{r['fast_frames']:>3}/{r['fast_moves']:<3} {r['settle_ms']:7.0f}"
@@ -211,28 +233,33 @@ def format_row(r: dict) -> str:
     )
     return (
         f"{r['notebook']:<30} {r['explorer']:>3}  {r['control'][:14]:<14} {('yes' if r['live'] else 'no'):>4} "
-        f"{len(s):>3} {med} {worst}   {fast}"
+        f"{len(s):>3} {_median(s)} {worst} {_median(first_visits(r))}   {fast}"
     )
 
 
 HEADER = (
-    f"{'notebook':<30} {'exp':>3}  {'control':<14} {'live':>4} {'n':>3} {'median':>7} {'worst':>7}"
-    f"   {'frames':>7} {'settle':>7}   (ms)"
+    f"{'notebook':<30} {'exp':>3}  {'control':<14} {'live':>4} {'n':>3} {'median':>7} {'worst':>7} {'new':>7}"
+    f"   {'frames':>7} {'settle':>7}   (ms; new: the median of values not shown before)"
 )
 
 
 def summary(rows: list[dict]) -> str:
-    per_explorer: dict[tuple, list[float]] = {}
-    for r in rows:
-        per_explorer.setdefault((r["notebook"], r["explorer"]), []).extend(r["samples"])
-    medians = [statistics.median(v) for v in per_explorer.values() if v]
-    everything = [x for v in per_explorer.values() for x in v]
-    if not everything:
-        return f"slider latency: no samples ({len(per_explorer)} explorers)"
-    return (
-        f"slider latency: median ≤ {statistics.median(everything):.0f} ms, worst median {max(medians):.0f} ms "
-        f"({len(per_explorer)} explorers)"
-    )
+    def line(pick) -> tuple[float, float] | None:
+        per_explorer: dict[tuple, list[float]] = {}
+        for r in rows:
+            per_explorer.setdefault((r["notebook"], r["explorer"]), []).extend(pick(r))
+        medians = [statistics.median(v) for v in per_explorer.values() if v]
+        everything = [x for v in per_explorer.values() for x in v]
+        return (statistics.median(everything), max(medians)) if everything else None
+
+    explorers = len({(r["notebook"], r["explorer"]) for r in rows})
+    every, new = line(lambda r: r["samples"]), line(first_visits)
+    if every is None:
+        return f"slider latency: no samples ({explorers} explorers)"
+    text = f"slider latency: median ≤ {every[0]:.0f} ms, worst median {every[1]:.0f} ms ({explorers} explorers)"
+    if new is not None:
+        text += f"; values not shown before: median ≤ {new[0]:.0f} ms, worst median {new[1]:.0f} ms"
+    return text
 
 
 def reference_redraw(repeats: int = 21) -> float:
