@@ -199,7 +199,7 @@ TILE_SHAPES = {"32×32": (32, 32), "64×32": (64, 32), "128×64": (128, 64)}
 def tile_map_view(ax, max_n=None):
     """Draw tile_map on ax; update(n, causal, tiles) redraws it in place and returns the counts. With max_n the
     axes keep the grid of N = max_n for each tile shape (a smaller N fills its top-left corner), so moving N
-    redraws only the map; without it they fit the grid of each N."""
+    redraws only the map and its title; without it they fit the grid of each N."""
     image = ax.imshow(tile_map(256, 64, 32, False).numpy(), cmap=TILE_COLORS, vmin=0, vmax=2, aspect="auto",
                       interpolation="nearest")
     ax.set_xlabel("키 블록 (BLOCK_N개씩)")

@@ -258,25 +258,34 @@ demo_scores = torch.randn(T, T) * 1.5     # (T, T): fixed scores, only the mask 
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 def token_names(ax, t, names):
-    """Token names under and beside a t×t heatmap, where tick labels would sit (7 pt = tick length + pad), as
-    texts: a new name then redraws only its text, not the whole figure. Made with the widest of `names`, so the
-    layout has room for every name; the axis labels are moved past them. Returns (names below, names beside)."""
-    renderer = ax.figure.canvas.get_renderer()
-    probe = ax.text(0, 0, "", fontsize=plt.rcParams["xtick.labelsize"])
-    widest = max(names, key=lambda name: probe.set_text(name) or probe.get_window_extent(renderer).width)
+    """Token names under and beside a t×t heatmap, where tick labels would sit (tick length + pad), as texts:
+    a new name then redraws only its text, not the whole figure. Made with the widest of `names`, so the layout
+    has room for every name; the axis labels are moved past them. Returns (names below, names beside)."""
+    rc, renderer = plt.rcParams, ax.figure.canvas.get_renderer()
+    probe = ax.text(0, 0, "", fontsize=rc["xtick.labelsize"])
+    widths = {}
+    for name in names:
+        probe.set_text(name)
+        widths[name] = probe.get_window_extent(renderer).width
     probe.remove()
+    widest = max(names, key=widths.get)
     ax.set_xticks(range(t))
     ax.set_yticks(range(t))
     ax.tick_params(labelbottom=False, labelleft=False)
-    below = [ax.annotate(widest, (j, 0), xycoords=ax.get_xaxis_transform(), xytext=(0, -7), textcoords="offset points",
-                         rotation=45, ha="right", va="top", fontsize=plt.rcParams["xtick.labelsize"]) for j in range(t)]
-    beside = [ax.annotate(widest, (0, i), xycoords=ax.get_yaxis_transform(), xytext=(-7, 0), textcoords="offset points",
-                          ha="right", va="center", fontsize=plt.rcParams["ytick.labelsize"]) for i in range(t)]
+    gap_x = rc["xtick.major.size"] + rc["xtick.major.pad"]  # points from the axes to a tick label
+    gap_y = rc["ytick.major.size"] + rc["ytick.major.pad"]
+    below = [ax.annotate(widest, (j, 0), xycoords=ax.get_xaxis_transform(), xytext=(0, -gap_x),
+                         textcoords="offset points", rotation=45, ha="right", va="top", fontsize=rc["xtick.labelsize"])
+             for j in range(t)]
+    beside = [ax.annotate(widest, (0, i), xycoords=ax.get_yaxis_transform(), xytext=(-gap_y, 0),
+                          textcoords="offset points", ha="right", va="center", fontsize=rc["ytick.labelsize"])
+              for i in range(t)]
     points = 72 / ax.figure.dpi  # points per pixel
     tall = below[0].get_window_extent(renderer).height * points  # the rotated name's height, in points
     wide = beside[0].get_window_extent(renderer).width * points
-    ax.set_xlabel("키(key)", labelpad=7 + tall + plt.rcParams["axes.labelpad"])
-    ax.set_ylabel("쿼리(query)", labelpad=7 + wide + plt.rcParams["axes.labelpad"])
+    # Without tick labels an axis label sits labelpad past the tick marks: add the pad and the names.
+    ax.set_xlabel("키(key)", labelpad=rc["xtick.major.pad"] + tall + rc["axes.labelpad"])
+    ax.set_ylabel("쿼리(query)", labelpad=rc["ytick.major.pad"] + wide + rc["axes.labelpad"])
     return below, beside
 
 

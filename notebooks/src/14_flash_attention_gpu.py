@@ -454,7 +454,7 @@ print(f"인과에서 실제로 쓰는 점수 {useful:,}개 / 계산하는 점수
 assert 0.85 < useful / (visited * 128 * 64) < 0.9
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요. 축은 타일 모양마다 N = 512의 격자를 그대로 보여 주므로, N을 줄이면 색칠된 격자가 왼쪽 위 구석으로 줄어듭니다.
+# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요. 축은 타일 모양마다 N = 512일 때의 격자를 그대로 보여 주므로, N을 줄이면 색칠된 격자가 왼쪽 위 구석으로 줄어듭니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import matplotlib.pyplot as plt
@@ -468,7 +468,7 @@ TILE_SHAPES = {"32×32": (32, 32), "64×32": (64, 32), "128×64": (128, 64)}
 def tile_map_view(ax, max_n=None):
     """Draw tile_map on ax; update(n, causal, tiles) redraws it in place and returns the counts. With max_n the
     axes keep the grid of N = max_n for each tile shape (a smaller N fills its top-left corner), so moving N
-    redraws only the map; without it they fit the grid of each N."""
+    redraws only the map and its title; without it they fit the grid of each N."""
     image = ax.imshow(tile_map(256, 64, 32, False).numpy(), cmap=TILE_COLORS, vmin=0, vmax=2, aspect="auto",
                       interpolation="nearest")
     ax.set_xlabel("키 블록 (BLOCK_N개씩)")
