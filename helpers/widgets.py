@@ -28,6 +28,7 @@ leaves the canvas is refused.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -285,6 +286,18 @@ FONT_RC = (
 )
 
 
+def _font_key(prop) -> tuple:
+    """What decides the glyphs a FontProperties gives: its own fields, the hinting, and the rcParams that say
+    what a generic family name means (both caches below key on it)."""
+    rc = matplotlib.rcParams
+    return (
+        (tuple(prop.get_family()), prop.get_style(), prop.get_variant(), prop.get_weight()),
+        (prop.get_stretch(), prop.get_size_in_points(), prop.get_file()),
+        get_hinting_flag(),
+        tuple(tuple(rc[k]) if isinstance(rc[k], list) else rc[k] for k in FONT_RC),
+    )
+
+
 class _TextCachingRenderer(RendererAgg):
     """Agg, with each plain text's glyph images kept after its first draw and drawn again from there
     (the colour, alpha and clipping come from the new call's gc, as in Agg). Laying a string out and
@@ -298,17 +311,13 @@ class _TextCachingRenderer(RendererAgg):
         if ismath:
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
         features = mtext.get_fontfeatures() if mtext is not None else None
-        rc = matplotlib.rcParams
         key = (
             s,
-            (tuple(prop.get_family()), prop.get_style(), prop.get_variant(), prop.get_weight()),
-            (prop.get_stretch(), prop.get_size_in_points(), prop.get_file()),
+            _font_key(prop),
             angle,
             x,
             y,
             gc.get_antialiased(),
-            get_hinting_flag(),
-            tuple(tuple(rc[k]) if isinstance(rc[k], list) else rc[k] for k in FONT_RC),  # what a family name means
             tuple(features) if features else None,
             mtext.get_language() if mtext is not None else None,
         )
@@ -345,11 +354,11 @@ def _remembered_layout(text: Text, renderer):
     s = text.get_text()
     if cache is None or text.get_wrap() or text.get_usetex() or "$" in s or not isinstance(renderer, RendererAgg):
         return _TEXT_LAYOUT(text, renderer)
-    prop, rc = text.get_fontproperties(), matplotlib.rcParams
+    prop = text.get_fontproperties()
     key = (
         s,
-        (tuple(prop.get_family()), prop.get_style(), prop.get_variant(), prop.get_weight()),
-        (prop.get_stretch(), prop.get_size_in_points(), prop.get_file(), prop.get_math_fontfamily()),
+        _font_key(prop),
+        prop.get_math_fontfamily(),
         text.get_rotation(),
         text.get_rotation_mode(),
         text.get_horizontalalignment(),
@@ -358,8 +367,6 @@ def _remembered_layout(text: Text, renderer):
         text.get_linespacing(),
         text.get_figure(root=True).dpi,
         renderer.dpi,
-        get_hinting_flag(),
-        tuple(tuple(rc[k]) if isinstance(rc[k], list) else rc[k] for k in FONT_RC),  # what a family name means
         len(font_manager.fontManager.ttflist),  # a font added since
     )
     found = cache.get(key)
@@ -371,17 +378,14 @@ def _remembered_layout(text: Text, renderer):
     return bbox.frozen(), list(lines), corner  # copies: a caller may change what it gets
 
 
-class _layouts_remembered:
+@contextlib.contextmanager
+def _layouts_remembered(renderer):
     """While an explorer draws, every Text lays itself out through `_remembered_layout` (kept on its renderer)."""
-
-    def __init__(self, renderer):
-        self.renderer = renderer
-
-    def __enter__(self):
-        self.renderer.__dict__.setdefault("_course_layouts", {})
-        Text._get_layout = _remembered_layout
-
-    def __exit__(self, *exc):
+    renderer.__dict__.setdefault("_course_layouts", {})
+    Text._get_layout = _remembered_layout
+    try:
+        yield
+    finally:
         Text._get_layout = _TEXT_LAYOUT
 
 
