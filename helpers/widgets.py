@@ -812,8 +812,11 @@ class Explorer:
         same pixels (`_blit`); `full` draws the whole figure."""
         canvas = self.figure.canvas
         with _layouts_remembered(_caching_renderer(canvas)):
-            if full or not self._blit(canvas):
+            if full and not _touched(self.figure):  # nothing changed since the last draw: backgrounds hold
                 canvas.draw()
+            elif full or not self._blit(canvas):
+                canvas.draw()
+                self._backgrounds = {}  # a whole draw may show changes that a kept background lacks
         for artist in _artists(self.figure):  # drawn: what the next update() changes is what is stale then
             artist.stale = False
         return self._png(canvas)
@@ -847,8 +850,10 @@ class Explorer:
     # unchanged one drawn above them (same z-order rules as a full draw) are left out of a background
     # drawn once and kept, then drawn over it in the full draw's order. Where that could give other
     # pixels, the figure is drawn whole: a changed axis, spine, figure-level artist or nested axes, a
-    # new layout (axes moved, limits changed), grid lines or inward ticks above a changed artist. On
-    # the first move both ways are drawn and compared byte for byte; blitting is used only if equal.
+    # new layout (axes moved, limits changed), grid lines or inward ticks above a changed artist. A
+    # background is kept only while it lacks every artist changed since it was drawn: a whole draw drops
+    # them all, a blitted one those that contain an artist it changed. On the first move both ways are
+    # drawn and compared byte for byte; blitting is used only if equal.
 
     def _blit_plan(self):
         """(key, artists to draw over the background, in drawing order), or None: draw the whole figure."""
@@ -900,6 +905,10 @@ class Explorer:
         if plan is None:
             return False
         key, artists = plan
+        # A kept background is right only while nothing in it has changed: keep those that leave out every
+        # artist changed now (the other backgrounds hold the old pictures of some of them).
+        changed = {id(a) for a in artists if not isinstance(a, _TickMarks) and _touched(a)}
+        self._backgrounds = {k: b for k, b in self._backgrounds.items() if changed <= set(k)}
         check = self._blit_state is None
         background = self._backgrounds.get(key)
         if background is None:
