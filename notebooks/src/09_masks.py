@@ -283,7 +283,8 @@ def token_names(ax, t, names):
     points = 72 / ax.figure.dpi  # points per pixel
     tall = below[0].get_window_extent(renderer).height * points  # the rotated name's height, in points
     wide = beside[0].get_window_extent(renderer).width * points
-    # Without tick labels an axis label sits labelpad past the tick marks: add the pad and the names.
+    # Without tick labels an axis label sits labelpad past the tick marks (pointing out, as here): add the pad
+    # and the names.
     ax.set_xlabel("키(key)", labelpad=rc["xtick.major.pad"] + tall + rc["axes.labelpad"])
     ax.set_ylabel("쿼리(query)", labelpad=rc["ytick.major.pad"] + wide + rc["axes.labelpad"])
     return below, beside
