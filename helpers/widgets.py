@@ -6,9 +6,8 @@ Each slider move calls ``update`` and re-encodes the figure as a PNG into an ``I
 no new figure, no new axes, no flicker, so the picture keeps up while dragging
 (``continuous_update=True``). Values shown before are not drawn again: their PNG is kept, up to 32 MiB
 per explorer (a drag back over the track shows what it showed on the way there), while ``update`` still
-runs for them, so the figure always belongs to the values shown (``Explorer.redraw``). After a hand moves
-a control, the kernel's idle time draws the next values of that control ahead into the same store
-(``Explorer._draw_ahead``). The same object works in JupyterLab and in the RISE slideshow.
+runs for them, so the figure always belongs to the values shown (``Explorer.redraw``). The same object works in JupyterLab
+and in the RISE slideshow.
 Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
 
 Without a kernel (the static site, the offline decks) an explorer plays frames computed in advance:
@@ -29,7 +28,6 @@ leaves the canvas is refused.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
@@ -109,17 +107,6 @@ def every_value(widget) -> list:
     if isinstance(widget, widgets.IntSlider):
         return list(range(widget.min, widget.max + 1, widget.step))
     return default_frames(widget)
-
-
-def _nearest_index(values: list, value) -> int:
-    """The index of `value` in a control's values, or of the nearest one (a front end's float)."""
-    try:
-        return values.index(value)
-    except ValueError:
-        try:
-            return min(range(len(values)), key=lambda i: abs(values[i] - value))
-        except TypeError:
-            return 0
 
 
 def readout(widget, value) -> str:
@@ -637,7 +624,6 @@ class Explorer:
         self._shown_bytes = 0
         self.renders = 0  # pictures put in the widget (drawn, or taken from those already drawn)
         self.drawn = 0  # of these, drawn by matplotlib
-        self.drawn_ahead, self._ahead_round = 0, 0  # PNGs drawn ahead of the hand while idle (_draw_ahead)
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
         for widget in self.controls.values():
             if hasattr(widget, "continuous_update"):
@@ -791,9 +777,7 @@ class Explorer:
     MAX_SHOWN_BYTES = 32 * 2**20  # PNGs kept per explorer (11's 144 frames take about 5 MB)
 
     def _shown_key(self, values: dict):
-        # A front end's float (0.30000000000000004) and a step value (0.3) are one value.
-        items = tuple((k, round(v, 12) if isinstance(v, float) else v) for k, v in values.items())
-        key = (items, tuple(self.figure.bbox.bounds), self.figure.dpi)
+        key = (tuple(values.items()), tuple(self.figure.bbox.bounds), self.figure.dpi)
         try:
             hash(key)
         except TypeError:  # a selector whose values cannot be dict keys: always drawn
@@ -856,49 +840,8 @@ class Explorer:
             b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 1)) + chunk(b"IEND", b"")
         )
 
-    def _on_change(self, change) -> None:
+    def _on_change(self, _change) -> None:
         self.redraw()
-        moved = change["owner"]
-        if moved._property_lock:  # moved by a hand in a front end (ipywidgets' set_state), not by code
-            self._draw_ahead(moved, change["old"])
-
-    # ------------------------------------------------------------------ draw ahead of the hand
-    # After a hand moves a control, the kernel sits idle until the next move (a drag step every 50-150 ms
-    # or more). In that time the explorer draws the values next to the new one, nearest first and the
-    # way the hand went first, into the kept PNGs, one value per event-loop callback: a message from the
-    # front end waits at most one draw, and a new move ends the round. After each value the figure is put
-    # back to the values shown (update() again), so it always belongs to them between callbacks.
-    AHEAD = 6  # values drawn ahead after each move, at most
-    AHEAD_DELAY_S = 0.02  # first let the front end's next message in
-
-    def _draw_ahead(self, moved, old) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop (plain Python, the tests' own calls): nothing is drawn ahead
-            return
-        name = next(n for n, w in self.controls.items() if w is moved)
-        values, shown = every_value(moved), self.values
-        here, before = _nearest_index(values, shown[name]), _nearest_index(values, old)
-        way = 1 if here >= before else -1
-        order = sorted(range(len(values)), key=lambda i: (abs(i - here), (i - here) * way < 0))
-        plan = [dict(shown, **{name: values[i]}) for i in order[1 : 1 + self.AHEAD]]
-        self._ahead_round += 1
-        loop.call_later(self.AHEAD_DELAY_S, self._draw_one_ahead, self._ahead_round, shown, plan)
-
-    def _draw_one_ahead(self, round_: int, shown: dict, plan: list) -> None:
-        if round_ != self._ahead_round or self.values != shown:
-            return  # the hand moved again: its own round has started
-        while plan and self._remembered(plan[0]) is not None:
-            plan.pop(0)
-        if not plan:
-            return
-        values = plan.pop(0)
-        self.update(**values)
-        self._remember(values, self.render_png())
-        self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
-        self.drawn_ahead += 1
-        if plan:
-            asyncio.get_running_loop().call_soon(self._draw_one_ahead, round_, shown, plan)
 
     # ------------------------------------------------------------------ redraw only what changed
     # Most of a redraw is matplotlib laying out axes, ticks and tick labels that a move does not change

@@ -283,47 +283,6 @@ def test_blitted_frames_are_whole_draws():
     plt.close(fig4)
 
 
-def test_a_hand_move_draws_the_next_values_ahead_while_idle():
-    """After a move from a front end (ipywidgets' set_state), the idle event loop draws the values next to
-    the new one into the kept PNGs, the way the hand went first; the figure is left at the values shown,
-    and the next move to a value drawn ahead takes its PNG without drawing. Moves made by code do not
-    draw ahead."""
-    import asyncio
-
-    expected = {}
-    for n in range(1, 9):
-        twin, _ = parity_explorer()
-        twin.set(n=n)
-        expected[n] = full_png(twin)
-        plt.close(twin.figure)
-
-    async def hand():
-        ex, text = parity_explorer()
-        slider = ex.controls["n"]
-        ex.set(n=2)  # by code: nothing drawn ahead
-        await asyncio.sleep(0.2)
-        assert ex.drawn_ahead == 0 and set(ex._shown) == {ex._shown_key({"n": 1}), ex._shown_key({"n": 2})}
-        slider.set_state({"value": 4})  # a hand moves 2 -> 4
-        assert ex.drawn == 3
-        await asyncio.sleep(0.5)
-        # In line (AHEAD = 6): 5, 3, 6, 2, 7, 1; 2 and 1 were shown already, 8 is seventh.
-        assert ex.AHEAD == 6 and ex.drawn_ahead == 4
-        kept = {key[0][0][1] for key in ex._shown}
-        assert kept == {1, 2, 3, 4, 5, 6, 7}, kept
-        assert text.get_text() == "짝수" and ex.values == {"n": 4}, "the figure was left at a value drawn ahead"
-        slider.set_state({"value": 7})  # drawn ahead: shown without drawing
-        assert ex.drawn == 3 and ex.png == expected[7] and text.get_text() == "홀수"
-        slider.set_state({"value": 3})  # a move, then another before the first round starts
-        slider.set_state({"value": 5})
-        await asyncio.sleep(0.3)
-        for n in range(1, 9):
-            slider.value = n
-            assert ex.png == expected[n], n
-        plt.close(ex.figure)
-
-    asyncio.run(hand())
-
-
 def test_kept_backgrounds_never_show_old_pictures():
     """A background kept for one set of changed artists must not come back after an artist in it has
     changed: in another axes by a blitted move, or by a whole draw (new tick labels)."""
