@@ -303,4 +303,9 @@ def test_head_panel_and_explorer(arrow):
     assert [t.get_text() for t in ex.figure.axes[0].get_xticklabels()][1] == "fruit"
     image = ex.figure.axes[0].images[0].get_array()
     torch.testing.assert_close(torch.as_tensor(image.data), maps["fruit"][1][1, 8])
+    # New tick labels are drawn whole; a layer or head moved after that must keep them (a background
+    # kept from before the sentence changed brought the old labels back).
+    for values in ({"layer": 3}, {"head": 2}, {"sentence": "time"}, {"layer": 5}, {"sentence": "fruit"}, {"head": 11}):
+        ex.set(**values)
+        assert ex.png == ex.render_png(full=True), values
     plt.close("all")
