@@ -816,7 +816,8 @@ class Explorer:
                 canvas.draw()
             elif full or not self._blit(canvas):
                 canvas.draw()
-                self._backgrounds = {}  # a whole draw may show changes that a kept background lacks
+                # A whole draw may show changes (tick labels, how many ticks) that a kept background or tick list lacks.
+                self._backgrounds, self._ticks_drawn = {}, {}
         for artist in _artists(self.figure):  # drawn: what the next update() changes is what is stale then
             artist.stale = False
         return self._png(canvas)
@@ -850,7 +851,8 @@ class Explorer:
     # unchanged one drawn above them (same z-order rules as a full draw) are left out of a background
     # drawn once and kept, then drawn over it in the full draw's order. Where that could give other
     # pixels, the figure is drawn whole: a changed axis, spine, figure-level artist or nested axes, a
-    # new layout (axes moved, limits changed), grid lines or inward ticks above a changed artist. A
+    # new layout (axes moved, limits changed, an artist added or removed), an axes drawn later over the box
+    # of a changed one (a twin, an inset), grid lines or inward ticks above a changed artist. A
     # background is kept only while it lacks every artist changed since it was drawn: a whole draw drops
     # them all, a blitted one those that contain an artist it changed. On the first move both ways are
     # drawn and compared byte for byte; blitting is used only if equal.
@@ -863,19 +865,28 @@ class Explorer:
         figure = self.figure
         if any(_touched(c) for c in figure.get_children() if not isinstance(c, Axes)):
             return None
-        layout = (tuple(figure.bbox.bounds), figure.dpi) + tuple(
-            (tuple(ax.get_position().bounds), tuple(ax.viewLim.bounds), ax.get_visible()) for ax in figure.axes
+        layout = (tuple(figure.bbox.bounds), figure.dpi) + tuple(  # children: a removed artist leaves no stale mark
+            (
+                tuple(ax.get_position().bounds),
+                tuple(ax.viewLim.bounds),
+                ax.get_visible(),
+                tuple(map(id, ax.get_children())),
+            )
+            for ax in figure.axes
         )
         if layout != self._layout:  # the first frame of a layout, or limits that move: draw it whole
             self._layout, self._backgrounds, self._ticks_drawn = layout, {}, {}
             return None
         ordered = []
         axes_in_order = [ax for _, ax in sorted(enumerate(figure.axes), key=lambda p: (p[1].get_zorder(), p[0]))]
+        boxes = [ax.get_position() for ax in axes_in_order]
         for n, ax in enumerate(axes_in_order):  # n: the axes' place in a whole draw (z-order, then order added)
             children = ax.get_children()
             changed = [c for c in children if _touched(c)]
             if not changed:
                 continue
+            if any(a.get_visible() and boxes[n].overlaps(boxes[m]) for m, a in enumerate(axes_in_order) if m > n):
+                return None  # a later axes (a twin, an inset) covers this one: its artists go over what changed
             if any(isinstance(c, Axis | Spine | Axes) for c in changed):
                 return None
             low = min(c.get_zorder() for c in changed)

@@ -308,4 +308,5 @@ def test_head_panel_and_explorer(arrow):
     for values in ({"layer": 3}, {"head": 2}, {"sentence": "time"}, {"layer": 5}, {"sentence": "fruit"}, {"head": 11}):
         ex.set(**values)
         assert ex.png == ex.render_png(full=True), values
+    assert ex._blit_state is True, "11's explorer drew every frame whole: the moves above checked no background"
     plt.close("all")

@@ -334,6 +334,68 @@ def test_kept_backgrounds_never_show_old_pictures():
     plt.close(ex.figure)
 
 
+def test_blitting_draws_whole_where_a_kept_part_could_be_old():
+    """Three more ways a blitted frame could show an old picture (reader round 12): an artist removed in
+    another axes (it leaves no stale mark: the layout key lists each axes' children), a changed line under a twin axes
+    (drawn later, over it), and new ticks after a whole draw (the tick marks drawn over the background are
+    listed once per layout). Each frame is a whole draw's."""
+
+    def removal():
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(4, 2), dpi=72)
+        bars = ax.bar(range(3), [1.0, 2.0, 3.0])
+        ax.set_ylim(0, 30)
+        ax2.set(xlim=(0, 1), ylim=(0, 1))
+        ax2.set_axis_off()  # no tick labels over the bars' axes (the first-move check would stop blitting)
+        (mark,) = ax2.plot([0.5], [0.5], "ro", ms=12)
+
+        def update(n, mark_on):
+            for bar, h in zip(bars, n * np.array([1.0, 2.0, 3.0])):
+                bar.set_height(h)
+            if not mark_on and mark.axes is not None:
+                mark.remove()
+
+        return Explorer(
+            fig, update, {"n": widgets.IntSlider(value=1, min=1, max=9), "mark_on": widgets.Checkbox(value=True)}
+        )
+
+    def twin():
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax2 = ax.twinx()
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        ax2.set_ylim(0, 10)
+        ax2.plot([4, 6], [5, 5], color="k", lw=6)
+        (line,) = ax.plot([2, 8], [1, 1], color="r", lw=6)
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), {"y": widgets.IntSlider(value=1, min=1, max=9)})
+
+    def ticks():
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(-0.5, 4.5), ylim=(0, 10))
+        (line,) = ax.plot(range(5), [1] * 5, zorder=1, lw=3)
+        shown = []
+
+        def update(n, many):
+            line.set_ydata([n] * 5)
+            if shown != [many]:
+                ax.set_xticks(range(5) if many else [0, 2, 4])
+                shown[:] = [many]
+
+        return Explorer(fig, update, {"n": widgets.IntSlider(value=1, min=1, max=9), "many": widgets.Checkbox()})
+
+    cases = {  # moves, and whether the explorer still blits (a twin over a changed line: drawn whole)
+        removal: ([{"n": 2}, {"n": 3}, {"mark_on": False}, {"n": 4}], True),
+        twin: ([{"y": 2}, {"y": 3}, {"y": 5}, {"y": 6}], None),
+        ticks: ([{"n": 2}, {"n": 3}, {"many": True}, {"n": 4}], True),
+    }
+    for make_one, (moves, blits) in cases.items():
+        ex = make_one()
+        ex.MAX_SHOWN_BYTES = 0  # every move drawn
+        for values in moves:
+            ex.set(**values)
+            assert ex.png == full_png(ex), (make_one.__name__, values)
+        assert ex._blit_state is blits, make_one.__name__
+        plt.close("all")
+
+
 def plain_agg_rgba(fig) -> bytes:
     """The figure drawn by matplotlib's own Agg canvas (a fresh one, no glyph cache)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
