@@ -852,7 +852,8 @@ class Explorer:
     # drawn once and kept, then drawn over it in the full draw's order. Where that could give other
     # pixels, the figure is drawn whole: a changed axis, spine, figure-level artist or nested axes, a
     # new layout (axes moved, limits changed, an artist added or removed), an axes drawn later over the box
-    # of a changed one (a twin, an inset), grid lines or inward ticks above a changed artist. A
+    # of a changed one (a twin, an inset), a figure-level artist over it, a changed unclipped artist that
+    # reaches into another axes, grid lines or inward ticks above a changed artist. A
     # background is kept only while it lacks every artist changed since it was drawn: a whole draw drops
     # them all, a blitted one those that contain an artist it changed. On the first move both ways are
     # drawn and compared byte for byte; blitting is used only if equal.
@@ -865,7 +866,8 @@ class Explorer:
         figure = self.figure
         if any(_touched(c) for c in figure.get_children() if not isinstance(c, Axes)):
             return None
-        layout = (tuple(figure.bbox.bounds), figure.dpi) + tuple(  # children: a removed artist leaves no stale mark
+        # Children's ids: a removed artist leaves no stale mark.
+        layout = (tuple(figure.bbox.bounds), figure.dpi, tuple(map(id, figure.get_children()))) + tuple(
             (
                 tuple(ax.get_position().bounds),
                 tuple(ax.viewLim.bounds),
@@ -878,6 +880,13 @@ class Explorer:
             self._layout, self._backgrounds, self._ticks_drawn = layout, {}, {}
             return None
         ordered = []
+        renderer = figure.canvas.get_renderer()
+        # What a whole draw paints over the axes: figure-level artists (a legend, fig.text, a suptitle).
+        over = [
+            c.get_window_extent(renderer)
+            for c in figure.get_children()
+            if not isinstance(c, Axes) and c is not figure.patch and c.get_visible()
+        ]
         axes_in_order = [ax for _, ax in sorted(enumerate(figure.axes), key=lambda p: (p[1].get_zorder(), p[0]))]
         boxes = [ax.get_position() for ax in axes_in_order]
         for n, ax in enumerate(axes_in_order):  # n: the axes' place in a whole draw (z-order, then order added)
@@ -887,6 +896,12 @@ class Explorer:
                 continue
             if any(a.get_visible() and boxes[n].overlaps(boxes[m]) for m, a in enumerate(axes_in_order) if m > n):
                 return None  # a later axes (a twin, an inset) covers this one: its artists go over what changed
+            reach = [ax.bbox] + [c.get_window_extent(renderer) for c in changed if not c.get_clip_on()]
+            if any(box.overlaps(top) for box in reach for top in over):
+                return None  # a figure-level artist lies over what changed
+            others = [a.bbox for a in axes_in_order if a is not ax and a.get_visible()]
+            if any(box.overlaps(other) for box in reach[1:] for other in others):
+                return None  # a changed artist that is not clipped reaches into another axes
             if any(isinstance(c, Axis | Spine | Axes) for c in changed):
                 return None
             low = min(c.get_zorder() for c in changed)

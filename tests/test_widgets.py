@@ -381,7 +381,40 @@ def test_blitting_draws_whole_where_a_kept_part_could_be_old():
 
         return Explorer(fig, update, {"n": widgets.IntSlider(value=1, min=1, max=9), "many": widgets.Checkbox()})
 
+    def legend_over():  # a figure legend over the moving line: a whole draw paints it last
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        (line,) = ax.plot([0, 10], [1, 1], lw=6, color="r", label="line")
+        fig.legend(loc="upper right", framealpha=1)
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), {"y": widgets.IntSlider(value=1, min=1, max=9)})
+
+    def note_removed():  # a fig.text removed by update (no stale mark; the figure's children are in the key)
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        (line,) = ax.plot([0, 10], [1, 1], lw=6, color="r")
+        note = fig.text(0.1, 0.05, "NOTE", fontsize=12)
+
+        def update(y, note_on):
+            line.set_ydata([y, y])
+            if not note_on and note.figure is not None:
+                note.remove()
+
+        return Explorer(
+            fig, update, {"y": widgets.IntSlider(value=1, min=1, max=9), "note_on": widgets.Checkbox(value=True)}
+        )
+
+    def text_into_next():  # an unclipped text of the left axes moves over the right one (drawn later)
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(4, 2), dpi=72)
+        for a in (ax, ax2):
+            a.set(xlim=(0, 10), ylim=(0, 10))
+        ax2.fill_between([0, 10], 0, 10, color="0.7")
+        text = ax.text(1, 5, "MOVING", fontsize=14)
+        return Explorer(fig, lambda x: text.set_x(x), {"x": widgets.IntSlider(value=1, min=1, max=14)})
+
     cases = {  # moves, and whether the explorer still blits (a twin over a changed line: drawn whole)
+        legend_over: ([{"y": 2}, {"y": 8}, {"y": 9}], None),
+        note_removed: ([{"y": 2}, {"y": 3}, {"note_on": False}, {"y": 4}, {"y": 5}], True),
+        text_into_next: ([{"x": 2}, {"x": 3}, {"x": 12}], True),
         removal: ([{"n": 2}, {"n": 3}, {"mark_on": False}, {"n": 4}], True),
         twin: ([{"y": 2}, {"y": 3}, {"y": 5}, {"y": 6}], None),
         ticks: ([{"n": 2}, {"n": 3}, {"many": True}, {"n": 4}], True),
