@@ -6,8 +6,8 @@ Each slider move calls ``update`` and re-encodes the figure as a PNG into an ``I
 no new figure, no new axes, no flicker, so the picture keeps up while dragging
 (``continuous_update=True``). Values shown before are not drawn again: their PNG is kept, up to 32 MiB
 per explorer (a drag back over the track shows what it showed on the way there), while ``update`` still
-runs for them, so the figure always belongs to the values shown (``Explorer.redraw``). The same object works in JupyterLab
-and in the RISE slideshow.
+runs for them, so the figure always belongs to the values shown (``Explorer.redraw``). The same object
+works in JupyterLab and in the RISE slideshow.
 Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
 
 Without a kernel (the static site, the offline decks) an explorer plays frames computed in advance:
@@ -812,12 +812,10 @@ class Explorer:
         same pixels (`_blit`); `full` draws the whole figure."""
         canvas = self.figure.canvas
         with _layouts_remembered(_caching_renderer(canvas)):
-            if full and not _touched(self.figure):  # nothing changed since the last draw: backgrounds hold
+            if full or not self._blit(canvas):
+                if _touched(self.figure):  # changes (tick labels, how many ticks) a kept background or tick list lacks
+                    self._backgrounds, self._ticks_drawn = {}, {}
                 canvas.draw()
-            elif full or not self._blit(canvas):
-                canvas.draw()
-                # A whole draw may show changes (tick labels, how many ticks) that a kept background or tick list lacks.
-                self._backgrounds, self._ticks_drawn = {}, {}
         for artist in _artists(self.figure):  # drawn: what the next update() changes is what is stale then
             artist.stale = False
         return self._png(canvas)
