@@ -308,7 +308,10 @@ class _TextCachingRenderer(RendererAgg):
     MAX_TEXTS = 20_000
 
     def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        drawn = self.__dict__.get("_course_drawn")  # a whole draw lists its texts and their boxes (`_covers`)
         if ismath:
+            if drawn is not None and mtext is not None:
+                drawn.append((mtext, None))  # measured after the draw
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
         features = mtext.get_fontfeatures() if mtext is not None else None
         key = (
@@ -330,14 +333,27 @@ class _TextCachingRenderer(RendererAgg):
                 super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
             finally:
                 self._renderer = real
+            glyphs = recorder.glyphs
             if recorder.replayable:
                 if len(cache) >= self.MAX_TEXTS:
                     cache.clear()
-                cache[key] = recorder.glyphs
-            return None
-        for image, gx, gy, gangle in glyphs:
-            self._renderer.draw_text_image(image, gx, gy, gangle, gc)
+                cache[key] = glyphs
+        else:
+            for image, gx, gy, gangle in glyphs:
+                self._renderer.draw_text_image(image, gx, gy, gangle, gc)
+        if drawn is not None and mtext is not None and any(g[0].size for g in glyphs):
+            drawn.append((mtext, self._glyph_box(glyphs)))
         return None
+
+    def _glyph_box(self, glyphs) -> Bbox:
+        """The pixels a text's glyphs cover, in display coordinates (Agg places each glyph image, unrotated,
+        by its left edge and its bottom row counted from the top)."""
+        glyphs = [g for g in glyphs if g[0].size]  # a space is an empty image at (0, 0)
+        x0 = min(gx for _, gx, _, _ in glyphs)
+        x1 = max(gx + image.shape[1] for image, gx, _, _ in glyphs)
+        bottom = max(gy for _, _, gy, _ in glyphs)
+        top = min(gy - image.shape[0] for image, _, gy, _ in glyphs)
+        return Bbox([[x0, self.height - bottom], [x1, self.height - top]])
 
 
 _TEXT_LAYOUT = Text._get_layout  # matplotlib's own
@@ -450,6 +466,46 @@ def _artists(artist):
 def _touched(artist) -> bool:
     """Whether update() changed this artist or anything inside it (a legend's texts, a container's bars)."""
     return any(a.stale for a in _artists(artist))
+
+
+def _drawn_children(ax) -> list:
+    """The axes' children a whole draw draws: as ``Axes.draw``, no spines when the axis or the frame is off
+    (``set_axis_off``, ``set_frame_on(False)``) and no Axis when the axis is off."""
+    from matplotlib.spines import Spine
+
+    children = ax.get_children()
+    if ax.axison and ax.get_frame_on():
+        return children
+    return [c for c in children if not (isinstance(c, Spine) or (isinstance(c, Axis) and not ax.axison))]
+
+
+def _covers(figure: Figure, drawn: list) -> dict:
+    """Per visible axes of a figure with several, the box of its own and of the texts it drew in a whole
+    draw (`drawn`: tick labels, axis labels, titles, free texts), where a later axes paints over an earlier
+    one. A tick label knows no axes: the axes is found from its ticks. Tick marks reaching out are counted
+    as a margin of the longest tick; other artists a later axes draws outside its box (unclipped lines or
+    patches) are not counted (the first-move check compares with a whole draw)."""
+    shown = [ax for ax in figure.axes if ax.get_visible()]
+    if len(shown) < 2:
+        return {}
+    renderer = figure.canvas.get_renderer()
+    owner = {}
+    for ax in shown:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.majorTicks + axis.minorTicks:
+                owner[id(tick.label1)] = owner[id(tick.label2)] = ax
+            owner[id(axis.label)] = owner[id(axis.offsetText)] = ax
+    boxes = {}
+    for ax in shown:
+        ticks = max(
+            (t.get_tick_padding() for a in (ax.xaxis, ax.yaxis) for t in a.majorTicks[:1] + a.minorTicks[:1]), default=0
+        )
+        boxes[id(ax)] = [ax.bbox.padded(ticks * figure.dpi / 72 + 1)]
+    for text, box in drawn:
+        ax = owner.get(id(text)) or text.axes
+        if ax is not None and id(ax) in boxes:
+            boxes[id(ax)].append(box if box is not None else text.get_window_extent(renderer))
+    return {k: Bbox.union(v) for k, v in boxes.items()}
 
 
 def _axis_reaches_inside(axis) -> bool:
@@ -620,6 +676,7 @@ class Explorer:
         self.max_frames = max_frames
         self.dpi = dpi or figure.dpi
         self._layout, self._backgrounds, self._ticks_drawn, self._blit_state = None, {}, {}, None  # see _blit
+        self._covers = {}  # id(axes) -> the box of all it drew at the last whole draw (_covers)
         self._shown: OrderedDict = OrderedDict()  # values -> PNG already drawn for them (see redraw)
         self._shown_bytes = 0
         self.renders = 0  # pictures put in the widget (drawn, or taken from those already drawn)
@@ -815,7 +872,13 @@ class Explorer:
             if full or not self._blit(canvas):
                 if _touched(self.figure):  # changes (tick labels, how many ticks) a kept background or tick list lacks
                     self._backgrounds, self._ticks_drawn = {}, {}
-                canvas.draw()
+                renderer = canvas.get_renderer()
+                renderer._course_drawn = []
+                try:
+                    canvas.draw()
+                finally:
+                    drawn, renderer._course_drawn = renderer._course_drawn, None
+                self._covers = _covers(self.figure, drawn)
         for artist in _artists(self.figure):  # drawn: what the next update() changes is what is stale then
             artist.stale = False
         return self._png(canvas)
@@ -846,15 +909,16 @@ class Explorer:
     # Most of a redraw is matplotlib laying out axes, ticks and tick labels that a move does not change
     # (01: about 60%). After update(), the artists it changed are the stale ones (every matplotlib
     # setter marks its artist stale; every render clears all marks). Per axes, those artists and every
-    # unchanged one drawn above them (same z-order rules as a full draw) are left out of a background
-    # drawn once and kept, then drawn over it in the full draw's order. Where that could give other
-    # pixels, the figure is drawn whole: a changed axis, spine, figure-level artist or nested axes, a
-    # new layout (axes moved, limits changed, an artist added or removed), an axes drawn later over the box
-    # of a changed one (a twin, an inset), a figure-level artist over it, a changed unclipped artist that
-    # reaches into another axes, grid lines or inward ticks above a changed artist. A
-    # background is kept only while it lacks every artist changed since it was drawn: a whole draw drops
-    # them all, a blitted one those that contain an artist it changed. On the first move both ways are
-    # drawn and compared byte for byte; blitting is used only if equal.
+    # unchanged one drawn above them (same z-order rules as a full draw; no spines or axis where the
+    # axis is off) are left out of a background drawn once and kept, then drawn over it in the full
+    # draw's order. Where that could give other pixels, the figure is drawn whole: a changed axis,
+    # spine, figure-level artist or nested axes; a new layout (axes moved, limits changed, the axis
+    # turned off or on, an artist added or removed); an axes drawn later whose box or texts reach over
+    # a changed one (a twin, an inset, a tick label: `_covers`); a figure-level artist over it; a
+    # changed unclipped artist that reaches into another axes; grid lines or inward ticks above a
+    # changed artist. A background is kept only while it lacks every artist changed since it was
+    # drawn: a whole draw drops them all, a blitted one those that contain an artist it changed. On
+    # the first move both ways are drawn and compared byte for byte; blitting is used only if equal.
 
     def _blit_plan(self):
         """(key, artists to draw over the background, in drawing order), or None: draw the whole figure."""
@@ -869,7 +933,7 @@ class Explorer:
             (
                 tuple(ax.get_position().bounds),
                 tuple(ax.viewLim.bounds),
-                ax.get_visible(),
+                (ax.get_visible(), ax.axison, ax.get_frame_on()),  # set_axis_off marks no child stale
                 tuple(map(id, ax.get_children())),
             )
             for ax in figure.axes
@@ -886,15 +950,15 @@ class Explorer:
             if not isinstance(c, Axes) and c is not figure.patch and c.get_visible()
         ]
         axes_in_order = [ax for _, ax in sorted(enumerate(figure.axes), key=lambda p: (p[1].get_zorder(), p[0]))]
-        boxes = [ax.get_position() for ax in axes_in_order]
         for n, ax in enumerate(axes_in_order):  # n: the axes' place in a whole draw (z-order, then order added)
-            children = ax.get_children()
+            children = _drawn_children(ax)
             changed = [c for c in children if _touched(c)]
             if not changed:
                 continue
-            if any(a.get_visible() and boxes[n].overlaps(boxes[m]) for m, a in enumerate(axes_in_order) if m > n):
-                return None  # a later axes (a twin, an inset) covers this one: its artists go over what changed
             reach = [ax.bbox] + [c.get_window_extent(renderer) for c in changed if not c.get_clip_on()]
+            later = [self._covers.get(id(a), a.bbox) for a in axes_in_order[n + 1 :] if a.get_visible()]
+            if any(box.overlaps(cover) for box in reach for cover in later):
+                return None  # a later axes (a twin, an inset, tick labels reaching over) draws over what changed
             if any(box.overlaps(top) for box in reach for top in over):
                 return None  # a figure-level artist lies over what changed
             others = [a.bbox for a in axes_in_order if a is not ax and a.get_visible()]

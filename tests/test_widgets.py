@@ -6,6 +6,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from matplotlib.transforms import Bbox
 
 from helpers.widgets import Explorer, default_frames
 
@@ -338,7 +339,10 @@ def test_blitting_draws_whole_where_a_kept_part_could_be_old():
     """Three more ways a blitted frame could show an old picture (reader round 12): an artist removed in
     another axes (it leaves no stale mark: the layout key lists each axes' children), a changed line under a twin axes
     (drawn later, over it), and new ticks after a whole draw (the tick marks drawn over the background are
-    listed once per layout). Each frame is a whole draw's."""
+    listed once per layout). Later cases: a figure legend or fig.text over a changed line, an unclipped text
+    moving into the next axes, a later axes' tick label over the left axes' line (`_covers`), an axes with
+    its axis off (blits: a whole draw leaves out its spines and ticks) and an axis turned off and on by
+    update() (the layout key holds it). Each frame is a whole draw's."""
 
     def removal():
         fig, (ax, ax2) = plt.subplots(1, 2, figsize=(4, 2), dpi=72)
@@ -411,7 +415,33 @@ def test_blitting_draws_whole_where_a_kept_part_could_be_old():
         text = ax.text(1, 5, "MOVING", fontsize=14)
         return Explorer(fig, lambda x: text.set_x(x), {"x": widgets.IntSlider(value=1, min=1, max=14)})
 
+    def axis_off():  # no axis on the left (a whole draw skips its spines and ticks), then the right one off
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(4, 2), dpi=72, gridspec_kw={"wspace": 0.6})
+        bars = ax.bar(range(3), [1.0, 2.0, 3.0], width=1.0)
+        ax.set(ylim=(0, 30), xlim=(-0.5, 2.5))
+        ax.set_axis_off()
+        ax2.plot([0, 1], [0, 1])
+
+        def update(n, right_on):
+            for bar, h in zip(bars, n * np.array([1.0, 2.0, 3.0])):
+                bar.set_height(h)
+            ax2.set_axis_on() if right_on else ax2.set_axis_off()  # marks the axes stale, no child
+
+        return Explorer(
+            fig, update, {"n": widgets.IntSlider(value=1, min=1, max=9), "right_on": widgets.Checkbox(value=True)}
+        )
+
+    def label_over():  # a later axes' tick label reaches over the left one, where the line goes last
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(4, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        ax.spines[:].set_visible(False)  # (a spine drawn again over the label would fail the first-move check)
+        ax2.set_yticks([0.9], ["LONG LABEL"])
+        (line,) = ax.plot([0, 10], [1, 1], lw=4, color="r")
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), {"y": widgets.IntSlider(value=1, min=1, max=9)})
+
     cases = {  # moves, and whether the explorer still blits (a twin over a changed line: drawn whole)
+        label_over: ([{"y": 2}, {"y": 3}, {"y": 9}], None),
+        axis_off: ([{"n": 2}, {"n": 3}, {"right_on": False}, {"n": 4}, {"right_on": True}, {"n": 5}], True),
         legend_over: ([{"y": 2}, {"y": 8}, {"y": 9}], None),
         note_removed: ([{"y": 2}, {"y": 3}, {"note_on": False}, {"y": 4}, {"y": 5}], True),
         text_into_next: ([{"x": 2}, {"x": 3}, {"x": 12}], True),
@@ -427,6 +457,34 @@ def test_blitting_draws_whole_where_a_kept_part_could_be_old():
             assert ex.png == full_png(ex), (make_one.__name__, values)
         assert ex._blit_state is blits, make_one.__name__
         plt.close("all")
+
+
+def test_covers_hold_every_text_an_axes_drew():
+    """What a later axes draws over an earlier one is measured from the glyphs a whole draw placed: every
+    pixel the texts of an axes paint (rotated tick labels, axis labels, a title, a free text outside the box)
+    lies inside its cover. A figure with one axes needs none."""
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(5, 3), dpi=72)
+    ax.set_axis_off()  # paints nothing: the only ink is ax2's texts
+    ax2.spines[:].set_visible(False)
+    ax2.tick_params(length=0)
+    ax2.set_xticks([0, 0.5, 1], ["영", "절반 (half)", "하나"], rotation=45)
+    ax2.set(title="제목", xlabel="x 축", ylabel="y 축")
+    ax2.text(-0.35, 0.2, "밖 (outside)", clip_on=False, rotation=90)
+    ex = Explorer(fig, lambda y: ax.set_title(""), {"y": widgets.IntSlider(value=1, min=1, max=3)})
+    ink = np.argwhere((np.asarray(fig.canvas.buffer_rgba())[..., :3] < 250).any(-1))  # (row, column), rows from the top
+    height = fig.bbox.height
+    ink_box = Bbox([[ink[:, 1].min(), height - ink[:, 0].max() - 1], [ink[:, 1].max() + 1, height - ink[:, 0].min()]])
+    cover = ex._covers[id(ax2)]
+    assert cover.padded(1).contains(ink_box.x0, ink_box.y0) and cover.padded(1).contains(ink_box.x1, ink_box.y1), (
+        cover,
+        ink_box,
+    )
+    assert ink_box.x0 < ax2.bbox.x0 - 40  # the y label and the rotated free text reach far left of the box
+    plt.close(fig)
+    fig1, ax1 = plt.subplots(figsize=(2, 2), dpi=72)
+    (line1,) = ax1.plot([0, 1], [0, 1])
+    assert Explorer(fig1, lambda y: line1.set_ydata([0, y]), {"y": widgets.IntSlider(value=1)})._covers == {}
+    plt.close(fig1)
 
 
 def plain_agg_rgba(fig) -> bytes:
