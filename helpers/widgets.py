@@ -109,6 +109,17 @@ def every_value(widget) -> list:
     return default_frames(widget)
 
 
+def _nearest_index(values: list, value) -> int | None:
+    """The index of `value` among a control's values, or of the nearest number (a front end's float)."""
+    try:
+        return values.index(value)
+    except ValueError:
+        try:
+            return min(range(len(values)), key=lambda i: abs(values[i] - value))
+        except TypeError:
+            return None
+
+
 def readout(widget, value) -> str:
     """The text the live widget shows next to the control for `value` (its readout or option label)."""
     if hasattr(widget, "_options_values"):
@@ -681,6 +692,7 @@ class Explorer:
         self._shown_bytes = 0
         self.renders = 0  # pictures put in the widget (drawn, or taken from those already drawn)
         self.drawn = 0  # of these, drawn by matplotlib
+        self.drawn_ahead = 0  # PNGs drawn ahead of a hand (`_draw_ahead`), not shown when drawn
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
         for widget in self.controls.values():
             if hasattr(widget, "continuous_update"):
@@ -834,7 +846,9 @@ class Explorer:
     MAX_SHOWN_BYTES = 32 * 2**20  # PNGs kept per explorer (11's 144 frames take about 5 MB)
 
     def _shown_key(self, values: dict):
-        key = (tuple(values.items()), tuple(self.figure.bbox.bounds), self.figure.dpi)
+        # A front end's float (0.30000000000000004) and a step value (0.3) are one value.
+        items = tuple((k, round(v, 12) if isinstance(v, float) else v) for k, v in values.items())
+        key = (items, tuple(self.figure.bbox.bounds), self.figure.dpi)
         try:
             hash(key)
         except TypeError:  # a selector whose values cannot be dict keys: always drawn
@@ -902,8 +916,39 @@ class Explorer:
             b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 1)) + chunk(b"IEND", b"")
         )
 
-    def _on_change(self, _change) -> None:
+    def _on_change(self, change) -> None:
         self.redraw()
+        moved = change["owner"]
+        if moved._property_lock:  # moved by a hand in a front end (ipywidgets' set_state), not by code
+            self._draw_ahead(moved, change["old"])
+
+    # ------------------------------------------------------------------ draw ahead of the hand
+    # A hand that moved a control one way mostly moves it on the same way, at the same speed. Right after
+    # the picture for a front end's move is sent (the kernel's send thread carries it while Python goes
+    # on), the value as far again that way (the end of the track at most) is drawn into the kept PNGs, in the same message handler: the next
+    # message waits for that one draw, and if the hand went on, its picture is sent without drawing.
+    # Nothing runs later or in another callback, so no two draws of a figure can interleave. Moves made
+    # by code (set(), a notebook cell, the tests) draw nothing ahead. The figure is put back to the
+    # values shown (update() again), so it and `last` always belong to them.
+    def _draw_ahead(self, moved, old) -> None:
+        name = next(n for n, w in self.controls.items() if w is moved)
+        values, shown = every_value(moved), self.values
+        here, before = _nearest_index(values, shown[name]), _nearest_index(values, old)
+        if here is None or before is None or here == before:
+            return
+        way = 1 if here > before else -1
+        # As far again (a drag skips values, not always the same number), then the next value (a key press).
+        for ahead in dict.fromkeys((here + (here - before), here + way)):
+            ahead = min(max(ahead, 0), len(values) - 1)
+            target = dict(shown, **{name: values[ahead]})
+            if ahead == here or self._shown_key(target) is None or self._remembered(target) is not None:
+                continue
+            self.update(**target)
+            try:
+                self._remember(target, self.render_png())
+                self.drawn_ahead += 1
+            finally:
+                self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
 
     # ------------------------------------------------------------------ redraw only what changed
     # Most of a redraw is matplotlib laying out axes, ticks and tick labels that a move does not change

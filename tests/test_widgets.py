@@ -284,6 +284,37 @@ def test_blitted_frames_are_whole_draws():
     plt.close(fig4)
 
 
+def test_a_hand_move_draws_the_next_value_ahead():
+    """After a move from a front end (ipywidgets' set_state), the values as far again and one step further
+    the same way are drawn into the kept PNGs in the same handler; the figure is left at the values shown,
+    and a hand that goes on gets those PNGs without drawing. Moves made by code draw nothing ahead."""
+    expected = {}
+    for n in range(1, 9):
+        twin, _ = parity_explorer()
+        twin.set(n=n)
+        expected[n] = full_png(twin)
+        plt.close(twin.figure)
+    ex, text = parity_explorer()
+    slider = ex.controls["n"]
+    ex.set(n=2)  # by code: nothing drawn ahead
+    assert ex.drawn_ahead == 0 and ex.drawn == 2
+    slider.set_state({"value": 3})  # a hand moves 2 -> 3: 3 is drawn and shown, 4 drawn ahead (both ways say 4)
+    assert ex.drawn == 3 and ex.drawn_ahead == 1 and ex.png == expected[3]
+    assert text.get_text() == "홀수" and ex.values == {"n": 3} and ex.last == 3, "left at the value drawn ahead"
+    slider.set_state({"value": 4})  # drawn ahead: shown without drawing; 5 drawn ahead
+    assert ex.drawn == 3 and ex.drawn_ahead == 2 and ex.png == expected[4] and text.get_text() == "짝수"
+    slider.set_state({"value": 6})  # the hand skips 5: 6 drawn, then 8 (as far again) and 7 (the next) ahead
+    assert ex.drawn == 4 and ex.drawn_ahead == 4 and ex.png == expected[6]
+    slider.set_state({"value": 8})  # drawn ahead; the end of the track: nothing further
+    assert ex.drawn == 4 and ex.drawn_ahead == 4 and ex.png == expected[8]
+    slider.set_state({"value": 5})  # the hand turns: 5 (drawn ahead before) shown; 2 and 4 kept already
+    assert ex.drawn == 4 and ex.drawn_ahead == 4 and ex.png == expected[5]
+    for n in (6, 7, 1, 2, 3, 4, 5, 6, 7, 8):  # every picture, kept or drawn, is a whole draw's
+        slider.set_state({"value": n})
+        assert ex.png == expected[n], n
+    plt.close(ex.figure)
+
+
 def test_kept_backgrounds_never_show_old_pictures():
     """A background kept for one set of changed artists must not come back after an artist in it has
     changed: in another axes by a blitted move, or by a whole draw (new tick labels)."""
