@@ -6,8 +6,9 @@ Each slider move calls ``update`` and re-encodes the figure as a PNG into an ``I
 no new figure, no new axes, no flicker, so the picture keeps up while dragging
 (``continuous_update=True``). Values shown before are not drawn again: their PNG is kept, up to 32 MiB
 per explorer (a drag back over the track shows what it showed on the way there), while ``update`` still
-runs for them, so the figure always belongs to the values shown (``Explorer.redraw``). The same object
-works in JupyterLab and in the RISE slideshow.
+runs for them, so the figure always belongs to the values shown (``Explorer.redraw``). After a hand
+moves a control, two values further the same way are drawn into that store in the same message handler
+(``Explorer._draw_ahead``). The same object works in JupyterLab and in the RISE slideshow.
 Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
 
 Without a kernel (the static site, the offline decks) an explorer plays frames computed in advance:
