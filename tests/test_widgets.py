@@ -367,7 +367,7 @@ def test_kept_backgrounds_never_show_old_pictures():
 
 
 def test_blitting_draws_whole_where_a_kept_part_could_be_old():
-    """Three more ways a blitted frame could show an old picture (reader round 12): an artist removed in
+    """More ways a blitted frame could show an old picture (reader round 12): an artist removed in
     another axes (it leaves no stale mark: the layout key lists each axes' children), a changed line under a twin axes
     (drawn later, over it), and new ticks after a whole draw (the tick marks drawn over the background are
     listed once per layout). Later cases: a figure legend or fig.text over a changed line, an unclipped text
@@ -488,6 +488,132 @@ def test_blitting_draws_whole_where_a_kept_part_could_be_old():
             assert ex.png == full_png(ex), (make_one.__name__, values)
         assert ex._blit_state is blits, make_one.__name__
         plt.close("all")
+
+
+def _move(line, y) -> None:
+    """A horizontal line to height y, marked changed only if it moves (the first-move check then sees
+    only the other control's moves)."""
+    if line.get_ydata()[0] != y:
+        line.set_ydata([y, y])
+
+
+def _sliders(**defaults):
+    return {name: widgets.IntSlider(value=v, min=1, max=9) for name, v in defaults.items()}
+
+
+def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
+    """Reader round 14's cases, each checked against a fresh explorer given the same moves and drawn whole
+    (an oracle that leaves the explorer under test alone): an annotation (clip_on True, no clip box) moving
+    into the next axes, a line in a hidden axes, a twin's hidden x axis, a hidden y axis, a legend that
+    finds its own place, an arrow tied to a changing patch, a later axes' legend frame over a moving line,
+    a later axes' text growing in blitted moves before the earlier axes' text grows under it, an unchanged
+    unclipped text drawn again over the next axes, a changing suptitle."""
+    from matplotlib.patches import Circle, FancyArrowPatch
+
+    def two(figsize=(4, 2), **kw):
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=figsize, dpi=72, **kw)
+        for a in (ax, ax2):
+            a.set(xlim=(0, 10), ylim=(0, 10))
+        return fig, ax, ax2
+
+    def annotation_into_next():
+        fig, ax, ax2 = two()
+        ax2.fill_between([0, 10], 0, 10, color="0.7")
+        ann = ax.annotate("MOVING", (1, 5), fontsize=14)
+        return Explorer(fig, lambda x: ann.set_x(x), _sliders(x=1))
+
+    def hidden_axes():
+        fig, ax, ax2 = two()
+        (l1,) = ax.plot([0, 10], [1, 1], lw=4)
+        (l2,) = ax2.plot([0, 10], [1, 1], lw=4, color="r")
+        ax2.set_visible(False)
+        return Explorer(fig, lambda a, b: (_move(l1, a), _move(l2, b)), _sliders(a=1, b=1))
+
+    def hidden_axis(twin):
+        def make():
+            fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+            ax.set(xlim=(0, 10), ylim=(0, 10))
+            on = ax.twinx() if twin else ax
+            if twin:
+                on.set_ylim(0, 10)
+            else:
+                ax.yaxis.set_visible(False)
+            (hi,) = on.plot([0, 10], [5, 5], lw=3, color="g", zorder=3)
+            (lo,) = on.plot([0, 10], [2, 2], lw=3, color="r", zorder=1)
+            return Explorer(fig, lambda a, b: (_move(hi, a), _move(lo, b)), _sliders(a=5, b=2))
+
+        make.__name__ = f"hidden_axis_{'twin' if twin else 'y'}"
+        return make
+
+    def legend_best():
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        ax.plot([0, 10], [5, 5], label="fixed")
+        (line,) = ax.plot([0, 10], [9, 9], lw=2, color="r", zorder=6)
+        ax.legend(loc="best")
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=9))
+
+    def arrow_to_patch():
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        circle = Circle((5, 5), 1.5, fc="y", zorder=3)
+        ax.add_patch(circle)
+        ax.add_patch(FancyArrowPatch((1, 1), (5, 5), patchB=circle, arrowstyle="->", mutation_scale=15, lw=2))
+        return Explorer(fig, lambda r: circle.set_radius(r / 2), _sliders(r=3))
+
+    def legend_frame_over():
+        fig, ax, ax2 = two(figsize=(5, 2.5))
+        ax.spines[:].set_visible(False)
+        (line,) = ax.plot([0, 10], [1, 1], lw=6, color="r")
+        ax2.plot([0, 1], [0, 1], label="a")
+        ax2.legend(loc="center right", bbox_to_anchor=(-0.05, 0.5), framealpha=1, borderpad=3, facecolor="yellow")
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=1))
+
+    def growing_texts():
+        fig, ax, ax2 = two(figsize=(6, 2), gridspec_kw={"wspace": 0.8})
+        for a in (ax, ax2):
+            a.set(xticks=[], yticks=[])
+        right = ax2.text(-0.05, 0.2, "R", transform=ax2.transAxes, ha="right", fontsize=14, clip_on=False)
+        left = ax.text(1.02, 0.2, "L", transform=ax.transAxes, fontsize=14, clip_on=False, color="r")
+        return Explorer(fig, lambda rn, ln: (right.set_text("R" * rn), left.set_text("L" * ln)), _sliders(rn=1, ln=1))
+
+    def unchanged_text_over_next():
+        fig, ax, ax2 = two()
+        ax2.fill_between([0, 10], 0, 10, color="0.7")
+        ax.text(8, 5, "FIXED TEXT", fontsize=12, clip_on=False, zorder=3)
+        (low,) = ax.plot([0, 10], [1, 1], lw=3, zorder=2)
+        return Explorer(fig, lambda b: low.set_ydata([b, b]), _sliders(b=1))
+
+    def suptitle():
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        (line,) = ax.plot([0, 10], [1, 1], lw=3)
+        title = fig.suptitle("1")
+        return Explorer(fig, lambda y: (line.set_ydata([y, y]), title.set_text(str(y))), _sliders(y=1))
+
+    cases = {
+        annotation_into_next: [{"x": 2}, {"x": 3}, {"x": 9}],
+        hidden_axes: [{"a": 2}, {"a": 3}, {"b": 5}],
+        hidden_axis(True): [{"a": 6}, {"a": 7}, {"b": 4}],
+        hidden_axis(False): [{"a": 6}, {"a": 7}, {"b": 4}],
+        legend_best: [{"y": 8}, {"y": 7}, {"y": 1}, {"y": 9}],
+        arrow_to_patch: [{"r": 4}, {"r": 5}, {"r": 8}],
+        legend_frame_over: [{"y": 2}, {"y": 3}, {"y": 4}, {"y": 5}, {"y": 6}],
+        growing_texts: [{"rn": 2}, {"rn": 3}, {"rn": 6}, {"ln": 3}, {"ln": 5}],
+        unchanged_text_over_next: [{"b": 2}, {"b": 3}, {"b": 4}],
+        suptitle: [{"y": 2}, {"y": 3}, {"y": 4}],
+    }
+    for make_one, moves in cases.items():
+        ex = make_one()
+        ex.MAX_SHOWN_BYTES = 0
+        for k, values in enumerate(moves):
+            ex.set(**values)
+            fresh = make_one()
+            for earlier in moves[: k + 1]:
+                fresh.set(**earlier)
+            assert ex.png == fresh.render_png(full=True), (make_one.__name__, values)
+            plt.close(fresh.figure)
+        plt.close(ex.figure)
 
 
 def test_covers_hold_every_text_an_axes_drew():
