@@ -1053,10 +1053,12 @@ class Explorer:
             target = dict(shown, **{name: values[ahead]})
             if ahead == here or self._shown_key(target) is None or self._remembered(target) is not None:
                 continue
-            self.update(**target)
             try:
+                self.update(**target)
                 self._remember(target, self.render_png())
                 self.drawn_ahead += 1
+            except Exception:  # a value the hand has not chosen: its error shows when the hand gets there
+                return
             finally:
                 self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
 

@@ -313,6 +313,22 @@ def test_a_hand_move_draws_the_next_value_ahead():
         slider.set_state({"value": n})
         assert ex.png == expected[n], n
     plt.close(ex.figure)
+    # An update that fails for a value ahead says nothing then (the hand did not choose it); the figure is
+    # back at the values shown, and the error shows when the hand gets there.
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
+    (line,) = ax.plot([0, 1], [0, 0])
+
+    def fussy(n):
+        if n == 5:
+            raise ValueError("n = 5 is not allowed")
+        line.set_ydata([n, n])
+
+    ex = Explorer(fig, fussy, {"n": widgets.IntSlider(value=3, min=1, max=8)})
+    ex.controls["n"].set_state({"value": 4})  # 5 ahead fails quietly
+    assert tuple(line.get_ydata()) == (4, 4) and ex.drawn_ahead == 0
+    with pytest.raises(ValueError, match="n = 5"):
+        ex.controls["n"].set_state({"value": 5})
+    plt.close(fig)
 
 
 def test_kept_backgrounds_never_show_old_pictures():
