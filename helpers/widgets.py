@@ -956,9 +956,8 @@ class Explorer:
     MAX_SHOWN_BYTES = 32 * 2**20  # PNGs kept per explorer (11's 144 frames take about 5 MB)
 
     def _shown_key(self, values: dict):
-        # A front end's float (0.30000000000000004) and a step value (0.3) are one value.
-        items = tuple((k, round(v, 12) if isinstance(v, float) else v) for k, v in values.items())
-        key = (items, tuple(self.figure.bbox.bounds), self.figure.dpi)
+        # Exact values: a front end's 0.30000000000000004 is not 0.3 (an update may print either).
+        key = (tuple(values.items()), tuple(self.figure.bbox.bounds), self.figure.dpi)
         try:
             hash(key)
         except TypeError:  # a selector whose values cannot be dict keys: always drawn
