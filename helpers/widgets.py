@@ -55,6 +55,12 @@ __all__ = ["Drawing", "Explorer", "default_frames", "every_value", "fit_figure",
 
 FRAMES_ENV = "COURSE_EXPLORER_FRAMES"  # a folder: explorers export their frames there (tools/explorer_frames.py)
 CHECK_ENV = "COURSE_CHECK_FIGURES"  # "1": an explorer whose text leaves the canvas is an error (tests set it)
+
+
+class BlitMismatch(AssertionError):
+    """Under COURSE_CHECK_FIGURES=1, a frame drawn by `Explorer._blit` differs from a whole draw."""
+
+
 MAX_FRAMES = 256  # per explorer: the controls' joint grid up to this many frames, else one line per control
 FIT_PAD = 4  # pixels kept free between the outermost text and the canvas edge when a figure is fitted
 MAX_ALL_VALUES = 40  # a slider with at most this many positions plays every one of them
@@ -513,24 +519,25 @@ def _half_width(artist, dpi: float) -> float:
 def _ink(artist, renderer, glyphs: dict) -> list:
     """Boxes that hold what `artist` painted at its last draw: its clip box if clipped; for a text, the
     glyphs it placed (`glyphs`: id -> box, from `_TextCachingRenderer`) or, drawn another way (math, TeX,
-    path effects), its extent with a margin, and its bbox patch and arrow; else its extent, widened by
-    half its line. Where an extent cannot be had, the whole figure."""
+    path effects), its extent with a margin, and its bbox patch and arrow (never clipped); else its
+    extent, widened by half its line. Where an extent cannot be had, the whole figure."""
     figure = artist.get_figure(root=True)
     try:
-        if _clipped(artist):
-            box = artist.get_clip_box()
-            if box is None:
-                box = artist.get_clip_path().get_fully_transformed_path().get_extents()
-            return [box]
+        boxes = []
         if isinstance(artist, Text):
-            box = glyphs.get(id(artist))
-            boxes = [] if box is None else [box]
-            if artist.get_visible() and artist.get_text().strip() and (box is None or artist.get_path_effects()):
-                boxes = [artist.get_window_extent(renderer).padded(4)]  # drawn as math, TeX or paths
             for patch in (artist.get_bbox_patch(), getattr(artist, "arrow_patch", None)):
                 if patch is not None and patch.get_visible():
                     boxes.append(patch.get_window_extent(renderer).padded(_half_width(patch, figure.dpi)))
-            return boxes
+        if _clipped(artist):
+            clip = artist.get_clip_box()
+            return boxes + [
+                clip if clip is not None else artist.get_clip_path().get_fully_transformed_path().get_extents()
+            ]
+        if isinstance(artist, Text):
+            box = glyphs.get(id(artist))
+            if artist.get_visible() and artist.get_text().strip() and (box is None or artist.get_path_effects()):
+                box = artist.get_window_extent(renderer).padded(4)  # drawn as math, TeX or paths
+            return boxes + ([box] if box is not None else [])
         box = artist.get_window_extent(renderer)
     except Exception:  # an artist that cannot say where it draws: assume everywhere
         return [figure.bbox]
@@ -614,8 +621,12 @@ def _dependents(figure: Figure) -> list:
             return all(free(c) for c in coords)
         return isinstance(coords, str | Transform)
 
-    found = []
+    found, owned = [], set()  # owned: a text's arrow, placed by the text (which counts itself)
     for a in _artists(figure):
+        if isinstance(a, Text):
+            owned.add(id(getattr(a, "arrow_patch", None)))
+        if id(a) in owned:
+            continue
         if isinstance(a, Annotation):
             if not (free(a.xycoords) and free(a.anncoords)):
                 found.append(a)
@@ -803,6 +814,7 @@ class Explorer:
         self.renders = 0  # pictures put in the widget (drawn, or taken from those already drawn)
         self.drawn = 0  # of these, drawn by matplotlib
         self.drawn_ahead = 0  # PNGs drawn ahead of a hand (`_draw_ahead`), not shown when drawn
+        self._ahead = None  # the values being drawn ahead
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
         for widget in self.controls.values():
             if hasattr(widget, "continuous_update"):
@@ -1032,34 +1044,38 @@ class Explorer:
             self._draw_ahead(moved, change["old"])
 
     # ------------------------------------------------------------------ draw ahead of the hand
-    # A hand that moved a control one way mostly moves it on the same way, at the same speed. Right after
-    # the picture for a front end's move is sent (the kernel's send thread carries it while Python goes
-    # on), the value as far again that way (the end of the track at most) is drawn into the kept PNGs, in the same message handler: the next
-    # message waits for that one draw, and if the hand went on, its picture is sent without drawing.
-    # Nothing runs later or in another callback, so no two draws of a figure can interleave. Moves made
-    # by code (set(), a notebook cell, the tests) draw nothing ahead. The figure is put back to the
-    # values shown (update() again), so it and `last` always belong to them.
+    # A hand mostly moves a control on the same way at the same speed (a key press: one step). Right after
+    # the picture for a front end's move is sent, the value as far again that way is drawn into the kept
+    # PNGs in the same message handler, so no two draws of a figure interleave; the next message waits for
+    # that one draw. Moves made by code (set(), a cell, the tests) draw nothing ahead. update() runs for a
+    # value nobody chose, then again for the values shown (the figure and `last` belong to them), so it
+    # must not move controls or do anything but change the figure.
     def _draw_ahead(self, moved, old) -> None:
         name = next(n for n, w in self.controls.items() if w is moved)
-        values, shown = every_value(moved), self.values
+        shown = self.values
+        try:
+            values = every_value(moved)
+        except TypeError:  # a control with no list of values (a range slider, Play, Text): nothing to guess
+            return
         here, before = _nearest_index(values, shown[name]), _nearest_index(values, old)
         if here is None or before is None or here == before:
             return
-        way = 1 if here > before else -1
-        # As far again (a drag skips values, not always the same number), then the next value (a key press).
-        for ahead in dict.fromkeys((here + (here - before), here + way)):
-            ahead = min(max(ahead, 0), len(values) - 1)
-            target = dict(shown, **{name: values[ahead]})
-            if ahead == here or self._shown_key(target) is None or self._remembered(target) is not None:
-                continue
-            try:
-                self.update(**target)
-                self._remember(target, self.render_png())
-                self.drawn_ahead += 1
-            except Exception:  # a value the hand has not chosen: its error shows when the hand gets there
-                return
-            finally:
-                self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
+        ahead = min(max(here + (here - before), 0), len(values) - 1)  # as far again (a key press: one step)
+        target = dict(shown, **{name: values[ahead]})
+        if ahead == here or self._shown_key(target) is None or self._remembered(target) is not None:
+            return
+        try:
+            self._ahead = target  # named by a BlitMismatch
+            self.update(**target)
+            self._remember(target, self.render_png())
+            self.drawn_ahead += 1
+        except BlitMismatch:  # COURSE_CHECK_FIGURES=1 found a wrong frame: say so, whatever the value
+            raise
+        except Exception:  # a value the hand has not chosen: its error shows when the hand gets there
+            pass
+        finally:
+            self._ahead = None
+            self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
 
     # ------------------------------------------------------------------ redraw only what changed
     # Most of a redraw is matplotlib laying out axes, ticks and tick labels that a move does not change
@@ -1135,30 +1151,33 @@ class Explorer:
         key = tuple(id(a.axis) if isinstance(a, _TickMarks) else id(a) for _, a in drawn)
         return key, drawn, axes_in_order, changed
 
-    def _painted_over(self, drawn, axes_in_order, texts) -> bool:
-        """Whether what the blit just drew reaches where a whole draw paints something later: a later axes
-        (its box and all it drew, `_covers`) or a figure-level artist (a legend, fig.text, a suptitle). The
-        covers of the axes drawn in grow by what they drew now (a text of a later axes may have moved)."""
+    def _painted_over(self, drawn, axes_in_order, glyphs) -> bool:
+        """Whether what the blit draws reaches where a whole draw paints something later: a later axes (its
+        box and all it drew, `_covers`) or a figure-level artist (a legend, fig.text, a suptitle). Asked
+        before drawing with `glyphs` None (each axes' box only, the least it reaches: no drawing wasted),
+        then after, with the glyph boxes of the texts drawn (`_ink`); then the covers of the axes drawn
+        in grow by what they drew (a text of a later axes may have moved)."""
         from matplotlib.axes import Axes
 
         figure = self.figure
         renderer = figure.canvas.get_renderer()
-        glyphs = {id(text): box for text, box in texts if box is not None}
         over = [
             box
             for c in figure.get_children()
             if not isinstance(c, Axes) and c is not figure.patch and c.get_visible()
-            for box in _ink(c, renderer, glyphs)
+            for box in _ink(c, renderer, {})
         ]
         reach = {}
         for n, artist in drawn:
-            if not isinstance(artist, _TickMarks):
-                reach.setdefault(n, [axes_in_order[n].bbox]).extend(_ink(artist, renderer, glyphs))
+            boxes = reach.setdefault(n, [axes_in_order[n].bbox])
+            if glyphs is not None:  # tick marks stand out of the box (the spines may be off)
+                tick_marks = isinstance(artist, _TickMarks)
+                boxes += [_frame_box(axes_in_order[n])] if tick_marks else _ink(artist, renderer, glyphs)
         for n, boxes in reach.items():
             later = [self._covers.get(id(a), a.bbox) for a in axes_in_order[n + 1 :] if a.get_visible()]
             if any(box.overlaps(top) for box in boxes for top in later + over):
                 return True
-        for n, boxes in reach.items():
+        for n, boxes in reach.items() if glyphs is not None else ():
             ax = axes_in_order[n]
             if id(ax) in self._covers:
                 self._covers[id(ax)] = Bbox.union([self._covers[id(ax)], *boxes])
@@ -1172,6 +1191,8 @@ class Explorer:
         if plan is None:
             return False
         key, drawn, axes_in_order, changed = plan
+        if self._painted_over(drawn, axes_in_order, None):
+            return False
         artists = [a for _, a in drawn]
         # A kept background is right only while nothing in it has changed: keep those that leave out every
         # artist changed now (the other backgrounds hold the old pictures of some of them).
@@ -1196,15 +1217,15 @@ class Explorer:
                 artist.draw(renderer)
         finally:
             texts, renderer._course_drawn = renderer._course_drawn, None
-        if self._painted_over(drawn, axes_in_order, texts):
+        if self._painted_over(drawn, axes_in_order, {id(t): box for t, box in texts if box is not None}):
             return False  # drawn whole instead (the background kept stays right)
         if check:  # the first time (and every time under COURSE_CHECK_FIGURES=1): a whole draw's bytes
             blitted = self._png(canvas)
             canvas.draw()
             same = blitted == self._png(canvas)
             if self._blit_state is not None and not same:
-                raise AssertionError(
-                    f"explorer: a blitted frame differs from a whole draw at {self.values} (helpers/widgets.py "
+                raise BlitMismatch(
+                    f"explorer: a blitted frame differs from a whole draw at {self._ahead or self.values} (helpers/widgets.py "
                     "_blit_plan misses a case; please report it with the figure's code)"
                 )
             self._blit_state = same
