@@ -661,13 +661,23 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
         title = fig.suptitle("1")
         return Explorer(fig, lambda y: (line.set_ydata([y, y]), title.set_text(str(y))), _sliders(y=1))
 
-    def tick_marks_under_next():  # no frame: the tick marks are drawn again, standing out into the gap
-        fig, ax, ax2 = two(figsize=(4, 2), gridspec_kw={"wspace": 0.1})
+    def tick_marks_under_next():  # no frame; tick marks drawn again (the line is under the axis) stand out
+        fig, ax, ax2 = two(figsize=(4, 2), gridspec_kw={"wspace": 0.4})
         ax.set_frame_on(False)
         ax.tick_params(axis="y", right=True, length=12, width=3)
-        (line,) = ax.plot([0, 10], [1, 1], lw=3)
-        block = ax2.add_patch(plt.Rectangle((-4, 0), 1, 10, color="0.5", clip_on=False))
-        return Explorer(fig, lambda y, b: (_move(line, y), block.set_x(-4 + b / 3)), _sliders(y=1, b=1))
+        ax2.tick_params(left=False, labelleft=False)
+        (line,) = ax.plot([0, 10], [1, 1], lw=3, zorder=1)
+        block = ax2.add_patch(
+            plt.Rectangle((0.9, 0.1), 0.02, 0.8, color="0.5", clip_on=False, transform=fig.transFigure)
+        )
+
+        def update(y, b):  # b > 4: the block into the gap, over the earlier axes' tick marks
+            _move(line, y)
+            x = 0.9 if b < 5 else ax.get_position().x1 + 0.01
+            if block.get_x() != x:
+                block.set_x(x)
+
+        return Explorer(fig, update, _sliders(y=1, b=1))
 
     def clipped_annotation_arrow():  # the text is clipped to its axes, its arrow never is
         fig, ax, ax2 = two()
@@ -678,7 +688,7 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
 
     cases = {
         annotation_into_next: [{"x": 2}, {"x": 3}, {"x": 9}],
-        tick_marks_under_next: [{"y": 2}, {"b": 9}, {"y": 3}, {"y": 4}],
+        tick_marks_under_next: [{"y": 2}, {"y": 3}, {"b": 9}, {"y": 4}],
         clipped_annotation_arrow: [{"x": 3}, {"x": 4}, {"x": 9}, {"x": 5}],
         hidden_axes: [{"a": 2}, {"a": 3}, {"b": 5}],
         hidden_axis(True): [{"a": 6}, {"a": 7}, {"b": 4}],
