@@ -1,30 +1,16 @@
 """The one slider builder every notebook uses: a figure that follows the hand while dragging.
 
-A lesson builds its figure once, writes a small ``update(**values)`` that changes the figure's
-artists in place (``set_data``, ``set_height``, ``set_text``), and hands both to ``Explorer``.
-Each slider move calls ``update`` and re-encodes the figure as a PNG into an ``Image`` widget:
-no new figure, no new axes, no flicker, so the picture keeps up while dragging
-(``continuous_update=True``). Values shown before are not drawn again: their PNG is kept, up to 32 MiB
-per explorer (a drag back over the track shows what it showed on the way there), while ``update`` still
-runs for them, so the figure always belongs to the values shown (``Explorer.redraw``). After a hand
-moves a control, two values further the same way are drawn into that store in the same message handler
-(``Explorer._draw_ahead``). The same object works in JupyterLab and in the RISE slideshow.
-Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
+A lesson builds its figure once, writes ``update(**values)`` that changes its artists through setters
+(``set_data``, ``set_height``, ``set_text``), and hands both to ``Explorer``. Each move runs ``update``
+and puts the figure, redrawn in place as a PNG, into an ``Image`` widget (``Explorer.redraw``: PNGs of
+values shown before are kept; ``_draw_ahead``: a hand's next value is drawn ahead; ``_blit``: only what
+changed is redrawn). Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
 
-Without a kernel (the static site, the offline decks) an explorer plays frames computed in advance:
-each explorer declares a grid of control values (``frames=``, or a default derived from its widgets,
-see ``default_frames``), and tools/explorer_frames.py runs the notebook with
-``COURSE_EXPLORER_FRAMES=<folder>`` set, where every new explorer draws each grid point once and
-writes the PNGs and a manifest there (``export_frames``). The live widget is not touched by that.
-The grid is the controls' joint grid (every combination, so any state a learner sets has its own
-picture) up to ``max_frames`` per explorer; beyond that, one line per control through the defaults
-(the player then says that moving one control puts the others back).
-
-The figure is fitted to its canvas once, after the first update (``fit_figure``): a title, label or
-tick label that would leave the canvas moves every axes inward, the same for every later frame, and
-no layout engine is left behind to slow the in-place redraw. With ``COURSE_CHECK_FIGURES=1`` (the
-tests set it, so every notebook's explorers are checked under nbval) an explorer whose text still
-leaves the canvas is refused.
+Without a kernel (the static site and decks) an explorer plays frames drawn in advance
+(``export_frames``, run by tools/explorer_frames.py through ``COURSE_EXPLORER_FRAMES``): the controls'
+joint grid up to ``max_frames``, else one line per control through the defaults. The figure is fitted to
+its canvas once (``fit_figure``); under ``COURSE_CHECK_FIGURES=1`` (tests, nbval) an explorer whose text
+leaves the canvas is refused and every blitted frame is compared with a whole draw.
 """
 
 from __future__ import annotations
@@ -548,61 +534,38 @@ def _ink(artist, renderer, glyphs: dict) -> list:
     return [box.padded(_half_width(artist, figure.dpi))]
 
 
-def _frame_box(ax) -> Bbox:
-    """The axes' box with its spines' strokes and its tick marks, on the sides that have them."""
-    dpi = ax.get_figure(root=True).dpi
-    spine = max((_half_width(sp, dpi) for sp in ax.spines.values()), default=1)
-
-    def reach(axis, first: bool) -> float:  # how far the ticks on one side stand out, in pixels
-        if not (ax.axison and axis.get_visible()):
-            return 0.0
-        ticks = [
-            t
-            for t in axis.majorTicks[:1] + axis.minorTicks[:1]
-            if (t.tick1line if first else t.tick2line).get_visible()
-        ]
-        return max((t.get_tick_padding() for t in ticks), default=0.0) * dpi / 72
-
-    x0, y0, x1, y1 = ax.bbox.extents
-    return Bbox(
-        [
-            [x0 - spine - reach(ax.yaxis, True), y0 - spine - reach(ax.xaxis, True)],
-            [x1 + spine + reach(ax.yaxis, False), y1 + spine + reach(ax.xaxis, False)],
-        ]
-    )
+def _frame_box(ax, renderer) -> Bbox:
+    """The axes' box, its spines and its tick marks (Spine.get_window_extent adds how far the ticks stand
+    out, also for a spine not drawn), widened by half the widest spine or tick stroke."""
+    ticks = [t.tick1line for axis in (ax.xaxis, ax.yaxis) for t in axis.majorTicks[:1] + axis.minorTicks[:1]]
+    widths = [sp.get_linewidth() for sp in ax.spines.values()] + [line.get_markeredgewidth() for line in ticks]
+    pad = max(widths, default=0) * ax.get_figure(root=True).dpi / 72 / 2 + 1
+    return Bbox.union([ax.bbox] + [sp.get_window_extent(renderer).padded(pad) for sp in ax.spines.values()])
 
 
 def _covers(figure: Figure, drawn: list) -> dict:
     """Per visible axes of a figure with several, a box holding all it drew in a whole draw (`drawn`: the
-    texts drawn and their glyph boxes): its own box with its spines and tick marks, its tick labels, axis
-    labels and titles, and the ink of every other child (`_ink`). A later axes paints this over an earlier
-    one. A tick label knows no axes: the axes is found from its ticks."""
+    texts drawn and their glyph boxes, None for math): its box, spines and tick marks, the axes' texts
+    drawn (tick labels, axis labels) and the ink of every other child (`_ink`). A later axes paints this
+    over an earlier one. A tick label knows no axes: the axes is found from its ticks."""
     shown = [ax for ax in figure.axes if ax.get_visible()]
     if len(shown) < 2:
         return {}
     renderer = figure.canvas.get_renderer()
     glyphs = {id(text): box for text, box in drawn if box is not None}
+    was_drawn = {id(text) for text, _ in drawn}
     boxes = {}
     for ax in shown:
-        found = boxes[id(ax)] = [_frame_box(ax)]
+        found = boxes[id(ax)] = [_frame_box(ax, renderer)]
         for child in _drawn_children(ax):
-            if child is ax.patch or not child.get_visible() or isinstance(child, Axis):
-                continue
-            if not isinstance(child, Spine):
+            if child is not ax.patch and child.get_visible() and not isinstance(child, Axis | Spine):
                 found += _ink(child, renderer, glyphs)
-        for axis in (ax.xaxis, ax.yaxis):
-            if not (ax.axison and axis.get_visible()):
-                continue
-            texts = [axis.label, axis.offsetText] + [t.label1 for t in axis.majorTicks + axis.minorTicks]
-            texts += [t.label2 for t in axis.majorTicks + axis.minorTicks]
-            for text in texts:  # drawn ones only: a text's glyphs, or one drawn another way
-                if id(text) in glyphs:
-                    found.append(glyphs[id(text)])
-                elif text.get_visible() and text.get_text() and (text.get_path_effects() or text.get_usetex()):
+        for axis in (ax.xaxis, ax.yaxis) if ax.axison else ():
+            ticks = axis.majorTicks + axis.minorTicks if axis.get_visible() else []
+            for text in [axis.label, axis.offsetText] + [t.label1 for t in ticks] + [t.label2 for t in ticks]:
+                painted = text.get_visible() and text.get_text() and (text.get_path_effects() or text.get_usetex())
+                if id(text) in was_drawn or painted:  # drawn, or drawn as paths or TeX (not recorded)
                     found += _ink(text, renderer, glyphs)
-    for text, box in drawn:  # math texts drawn by an axes (box None)
-        if box is None and text.axes is not None and id(text.axes) in boxes:
-            boxes[id(text.axes)] += _ink(text, renderer, glyphs)
     return {k: Bbox.union(v) for k, v in boxes.items()}
 
 
@@ -1078,21 +1041,12 @@ class Explorer:
             self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
 
     # ------------------------------------------------------------------ redraw only what changed
-    # Most of a redraw is matplotlib laying out axes, ticks and tick labels that a move does not change
-    # (01: about 60%). After update(), the artists it changed are the stale ones (every matplotlib
-    # setter marks its artist stale; every render clears all marks), so update() must change artists
-    # through setters. Per visible axes, those artists and every unchanged one drawn above them (same
-    # z-order rules as a full draw; no spines or axis where the axis is off or hidden) are left out of a
-    # background drawn once and kept, then drawn over it in the full draw's order. Artists placed from
-    # other artists (`_dependents`) count as changed whenever anything is. The figure is drawn whole on
-    # a new layout (axes moved, limits changed, the axis turned off or on, an artist added or removed);
-    # on a changed axis, spine, axes background, figure-level artist or nested axes; on grid lines or
-    # inward ticks above a changed artist; and, checked after the blit, where what it drew reaches what a
-    # whole draw paints later: a later axes and all it drew (`_covers`, grown by each blit) or a
-    # figure-level artist (`_painted_over`). A background is kept only while it lacks every artist
-    # changed since it was drawn: a whole draw drops them all, a blitted one those that contain an
-    # artist it changed. On the first move both ways are drawn and compared byte for byte; blitting is
-    # used only if equal. Under COURSE_CHECK_FIGURES=1 (tests, nbval) every blitted frame is compared.
+    # Most of a redraw lays out axes, ticks and tick labels a move does not change. The artists update()
+    # changed are the stale ones (setters mark them; every render clears the marks). Per visible axes,
+    # they and every unchanged artist drawn above them are left out of a background drawn once and kept,
+    # then drawn over it in a whole draw's order. The cases drawn whole, and why: README ("슬라이더가 손을
+    # 따라오는지"). The first blit of an explorer (every one under COURSE_CHECK_FIGURES=1) is compared with
+    # a whole draw byte for byte.
 
     def _blit_plan(self):
         """(key, [(axes' place in the draw, artist)] to draw over the background, in drawing order), or None:
@@ -1172,7 +1126,7 @@ class Explorer:
             boxes = reach.setdefault(n, [axes_in_order[n].bbox])
             if glyphs is not None:  # tick marks stand out of the box (the spines may be off)
                 tick_marks = isinstance(artist, _TickMarks)
-                boxes += [_frame_box(axes_in_order[n])] if tick_marks else _ink(artist, renderer, glyphs)
+                boxes += [_frame_box(axes_in_order[n], renderer)] if tick_marks else _ink(artist, renderer, glyphs)
         for n, boxes in reach.items():
             later = [self._covers.get(id(a), a.bbox) for a in axes_in_order[n + 1 :] if a.get_visible()]
             if any(box.overlaps(top) for box in boxes for top in later + over):
