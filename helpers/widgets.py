@@ -280,15 +280,8 @@ class _GlyphRecorder:
 
 # rcParams that change which glyphs a text gets without changing its FontProperties (a generic family's
 # font list, hinting, kerning).
-FONT_RC = (
-    "font.serif",
-    "font.sans-serif",
-    "font.monospace",
-    "font.cursive",
-    "font.fantasy",
-    "text.hinting_factor",
-    "text.kerning_factor",
-)
+FONT_RC = ("font.serif", "font.sans-serif", "font.monospace", "font.cursive", "font.fantasy")
+FONT_RC += ("text.hinting_factor", "text.kerning_factor")
 
 
 def _font_key(prop) -> tuple:
