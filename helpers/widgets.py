@@ -103,15 +103,29 @@ def every_value(widget) -> list:
     return default_frames(widget)
 
 
-def _nearest_index(values: list, value) -> int | None:
-    """The index of `value` among a control's values, or of the nearest number (a front end's float)."""
-    try:
-        return values.index(value)
-    except ValueError:
-        try:
-            return min(range(len(values)), key=lambda i: abs(values[i] - value))
-        except TypeError:
-            return None
+def _steps(widget):
+    """A control's positions as (count, value at k, position of a value), computed rather than listed (a
+    slider may have millions): the values `every_value` gives for a slider (floats rounded to 12 digits, or
+    12 significant ones on a log slider), or a selector's options; None for any other control."""
+    import ipywidgets as widgets
+
+    if hasattr(widget, "_options_values"):
+        options = list(widget._options_values)
+        return len(options), options.__getitem__, options.index
+    if isinstance(widget, widgets.IntSlider | widgets.FloatSlider | widgets.FloatLogSlider):
+        low, step = widget.min, widget.step
+        count = int(math.floor((widget.max - low) / step + 1e-9)) + 1
+        if isinstance(widget, widgets.IntSlider):
+            return count, lambda k: low + k * step, lambda v: round((v - low) / step)
+        if isinstance(widget, widgets.FloatSlider):
+            return count, lambda k: round(low + k * step, 12), lambda v: round((v - low) / step)
+        base = widget.base
+        return (
+            count,
+            lambda k: float(f"{base ** (low + k * step):.12g}"),
+            lambda v: round((math.log(v, base) - low) / step),
+        )
+    return None
 
 
 def readout(widget, value) -> str:
@@ -416,36 +430,30 @@ def _draw_nothing(renderer) -> None:
     return None
 
 
-class _TickMarks:
-    """An axis's tick marks (not its labels) as one drawable, for `Explorer._blit`: left out of the
-    background and drawn at the axis's place in the z-order, as a whole draw puts them."""
+class _AxisAgain:
+    """An axis left out of the background and drawn again at its place in the z-order, as Axis.draw draws it
+    (each tick's grid line, marks and labels, then the axis label and offset text), from the positions of
+    the last whole draw: the same while limits and size hold (the layout key)."""
 
     def __init__(self, axis, drawn: dict):
         self.axis = axis
         self.drawn = drawn  # id(axis) -> ids of the ticks a whole draw shows, kept while the layout holds
-        self.ticks = [t for t in axis.majorTicks + axis.minorTicks if t.get_visible()]
-        self.lines = [line for t in self.ticks for line in (t.tick1line, t.tick2line)]
 
     def get_zorder(self):
         return self.axis.get_zorder()
 
     def set_animated(self, hidden: bool) -> None:
-        """Left out of the background: not drawn, but still visible, because the layout counts visible tick
-        marks (a spine's extent includes them, and an axis label without tick labels sits below that)."""
-        for line in self.lines:
-            if hidden:
-                line.draw = _draw_nothing  # an instance attribute over Line2D.draw, removed again below
-            else:
-                line.__dict__.pop("draw", None)
+        self.axis.set_animated(hidden)
 
     def draw(self, renderer) -> None:
         drawn = self.drawn.get(id(self.axis))
         if drawn is None:  # the ticks a whole draw shows (Axis.draw's call); the same while limits and size hold
             drawn = self.drawn[id(self.axis)] = set(map(id, self.axis._update_ticks()))
-        for tick in self.ticks:
+        for tick in self.axis.majorTicks + self.axis.minorTicks:
             if id(tick) in drawn:
-                for line in (tick.tick1line, tick.tick2line):
-                    line.draw(renderer)
+                tick.draw(renderer)
+        self.axis.label.draw(renderer)
+        self.axis.offsetText.draw(renderer)
 
 
 def _artists(artist):
@@ -477,13 +485,16 @@ def _drawn_children(ax) -> list:
         c
         for c in ax.get_children()
         if not ((isinstance(c, Spine) and not frame) or (isinstance(c, Axis) and not (ax.axison and c.get_visible())))
+        and not c.get_animated()  # left for the user to draw
     ]
 
 
 def _clipped(artist) -> bool:
     """Whether an artist's ink is cut to a clip box or path. clip_on alone says nothing: a title, an
-    annotation or a legend has clip_on True and no clip box, and is drawn whole."""
-    return artist.get_clip_on() and (artist.get_clip_box() is not None or artist.get_clip_path() is not None)
+    annotation or a legend has clip_on True and no clip box, and is drawn whole; Agg cuts a text to its
+    clip box only, never to a clip path."""
+    path = artist.get_clip_path() is not None and not isinstance(artist, Text)
+    return artist.get_clip_on() and (artist.get_clip_box() is not None or path)
 
 
 def _half_width(artist, dpi: float) -> float:
@@ -500,8 +511,15 @@ def _ink(artist, renderer, glyphs: dict) -> list:
     glyphs it placed (`glyphs`: id -> box, from `_TextCachingRenderer`) or, drawn another way (math, TeX,
     path effects), its extent with a margin, and its bbox patch and arrow (never clipped); else its
     extent, widened by half its line. Where an extent cannot be had, the whole figure."""
+    from matplotlib.axes import Axes
+    from matplotlib.collections import Collection
+
     figure = artist.get_figure(root=True)
+    if artist.get_path_effects() or getattr(artist, "shadow", False):  # strokes and shadows reach past extents
+        return [figure.bbox]
     try:
+        if isinstance(artist, Axes):  # an inset: its box, tick labels, titles and children
+            return [artist.get_tightbbox(renderer)]
         boxes = []
         if isinstance(artist, Text):
             for patch in (artist.get_bbox_patch(), getattr(artist, "arrow_patch", None)):
@@ -524,7 +542,9 @@ def _ink(artist, renderer, glyphs: dict) -> list:
         return []
     if not np.all(np.isfinite(box.extents)):
         return [figure.bbox]
-    return [box.padded(_half_width(artist, figure.dpi))]
+    markers = artist.get_sizes() if isinstance(artist, Collection) and len(artist.get_offsets()) else []
+    marker = np.sqrt(np.max(markers)) * figure.dpi / 72 if len(markers) else 0.0  # a marker's width (s: points²)
+    return [box.padded(_half_width(artist, figure.dpi) + marker)]
 
 
 def _frame_box(ax, renderer) -> Bbox:
@@ -534,6 +554,19 @@ def _frame_box(ax, renderer) -> Bbox:
     widths = [sp.get_linewidth() for sp in ax.spines.values()] + [line.get_markeredgewidth() for line in ticks]
     pad = max(widths, default=0) * ax.get_figure(root=True).dpi / 72 / 2 + 1
     return Bbox.union([ax.bbox] + [sp.get_window_extent(renderer).padded(pad) for sp in ax.spines.values()])
+
+
+def _axis_ink(axis, renderer, glyphs: dict, drawn: list) -> list:
+    """What an axis's texts (tick labels, label, offset text) painted: those in `drawn` (the texts a draw
+    recorded: plain or math), and those drawn as paths or TeX (which are not recorded)."""
+    was_drawn = {id(text) for text, _ in drawn}
+    ticks = axis.majorTicks + axis.minorTicks
+    boxes = []
+    for text in [axis.label, axis.offsetText] + [t.label1 for t in ticks] + [t.label2 for t in ticks]:
+        painted = text.get_visible() and text.get_text() and (text.get_path_effects() or text.get_usetex())
+        if id(text) in was_drawn or painted:
+            boxes += _ink(text, renderer, glyphs)
+    return boxes
 
 
 def _covers(figure: Figure, drawn: list) -> dict:
@@ -546,7 +579,6 @@ def _covers(figure: Figure, drawn: list) -> dict:
         return {}
     renderer = figure.canvas.get_renderer()
     glyphs = {id(text): box for text, box in drawn if box is not None}
-    was_drawn = {id(text) for text, _ in drawn}
     boxes = {}
     for ax in shown:
         found = boxes[id(ax)] = [_frame_box(ax, renderer)]
@@ -554,11 +586,8 @@ def _covers(figure: Figure, drawn: list) -> dict:
             if child is not ax.patch and child.get_visible() and not isinstance(child, Axis | Spine):
                 found += _ink(child, renderer, glyphs)
         for axis in (ax.xaxis, ax.yaxis) if ax.axison else ():
-            ticks = axis.majorTicks + axis.minorTicks if axis.get_visible() else []
-            for text in [axis.label, axis.offsetText] + [t.label1 for t in ticks] + [t.label2 for t in ticks]:
-                painted = text.get_visible() and text.get_text() and (text.get_path_effects() or text.get_usetex())
-                if id(text) in was_drawn or painted:  # drawn, or drawn as paths or TeX (not recorded)
-                    found += _ink(text, renderer, glyphs)
+            if axis.get_visible():
+                found += _axis_ink(axis, renderer, glyphs, drawn)
     return {k: Bbox.union(v) for k, v in boxes.items()}
 
 
@@ -593,14 +622,6 @@ def _dependents(figure: Figure) -> list:
         elif isinstance(a, Legend) and a._loc in (0, "best"):  # matplotlib keeps the code privately
             found.append(a)
     return found
-
-
-def _axis_reaches_inside(axis) -> bool:
-    """Whether an axis draws inside its axes box: visible grid lines or ticks pointing in."""
-    kw = axis._major_tick_kw  # how the axis makes its ticks (matplotlib keeps no public copy)
-    if kw.get("gridOn", False) or any(t.gridline.get_visible() for t in axis.majorTicks + axis.minorTicks):
-        return True
-    return any(t._tickdir in ("in", "inout") for t in axis.majorTicks + axis.minorTicks)
 
 
 def control_kind(widget) -> str:
@@ -765,6 +786,7 @@ class Explorer:
         self._layout, self._backgrounds, self._ticks_drawn, self._blit_state = None, {}, {}, None  # see _blit
         self._covers = {}  # id(axes) -> the box of all it drew at the last whole draw (_covers)
         self._placed = []  # artists placed from other artists (_dependents), listed per layout
+        self._arrays = {}  # id(collection) -> its array when last drawn (_mark_new_arrays)
         self._shown: OrderedDict = OrderedDict()  # values -> PNG already drawn for them (see redraw)
         self._shown_bytes = 0
         self.renders = 0  # pictures put in the widget (drawn, or taken from those already drawn)
@@ -959,6 +981,7 @@ class Explorer:
         harder). Only what update() changed is redrawn over a kept background where that gives the
         same pixels (`_blit`); `full` draws the whole figure."""
         canvas = self.figure.canvas
+        self._mark_new_arrays()
         with _layouts_remembered(_caching_renderer(canvas)):
             if full or not self._blit(canvas):
                 if _touched(self.figure):  # changes (tick labels, how many ticks) a kept background or tick list lacks
@@ -973,6 +996,26 @@ class Explorer:
         for artist in _artists(self.figure):  # drawn: what the next update() changes is what is stale then
             artist.stale = False
         return self._png(canvas)
+
+    def _mark_new_arrays(self) -> None:
+        """Collection.set_array (pcolormesh, scatter colours) marks nothing changed: each collection's array
+        is compared with the one drawn last, and a collection whose array differs is marked changed."""
+        from matplotlib.collections import Collection
+
+        kept = {}
+        for artist in _artists(self.figure):
+            if isinstance(artist, Collection) and artist.get_array() is not None:
+                now = np.ma.array(artist.get_array(), copy=True)
+                old = self._arrays.get(id(artist))
+                try:
+                    same = old is not None and old.shape == now.shape and np.array_equal(old.mask, now.mask)
+                    same = same and np.array_equal(old.data, now.data, equal_nan=now.dtype.kind in "fc")
+                except (TypeError, ValueError):
+                    same = False
+                if not same:
+                    artist.stale = True
+                kept[id(artist)] = now
+        self._arrays = kept
 
     @staticmethod
     def _png(canvas) -> bytes:
@@ -994,30 +1037,37 @@ class Explorer:
         )
 
     def _on_change(self, change) -> None:
-        self.redraw()
         moved = change["owner"]
-        if moved._property_lock:  # moved by a hand in a front end (ipywidgets' set_state), not by code
-            self._draw_ahead(moved, change["old"])
+        hand = bool(moved._property_lock)  # moved by a hand in a front end (ipywidgets' set_state), not by code
+        steps = _steps(moved) if hand else None
+        snapped = moved.value
+        if steps and isinstance(snapped, float):  # a front end's float (0.30000000000000004): the step's value
+            value = steps[1](min(max(steps[2](snapped), 0), steps[0] - 1))
+            snapped = value if math.isclose(value, snapped, rel_tol=1e-9, abs_tol=1e-12) else snapped
+        if snapped != moved.value:
+            moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
+        else:
+            self.redraw()
+        if steps:
+            self._draw_ahead(moved, change["old"], steps)
 
-    # ------------------------------------------------------------------ draw ahead of the hand
     # A hand mostly moves a control on the same way at the same speed (a key press: one step). Right after
     # the picture for a front end's move is sent, the value as far again that way is drawn into the kept
     # PNGs in the same message handler, so no two draws of a figure interleave; the next message waits for
     # that one draw. Moves made by code (set(), a cell, the tests) draw nothing ahead. update() runs for a
     # value nobody chose, then again for the values shown (the figure and `last` belong to them), so it
     # must not move controls or do anything but change the figure.
-    def _draw_ahead(self, moved, old) -> None:
+    def _draw_ahead(self, moved, old, steps) -> None:
         name = next(n for n, w in self.controls.items() if w is moved)
-        shown = self.values
+        shown, (count, value_at, position) = self.values, steps
         try:
-            values = every_value(moved)
-        except TypeError:  # a control with no list of values (a range slider, Play, Text): nothing to guess
+            here, before = position(shown[name]), position(old)
+        except (ValueError, TypeError, ArithmeticError):  # an old value off the list (options changed)
             return
-        here, before = _nearest_index(values, shown[name]), _nearest_index(values, old)
-        if here is None or before is None or here == before:
+        if here == before:
             return
-        ahead = min(max(here + (here - before), 0), len(values) - 1)  # as far again (a key press: one step)
-        target = dict(shown, **{name: values[ahead]})
+        ahead = min(max(here + (here - before), 0), count - 1)  # as far again (a key press: one step)
+        target = dict(shown, **{name: value_at(ahead)})
         if ahead == here or self._shown_key(target) is None or self._remembered(target) is not None:
             return
         try:
@@ -1057,6 +1107,8 @@ class Explorer:
             )
             for ax in figure.axes
         )
+        legends = [ax.get_legend() for ax in figure.axes] + list(figure.legends)
+        layout += (tuple(lg._loc for lg in legends if lg is not None),)  # set_loc("best") makes it placed from others
         if layout != self._layout:  # the first frame of a layout, or limits that move: draw it whole
             self._layout, self._backgrounds, self._ticks_drawn = layout, {}, {}
             self._placed = _dependents(figure)
@@ -1086,23 +1138,20 @@ class Explorer:
                 if id(c) in changed or c.get_zorder() >= low:
                     if isinstance(c, Axes):
                         return None
-                    if isinstance(c, Axis):  # outside the axes box: only its grid or inward ticks overlap
-                        if _axis_reaches_inside(c):
-                            return None
-                        # the tick marks touch the box's edge: drawn again, labels kept
-                        c = _TickMarks(c, self._ticks_drawn)
+                    if isinstance(c, Axis):  # drawn again whole, over what changed below it
+                        c = _AxisAgain(c, self._ticks_drawn)
                     ordered.append(((n, c.get_zorder(), k), c))
         if not ordered:
             return None
         drawn = [(key[0], c) for key, c in sorted(ordered, key=lambda p: p[0])]
-        key = tuple(id(a.axis) if isinstance(a, _TickMarks) else id(a) for _, a in drawn)
+        key = tuple(id(a.axis) if isinstance(a, _AxisAgain) else id(a) for _, a in drawn)
         return key, drawn, axes_in_order, changed
 
-    def _painted_over(self, drawn, axes_in_order, glyphs) -> bool:
+    def _painted_over(self, drawn, axes_in_order, texts) -> bool:
         """Whether what the blit draws reaches where a whole draw paints something later: a later axes (its
         box and all it drew, `_covers`) or a figure-level artist (a legend, fig.text, a suptitle). Asked
-        before drawing with `glyphs` None (each axes' box only, the least it reaches: no drawing wasted),
-        then after, with the glyph boxes of the texts drawn (`_ink`); then the covers of the axes drawn
+        before drawing with `texts` None (each axes' box only, the least it reaches: no drawing wasted),
+        then after, with the texts drawn and their glyph boxes (`_ink`); then the covers of the axes drawn
         in grow by what they drew (a text of a later axes may have moved)."""
         from matplotlib.axes import Axes
 
@@ -1114,17 +1163,21 @@ class Explorer:
             if not isinstance(c, Axes) and c is not figure.patch and c.get_visible()
             for box in _ink(c, renderer, {})
         ]
+        glyphs = {id(t): box for t, box in texts or () if box is not None}
         reach = {}
         for n, artist in drawn:
             boxes = reach.setdefault(n, [axes_in_order[n].bbox])
-            if glyphs is not None:  # tick marks stand out of the box (the spines may be off)
-                tick_marks = isinstance(artist, _TickMarks)
-                boxes += [_frame_box(axes_in_order[n], renderer)] if tick_marks else _ink(artist, renderer, glyphs)
+            if texts is None:
+                continue
+            if isinstance(artist, _AxisAgain):  # its marks stand out of the box (the spines may be off), its texts
+                boxes += [_frame_box(axes_in_order[n], renderer), *_axis_ink(artist.axis, renderer, glyphs, texts)]
+            else:
+                boxes += _ink(artist, renderer, glyphs)
         for n, boxes in reach.items():
             later = [self._covers.get(id(a), a.bbox) for a in axes_in_order[n + 1 :] if a.get_visible()]
             if any(box.overlaps(top) for box in boxes for top in later + over):
                 return True
-        for n, boxes in reach.items() if glyphs is not None else ():
+        for n, boxes in reach.items() if texts is not None else ():
             ax = axes_in_order[n]
             if id(ax) in self._covers:
                 self._covers[id(ax)] = Bbox.union([self._covers[id(ax)], *boxes])
@@ -1164,7 +1217,7 @@ class Explorer:
                 artist.draw(renderer)
         finally:
             texts, renderer._course_drawn = renderer._course_drawn, None
-        if self._painted_over(drawn, axes_in_order, {id(t): box for t, box in texts if box is not None}):
+        if self._painted_over(drawn, axes_in_order, texts):
             return False  # drawn whole instead (the background kept stays right)
         if check:  # the first time (and every time under COURSE_CHECK_FIGURES=1): a whole draw's bytes
             blitted = self._png(canvas)
