@@ -535,15 +535,18 @@ def _ink(artist, renderer, glyphs: dict) -> list:
             if artist.get_visible() and artist.get_text().strip() and (box is None or artist.get_path_effects()):
                 box = artist.get_window_extent(renderer).padded(4)  # drawn as math, TeX or paths
             return boxes + ([box] if box is not None else [])
-        box = artist.get_window_extent(renderer)
+        box, marker = artist.get_window_extent(renderer), 0.0
+        if isinstance(artist, Collection) and len(artist.get_offsets()):  # markers sized in points at offsets
+            points = artist.get_offset_transform().transform(artist.get_offsets())
+            box = Bbox.union([b for b in (box, Bbox([points.min(0), points.max(0)])) if b.x0 <= b.x1])
+            sizes = artist.get_sizes()
+            marker = np.sqrt(np.max(sizes)) * figure.dpi / 72 if len(sizes) else figure.bbox.width  # s: points²
     except Exception:  # an artist that cannot say where it draws: assume everywhere
         return [figure.bbox]
     if box.x0 > box.x1 or box.y0 > box.y1:  # Bbox.null(): an empty collection paints nothing
         return []
     if not np.all(np.isfinite(box.extents)):
         return [figure.bbox]
-    markers = artist.get_sizes() if isinstance(artist, Collection) and len(artist.get_offsets()) else []
-    marker = np.sqrt(np.max(markers)) * figure.dpi / 72 if len(markers) else 0.0  # a marker's width (s: points²)
     return [box.padded(_half_width(artist, figure.dpi) + marker)]
 
 

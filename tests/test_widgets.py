@@ -713,6 +713,150 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
         plt.close(ex.figure)
 
 
+def test_blitted_frames_match_a_fresh_whole_draw_in_round_16_cases():
+    """Reader round 16's cases, against a fresh explorer drawn whole: tick labels moved into the box over a
+    changed line under the axis (the axis is drawn again whole), an unclipped scatter point under its own
+    tick labels, an inset's tick labels over the earlier axes, Collection.set_array (no stale mark), a
+    later axes' path-effect stroke and scatter marker reaching past their extents, a text clipped by a
+    clip path only (Agg clips texts to their box), a legend set to loc="best" later."""
+    import matplotlib.patheffects as pe
+    from matplotlib.patches import Circle
+
+    def two(wspace=0.1):
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(5, 2), dpi=72, gridspec_kw={"wspace": wspace})
+        for a in (ax, ax2):
+            a.set(xlim=(0, 10), ylim=(0, 10), xticks=[], yticks=[])
+        return fig, ax, ax2
+
+    def labels_inside():
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        ax.tick_params(axis="y", pad=-22)
+        (line,) = ax.plot([6, 10], [4, 4], lw=6, color="r", zorder=1)
+        return Explorer(fig, lambda x: line.set_xdata([x / 2, 10]), _sliders(x=9))
+
+    def point_under_labels():
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        point = ax.scatter([2], [5], s=500, clip_on=False)
+        return Explorer(fig, lambda y: point.set_offsets([[2, y - 5]]), _sliders(y=9))
+
+    def inset_labels():
+        fig, ax, ax2 = two(0.05)
+        inset = ax2.inset_axes([0.02, 0.3, 0.4, 0.4])
+        inset.set(xlim=(0, 1), ylim=(0, 1), xticks=[])
+        inset.set_yticks([0.5], ["A LONG LABEL"])
+        (line,) = ax.plot([0, 10], [9, 9], lw=8, color="r")
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=9))
+
+    def mesh_colours():
+        fig, ax = plt.subplots(figsize=(3, 2.4), dpi=72)
+        mesh = ax.pcolormesh(np.zeros((4, 4)), vmin=0, vmax=5)
+        title = ax.set_title("n = 1")
+
+        def update(n):
+            mesh.set_array(np.full((4, 4), n // 4))  # new colours at 4 and 8
+            title.set_text(f"n = {n}")
+
+        return Explorer(fig, update, _sliders(n=1))
+
+    def stroke_text():
+        fig, ax, ax2 = two(0.3)
+        ax.spines[:].set_visible(False)
+        ax2.text(-0.1, 0.5, "X", transform=ax2.transAxes, va="center", fontsize=20, clip_on=False,
+                 path_effects=[pe.withStroke(linewidth=30, foreground="c")])  # fmt: skip
+        (line,) = ax.plot([9.8, 9.8], [0, 2], lw=6, color="r")
+        return Explorer(fig, lambda y: line.set_ydata([y - 1, y + 1]), _sliders(y=1))
+
+    def big_marker():
+        fig, ax, ax2 = two()
+        ax.spines[:].set_visible(False)
+        ax2.scatter([0], [5], s=2000, color="tab:orange", clip_on=False, zorder=3)
+        (line,) = ax.plot([0, 10], [1, 1], lw=4, color="r")
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=1))
+
+    def clip_path_text():
+        fig, ax, ax2 = two()
+        ax2.fill_between([0, 10], 0, 10, color="0.6")
+        circle = ax.add_patch(Circle((5, 5), 2, fc="none", ec="k"))
+        text = ax.annotate("MOVING TEXT", (4, 5), fontsize=14, color="r")
+        text.set_clip_path(circle)  # no clip box: Agg draws it whole
+        return Explorer(fig, lambda x: text.set_x(x / 2 + 3), _sliders(x=1))
+
+    def legend_set_best():
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        (line,) = ax.plot([0, 10], [9, 9], lw=3, color="r", label="moving", zorder=6)
+        legend = ax.legend(loc="upper left")
+
+        def update(y, best):
+            line.set_ydata([y, y])
+            if (legend._loc == 0) != (best > 1):
+                legend.set_loc("best" if best > 1 else "upper left")
+
+        return Explorer(fig, update, _sliders(y=9, best=1))
+
+    cases = {
+        labels_inside: [{"x": 8}, {"x": 7}, {"x": 1}],
+        point_under_labels: [{"y": 8}, {"y": 7}, {"y": 5}],
+        inset_labels: [{"y": 8}, {"y": 7}, {"y": 5}],
+        mesh_colours: [{"n": 2}, {"n": 3}, {"n": 9}],
+        stroke_text: [{"y": 2}, {"y": 3}, {"y": 8}],
+        big_marker: [{"y": 2}, {"y": 3}, {"y": 5}],
+        clip_path_text: [{"x": 2}, {"x": 3}, {"x": 9}],
+        legend_set_best: [{"y": 8}, {"best": 2}, {"y": 1}, {"y": 9}],
+    }
+    for make_one, moves in cases.items():
+        ex = make_one()
+        ex.MAX_SHOWN_BYTES = 0
+        for k, values in enumerate(moves):
+            ex.set(**values)
+            fresh = make_one()
+            for earlier in moves[: k + 1]:
+                fresh.set(**earlier)
+            assert ex.png == fresh.render_png(full=True), (make_one.__name__, values)
+            plt.close(fresh.figure)
+        plt.close(ex.figure)
+
+
+def test_animated_artists_stay_out_as_in_a_whole_draw():
+    """An artist the user marked animated is left out by a whole draw (canvas.draw); a blit leaves it out too
+    and leaves its flag alone, so a picture is the same before and after other moves."""
+    fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+    ax.set(xlim=(0, 10), ylim=(0, 10))
+    (mine,) = ax.plot([0, 10], [5, 5], lw=8, color="g", zorder=3, animated=True)
+    (line,) = ax.plot([0, 10], [1, 1], lw=3, color="r")
+    ex = Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=1))
+    first = ex.png
+    ex.MAX_SHOWN_BYTES = 0
+    for y in (2, 3, 1):
+        ex.set(y=y)
+    assert ex.png == first and mine.get_animated() and ex._blit_state is True
+    plt.close(fig)
+
+
+def test_a_hand_float_is_snapped_to_the_slider_step():
+    """A front end sends a slider's float as its own arithmetic gives it (0.2999999999999998, or Math.pow
+    for a log slider): it is set to the step's value, so update gets 0.3 and the PNG drawn ahead for the
+    next step is the one shown when the hand gets there."""
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
+    (line,) = ax.plot([0, 1], [0, 0])
+    got = []
+    slider = widgets.FloatSlider(value=0.0, min=-5, max=5, step=0.1)
+    ex = Explorer(fig, lambda v: (got.append(v), line.set_ydata([0, v])), {"v": slider})
+    for k in range(51, 56):
+        slider.set_state({"value": k * 0.1 - 5})  # 0.10000000000000053, 0.20000000000000018, ...
+        assert slider.value == round(k * 0.1 - 5, 12) and got[-1] == slider.value
+    assert ex.drawn == 2 and ex.drawn_ahead == 5, "one drawn, the other four drawn ahead"
+    log = widgets.FloatLogSlider(value=1.0, base=10, min=-3, max=1, step=0.05)
+    ex2 = Explorer(fig, lambda v: line.set_ydata([0, v]), {"v": log})
+    for k in range(61, 66):
+        log.set_state({"value": 10 ** (k * 0.05 - 3)})
+        assert log.value == float(f"{10 ** (-3 + k * 0.05):.12g}")
+    assert ex2.drawn == 2 and ex2.drawn_ahead == 5
+    plt.close(fig)
+
+
 def test_an_annotation_with_an_arrow_still_blits(monkeypatch):
     """An annotation's arrow is placed by its text (which counts as changed itself): it is not an artist
     placed from others, which would turn blitting off for good (every move drawn whole)."""
