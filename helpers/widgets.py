@@ -512,7 +512,7 @@ def _ink(artist, renderer, glyphs: dict) -> list:
     path effects), its extent with a margin, and its bbox patch and arrow (never clipped); else its
     extent, widened by half its line. Where an extent cannot be had, the whole figure."""
     from matplotlib.axes import Axes
-    from matplotlib.collections import Collection
+    from matplotlib.collections import PathCollection
 
     figure = artist.get_figure(root=True)
     if artist.get_path_effects() or getattr(artist, "shadow", False):  # strokes and shadows reach past extents
@@ -536,11 +536,10 @@ def _ink(artist, renderer, glyphs: dict) -> list:
                 box = artist.get_window_extent(renderer).padded(4)  # drawn as math, TeX or paths
             return boxes + ([box] if box is not None else [])
         box, marker = artist.get_window_extent(renderer), 0.0
-        if isinstance(artist, Collection) and len(artist.get_offsets()):  # markers sized in points at offsets
+        if isinstance(artist, PathCollection) and len(artist.get_offsets()):  # scatter: markers at offsets
             points = artist.get_offset_transform().transform(artist.get_offsets())
             box = Bbox.union([b for b in (box, Bbox([points.min(0), points.max(0)])) if b.x0 <= b.x1])
-            sizes = artist.get_sizes()
-            marker = np.sqrt(np.max(sizes)) * figure.dpi / 72 if len(sizes) else figure.bbox.width  # s: points²
+            marker = np.sqrt(np.max(artist.get_sizes(), initial=0)) * figure.dpi / 72  # a marker's width (s: points²)
     except Exception:  # an artist that cannot say where it draws: assume everywhere
         return [figure.bbox]
     if box.x0 > box.x1 or box.y0 > box.y1:  # Bbox.null(): an empty collection paints nothing
