@@ -571,6 +571,22 @@ def _sliders(**defaults):
     return {name: widgets.IntSlider(value=v, min=1, max=9) for name, v in defaults.items()}
 
 
+def _match_fresh_whole_draws(cases: dict) -> None:
+    """Each case's explorer, moved (every move drawn), shows what a fresh explorer given the same moves
+    draws whole: an oracle that leaves the explorer under test alone."""
+    for make_one, moves in cases.items():
+        ex = make_one()
+        ex.MAX_SHOWN_BYTES = 0
+        for k, values in enumerate(moves):
+            ex.set(**values)
+            fresh = make_one()
+            for earlier in moves[: k + 1]:
+                fresh.set(**earlier)
+            assert ex.png == fresh.render_png(full=True), (make_one.__name__, values)
+            plt.close(fresh.figure)
+        plt.close(ex.figure)
+
+
 def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
     """Reader round 14's cases, each checked against a fresh explorer given the same moves and drawn whole
     (an oracle that leaves the explorer under test alone): an annotation (clip_on True, no clip box) moving
@@ -700,17 +716,7 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
         unchanged_text_over_next: [{"b": 2}, {"b": 3}, {"b": 4}],
         suptitle: [{"y": 2}, {"y": 3}, {"y": 4}],
     }
-    for make_one, moves in cases.items():
-        ex = make_one()
-        ex.MAX_SHOWN_BYTES = 0
-        for k, values in enumerate(moves):
-            ex.set(**values)
-            fresh = make_one()
-            for earlier in moves[: k + 1]:
-                fresh.set(**earlier)
-            assert ex.png == fresh.render_png(full=True), (make_one.__name__, values)
-            plt.close(fresh.figure)
-        plt.close(ex.figure)
+    _match_fresh_whole_draws(cases)
 
 
 def test_blitted_frames_match_a_fresh_whole_draw_in_round_16_cases():
@@ -807,17 +813,7 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_16_cases():
         clip_path_text: [{"x": 2}, {"x": 3}, {"x": 9}],
         legend_set_best: [{"y": 8}, {"best": 2}, {"y": 1}, {"y": 9}],
     }
-    for make_one, moves in cases.items():
-        ex = make_one()
-        ex.MAX_SHOWN_BYTES = 0
-        for k, values in enumerate(moves):
-            ex.set(**values)
-            fresh = make_one()
-            for earlier in moves[: k + 1]:
-                fresh.set(**earlier)
-            assert ex.png == fresh.render_png(full=True), (make_one.__name__, values)
-            plt.close(fresh.figure)
-        plt.close(ex.figure)
+    _match_fresh_whole_draws(cases)
 
 
 def test_animated_artists_stay_out_as_in_a_whole_draw():
