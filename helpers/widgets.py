@@ -112,19 +112,19 @@ def _steps(widget):
     if hasattr(widget, "_options_values"):
         options = list(widget._options_values)
         return len(options), options.__getitem__, options.index
-    if isinstance(widget, widgets.IntSlider | widgets.FloatSlider | widgets.FloatLogSlider):
-        low, step = widget.min, widget.step
-        count = int(math.floor((widget.max - low) / step + 1e-9)) + 1
+    if isinstance(widget, widgets.IntSlider | widgets.FloatSlider | widgets.FloatLogSlider) and widget.step:
+        low, high, step = widget.min, widget.max, widget.step
+        count = int(math.floor((high - low) / step + 1e-9)) + 1
         if isinstance(widget, widgets.IntSlider):
             return count, lambda k: low + k * step, lambda v: round((v - low) / step)
-        if isinstance(widget, widgets.FloatSlider):
-            return count, lambda k: round(low + k * step, 12), lambda v: round((v - low) / step)
+        if isinstance(widget, widgets.FloatSlider):  # inside the bounds (a bound may have more digits: pi)
+            return count, lambda k: min(max(round(low + k * step, 12), low), high), lambda v: round((v - low) / step)
         base = widget.base
-        return (
-            count,
-            lambda k: float(f"{base ** (low + k * step):.12g}"),
-            lambda v: round((math.log(v, base) - low) / step),
-        )
+
+        def value_at(k):
+            return min(max(float(f"{base ** (low + k * step):.12g}"), base**low), base**high)
+
+        return count, value_at, lambda v: round((math.log(v, base) - low) / step)
     return None
 
 
@@ -498,12 +498,15 @@ def _clipped(artist) -> bool:
 
 
 def _half_width(artist, dpi: float) -> float:
-    """Half the artist's widest line in pixels (a window extent is the path's, without the stroke)."""
+    """How far the artist's stroke reaches past its path, in pixels: half its widest line, and at a miter
+    join up to that times the line width in pixels (matplotlib's Agg sets the miter limit to it), plus 1."""
     try:
-        width = np.max(artist.get_linewidth())
+        width = float(np.max(artist.get_linewidth())) * dpi / 72
     except (AttributeError, TypeError, ValueError):
         width = 0.0
-    return float(width) * dpi / 72 / 2 + 1
+    joins = [getattr(artist, f"get_{kind}joinstyle", lambda: None)() for kind in ("", "solid_", "dash_")]
+    miter = any(getattr(j, "name", j) == "miter" for j in joins)
+    return width / 2 * (max(1.0, width) if miter else 1.0) + 1
 
 
 def _ink(artist, renderer, glyphs: dict) -> list:
@@ -1046,9 +1049,10 @@ class Explorer:
         if steps and isinstance(snapped, float):  # a front end's float (0.30000000000000004): the step's value
             value = steps[1](min(max(steps[2](snapped), 0), steps[0] - 1))
             snapped = value if math.isclose(value, snapped, rel_tol=1e-9, abs_tol=1e-12) else snapped
+        renders = self.renders
         if snapped != moved.value:
             moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
-        else:
+        if self.renders == renders:  # not snapped, or the widget kept its value (no change came)
             self.redraw()
         if steps:
             self._draw_ahead(moved, change["old"], steps)

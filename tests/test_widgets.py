@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
@@ -803,7 +805,20 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_16_cases():
 
         return Explorer(fig, update, _sliders(y=9, best=1))
 
+    def miter_spike():  # a thick stroke's miter join at a sharp corner reaches far past the path
+        fig, ax, ax2 = two()
+        ax2.set_facecolor("#ddeeff")
+
+        def shape(n):
+            if n < 5:  # blunt: the join stays within half the line
+                return [(0.45, 0.2), (0.5, 0.5), (0.45, 0.8)]
+            return [(0.30, 0.45), (0.5, 0.5), (0.30, 0.55)]  # sharp, at x = 0.5 of the figure
+
+        poly = ax.add_patch(plt.Polygon(shape(1), lw=20, fc="C1", ec="C0", transform=fig.transFigure, clip_on=False))
+        return Explorer(fig, lambda n: poly.set_xy(shape(n)), _sliders(n=1))
+
     cases = {
+        miter_spike: [{"n": 2}, {"n": 1}, {"n": 2}, {"n": 6}],
         labels_inside: [{"x": 8}, {"x": 7}, {"x": 1}],
         point_under_labels: [{"y": 8}, {"y": 7}, {"y": 5}],
         inset_labels: [{"y": 8}, {"y": 7}, {"y": 5}],
@@ -851,6 +866,13 @@ def test_a_hand_float_is_snapped_to_the_slider_step():
         log.set_state({"value": 10 ** (k * 0.05 - 3)})
         assert log.value == float(f"{10 ** (-3 + k * 0.05):.12g}")
     assert ex2.drawn == 2 and ex2.drawn_ahead == 5
+    # A bound with more digits than a step's value (pi): the end of the track stays pi, and is drawn.
+    angle = widgets.FloatSlider(value=0, min=0, max=math.pi, step=math.pi / 8)
+    ex3 = Explorer(fig, lambda a: line.set_ydata([0, a]), {"a": angle})
+    for k in (6, 7, 8):
+        angle.set_state({"value": k * math.pi / 8})
+        assert ex3.last is None and line.get_ydata()[1] == angle.value and ex3.png == full_png(ex3), k
+    assert angle.value == math.pi
     plt.close(fig)
 
 
