@@ -1052,7 +1052,7 @@ class Explorer:
         renders = self.renders
         if snapped != moved.value:
             moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
-        if self.renders == renders:  # not snapped, or the widget kept its value (no change came)
+        if snapped == moved.value and self.renders == renders:  # not snapped, or the widget kept its value (no change came)
             self.redraw()
         if steps:
             self._draw_ahead(moved, change["old"], steps)

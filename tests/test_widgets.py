@@ -722,7 +722,8 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
 
 
 def test_blitted_frames_match_a_fresh_whole_draw_in_round_16_cases():
-    """Reader round 16's cases, against a fresh explorer drawn whole: tick labels moved into the box over a
+    """Reader rounds 16 and 17's cases, against a fresh explorer drawn whole: a thick polygon's miter join
+    spiking into the next axes, tick labels moved into the box over a
     changed line under the axis (the axis is drawn again whole), an unclipped scatter point under its own
     tick labels, an inset's tick labels over the earlier axes, Collection.set_array (no stale mark), a
     later axes' path-effect stroke and scatter marker reaching past their extents, a text clipped by a
@@ -806,13 +807,14 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_16_cases():
         return Explorer(fig, update, _sliders(y=9, best=1))
 
     def miter_spike():  # a thick stroke's miter join at a sharp corner reaches far past the path
-        fig, ax, ax2 = two()
-        ax2.set_facecolor("#ddeeff")
+        fig = plt.figure(figsize=(4, 2), dpi=100)
+        ax = fig.add_axes([0.05, 0.1, 0.4, 0.8])
+        fig.add_axes([0.6, 0.1, 0.35, 0.8], xticks=[], yticks=[], facecolor="#ddeeff")
 
         def shape(n):
             if n < 5:  # blunt: the join stays within half the line
                 return [(0.45, 0.2), (0.5, 0.5), (0.45, 0.8)]
-            return [(0.30, 0.45), (0.5, 0.5), (0.30, 0.55)]  # sharp, at x = 0.5 of the figure
+            return [(0.30, 0.45), (0.5, 0.5), (0.30, 0.55)]  # sharp: the join's spike reaches into ax2
 
         poly = ax.add_patch(plt.Polygon(shape(1), lw=20, fc="C1", ec="C0", transform=fig.transFigure, clip_on=False))
         return Explorer(fig, lambda n: poly.set_xy(shape(n)), _sliders(n=1))
