@@ -33,6 +33,7 @@ from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.spines import Spine
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
@@ -498,15 +499,28 @@ def _clipped(artist) -> bool:
 
 
 def _half_width(artist, dpi: float) -> float:
-    """How far the artist's stroke reaches past its path, in pixels: half its widest line, and at a miter
-    join up to that times the line width in pixels (matplotlib's Agg sets the miter limit to it), plus 1."""
+    """How far the artist's stroke reaches past its path (a line's: past its extent, which holds half its
+    markers), in pixels, plus 1: half the widest line; at a miter join up to that times the line width in
+    pixels (matplotlib's Agg sets the miter limit to it); a projecting cap's corner w/√2; for markers, the
+    same for their edge."""
+
+    def reach(width, styles) -> float:
+        w = width * dpi / 72
+        half = w / 2 * (max(1.0, w) if "miter" in styles else 1.0)
+        return max(half, w / math.sqrt(2)) if "projecting" in styles else half
+
+    def names(obj, kinds) -> set:
+        return {str(getattr(s, "name", s)) for s in (getattr(obj, f"get_{k}", lambda: None)() for k in kinds)}
+
     try:
-        width = float(np.max(artist.get_linewidth())) * dpi / 72
+        width = float(np.max(artist.get_linewidth()))
     except (AttributeError, TypeError, ValueError):
         width = 0.0
-    joins = [getattr(artist, f"get_{kind}joinstyle", lambda: None)() for kind in ("", "solid_", "dash_")]
-    miter = any(getattr(j, "name", j) == "miter" for j in joins)
-    return width / 2 * (max(1.0, width) if miter else 1.0) + 1
+    kinds = [f"{part}{style}" for part in ("", "solid_", "dash_") for style in ("joinstyle", "capstyle")]
+    out = reach(width, names(artist, kinds))
+    if isinstance(artist, Line2D) and artist.get_marker() not in (None, "None", "none", "", " "):
+        out = max(out, reach(artist.get_markeredgewidth(), names(artist._marker, ["joinstyle", "capstyle"])))
+    return out + 1
 
 
 def _ink(artist, renderer, glyphs: dict) -> list:
@@ -1052,7 +1066,9 @@ class Explorer:
         renders = self.renders
         if snapped != moved.value:
             moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
-        if snapped == moved.value and self.renders == renders:  # not snapped, or the widget kept its value (no change came)
+        if (
+            snapped == moved.value and self.renders == renders
+        ):  # not snapped, or the widget kept its value (no change came)
             self.redraw()
         if steps:
             self._draw_ahead(moved, change["old"], steps)

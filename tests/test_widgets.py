@@ -722,8 +722,8 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
 
 
 def test_blitted_frames_match_a_fresh_whole_draw_in_round_16_cases():
-    """Reader rounds 16 and 17's cases, against a fresh explorer drawn whole: a thick polygon's miter join
-    spiking into the next axes, tick labels moved into the box over a
+    """Reader rounds 16 to 18's cases, against a fresh explorer drawn whole: a thick polygon's miter join
+    spiking into the next axes, a thick line's projecting cap and a marker's thick edge near it, tick labels moved into the box over a
     changed line under the axis (the axis is drawn again whole), an unclipped scatter point under its own
     tick labels, an inset's tick labels over the earlier axes, Collection.set_array (no stale mark), a
     later axes' path-effect stroke and scatter marker reaching past their extents, a text clipped by a
@@ -819,8 +819,26 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_16_cases():
         poly = ax.add_patch(plt.Polygon(shape(1), lw=20, fc="C1", ec="C0", transform=fig.transFigure, clip_on=False))
         return Explorer(fig, lambda n: poly.set_xy(shape(n)), _sliders(n=1))
 
+    def cap_or_marker(marker: bool):  # a projecting cap's corner (w/√2) or a marker's edge, near the next axes
+        def make():
+            fig = plt.figure(figsize=(4, 2), dpi=100)
+            ax = fig.add_axes([0.05, 0.1, 0.4, 0.8])
+            fig.add_axes([0.55, 0.1, 0.4, 0.8], facecolor="C2")
+            style = {"marker": "o", "ms": 10, "mew": 25, "mec": "k", "lw": 0.5} if marker else {"lw": 60}
+            (line,) = ax.plot([], [], color="k", clip_on=False, transform=None, **style)
+
+            def update(n):
+                line.set_data([180 + n], [100]) if marker else line.set_data([90 + n, 150 + n], [40, 100])
+
+            return Explorer(fig, update, {"n": widgets.IntSlider(value=0, min=0, max=20)})
+
+        make.__name__ = "marker_edge" if marker else "projecting_cap"
+        return make
+
     cases = {
         miter_spike: [{"n": 2}, {"n": 1}, {"n": 2}, {"n": 6}],
+        cap_or_marker(False): [{"n": k} for k in range(1, 17)],
+        cap_or_marker(True): [{"n": k} for k in range(1, 12)],
         labels_inside: [{"x": 8}, {"x": 7}, {"x": 1}],
         point_under_labels: [{"y": 8}, {"y": 7}, {"y": 5}],
         inset_labels: [{"y": 8}, {"y": 7}, {"y": 5}],
