@@ -62,8 +62,13 @@ def _spaced(n: int, keep: int) -> list[int]:
     return sorted(picked)
 
 
+def _step_count(low: float, high: float, step: float) -> int:
+    """How many steps a slider from low to high has (its ends included)."""
+    return int(math.floor((high - low) / step + 1e-9)) + 1
+
+
 def _step_values(low: float, high: float, step: float, default: float, spaced: bool = True) -> list[float]:
-    n = int(math.floor((high - low) / step + 1e-9)) + 1
+    n = _step_count(low, high, step)
     keep = min(range(n), key=lambda k: abs(low + k * step - default))
     values = [round(low + k * step, 12) for k in (_spaced(n, keep) if spaced else range(n))]
     values[values.index(round(low + keep * step, 12))] = default  # the exact default value is a frame
@@ -115,7 +120,7 @@ def _steps(widget):
         return len(options), options.__getitem__, options.index
     if isinstance(widget, widgets.IntSlider | widgets.FloatSlider | widgets.FloatLogSlider) and widget.step:
         low, high, step = widget.min, widget.max, widget.step
-        count = int(math.floor((high - low) / step + 1e-9)) + 1
+        count = _step_count(low, high, step)
         if isinstance(widget, widgets.IntSlider):
             return count, lambda k: low + k * step, lambda v: round((v - low) / step)
         if isinstance(widget, widgets.FloatSlider):  # inside the bounds (a bound may have more digits: pi)
