@@ -33,8 +33,6 @@ from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.spines import Spine
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
@@ -326,10 +324,7 @@ class _TextCachingRenderer(RendererAgg):
     MAX_TEXTS = 20_000
 
     def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
-        drawn = self.__dict__.get("_course_drawn")  # a whole draw lists its texts and their boxes (`_covers`)
         if ismath:
-            if drawn is not None and mtext is not None:
-                drawn.append((mtext, None))  # measured after the draw
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
         features = mtext.get_fontfeatures() if mtext is not None else None
         key = (
@@ -359,19 +354,7 @@ class _TextCachingRenderer(RendererAgg):
         else:
             for image, gx, gy, gangle in glyphs:
                 self._renderer.draw_text_image(image, gx, gy, gangle, gc)
-        if drawn is not None and mtext is not None and any(g[0].size for g in glyphs):
-            drawn.append((mtext, self._glyph_box(glyphs)))
         return None
-
-    def _glyph_box(self, glyphs) -> Bbox:
-        """The pixels a text's glyphs cover, in display coordinates (Agg places each glyph image, unrotated,
-        by its left edge and its bottom row counted from the top)."""
-        glyphs = [g for g in glyphs if g[0].size]  # a space is an empty image at (0, 0)
-        x0 = min(gx for _, gx, _, _ in glyphs)
-        x1 = max(gx + image.shape[1] for image, gx, _, _ in glyphs)
-        bottom = max(gy for _, _, gy, _ in glyphs)
-        top = min(gy - image.shape[0] for image, _, gy, _ in glyphs)
-        return Bbox([[x0, self.height - bottom], [x1, self.height - top]])
 
 
 _TEXT_LAYOUT = Text._get_layout  # matplotlib's own
@@ -436,32 +419,6 @@ def _draw_nothing(renderer) -> None:
     return None
 
 
-class _AxisAgain:
-    """An axis left out of the background and drawn again at its place in the z-order, as Axis.draw draws it
-    (each tick's grid line, marks and labels, then the axis label and offset text), from the positions of
-    the last whole draw: the same while limits and size hold (the layout key)."""
-
-    def __init__(self, axis, drawn: dict):
-        self.axis = axis
-        self.drawn = drawn  # id(axis) -> ids of the ticks a whole draw shows, kept while the layout holds
-
-    def get_zorder(self):
-        return self.axis.get_zorder()
-
-    def set_animated(self, hidden: bool) -> None:
-        self.axis.set_animated(hidden)
-
-    def draw(self, renderer) -> None:
-        drawn = self.drawn.get(id(self.axis))
-        if drawn is None:  # the ticks a whole draw shows (Axis.draw's call); the same while limits and size hold
-            drawn = self.drawn[id(self.axis)] = set(map(id, self.axis._update_ticks()))
-        for tick in self.axis.majorTicks + self.axis.minorTicks:
-            if id(tick) in drawn:
-                tick.draw(renderer)
-        self.axis.label.draw(renderer)
-        self.axis.offsetText.draw(renderer)
-
-
 def _artists(artist):
     """The artist and everything inside it, as ``findobj`` walks them, but an axis gives the ticks it has
     instead of asking its locator for the current ones (``Axis.get_children``: most of a walk's time)."""
@@ -482,137 +439,130 @@ def _touched(artist) -> bool:
     return any(a.stale for a in _artists(artist))
 
 
-def _drawn_children(ax) -> list:
-    """The axes' children a whole draw draws: as ``Axes.draw``, no spines when the axis or the frame is off
-    (``set_axis_off``, ``set_frame_on(False)``), and no Axis when the axis is off or the Axis is hidden (a
-    twin's other axis; ``Axis.draw`` draws nothing then)."""
-    frame = ax.axison and ax.get_frame_on()
-    return [
-        c
-        for c in ax.get_children()
-        if not ((isinstance(c, Spine) and not frame) or (isinstance(c, Axis) and not (ax.axison and c.get_visible())))
-        and not c.get_animated()  # left for the user to draw
-    ]
-
-
-def _clipped(artist) -> bool:
-    """Whether an artist's ink is cut to a clip box or path. clip_on alone says nothing: a title, an
-    annotation or a legend has clip_on True and no clip box, and is drawn whole; Agg cuts a text to its
-    clip box only, never to a clip path."""
-    path = artist.get_clip_path() is not None and not isinstance(artist, Text)
-    return artist.get_clip_on() and (artist.get_clip_box() is not None or path)
-
-
-def _half_width(artist, dpi: float) -> float:
-    """How far the artist's stroke reaches past its path (a line's: past its extent, which holds half its
-    markers), in pixels, plus 1: half the widest line; at a miter join up to that times the line width in
-    pixels (matplotlib's Agg sets the miter limit to it); a projecting cap's corner w/√2; for markers, the
-    same for their edge."""
-
-    def reach(width, styles) -> float:
-        w = width * dpi / 72
-        half = w / 2 * (max(1.0, w) if "miter" in styles else 1.0)
-        return max(half, w / math.sqrt(2)) if "projecting" in styles else half
-
-    def names(obj, kinds) -> set:
-        return {str(getattr(s, "name", s)) for s in (getattr(obj, f"get_{k}", lambda: None)() for k in kinds)}
-
-    try:
-        width = float(np.max(artist.get_linewidth()))
-    except (AttributeError, TypeError, ValueError):
-        width = 0.0
-    kinds = [f"{part}{style}" for part in ("", "solid_", "dash_") for style in ("joinstyle", "capstyle")]
-    out = reach(width, names(artist, kinds))
-    if isinstance(artist, Line2D) and artist.get_marker() not in (None, "None", "none", "", " "):
-        out = max(out, reach(artist.get_markeredgewidth(), names(artist._marker, ["joinstyle", "capstyle"])))
-    return out + 1
-
-
-def _ink(artist, renderer, glyphs: dict) -> list:
-    """Boxes that hold what `artist` painted at its last draw: its clip box if clipped; for a text, the
-    glyphs it placed (`glyphs`: id -> box, from `_TextCachingRenderer`) or, drawn another way (math, TeX,
-    path effects), its extent with a margin, and its bbox patch and arrow (never clipped); else its
-    extent, widened by half its line. Where an extent cannot be had, the whole figure."""
+def _tree(figure: Figure) -> dict:
+    """{id(leaf): (leaf, the containers that draw it, outermost first)} for every artist a figure's draw
+    reaches one by one. Only a Figure and an Axes (an inset too) draw their children themselves; any
+    other artist (an Axis with its ticks, a legend, a text with its arrow) is a leaf, drawn whole."""
     from matplotlib.axes import Axes
-    from matplotlib.collections import PathCollection
 
-    figure = artist.get_figure(root=True)
-    if artist.get_path_effects() or getattr(artist, "shadow", False):  # strokes and shadows reach past extents
-        return [figure.bbox]
+    leaves, stack, seen = {}, [(figure, ())], set()
+    while stack:
+        box, chain = stack.pop()
+        if id(box) in seen:
+            continue
+        seen.add(id(box))
+        chain = (*chain, box)
+        for child in box.get_children():
+            if isinstance(child, Axes):
+                stack.append((child, chain))
+            else:
+                leaves[id(child)] = (child, chain)
+    return leaves
+
+
+@contextlib.contextmanager
+def _drawing_as(replaced: dict):
+    """Each artist in `replaced` ({id: (artist, draw)}) draws through its function while inside: an
+    instance attribute that hides the class's draw (matplotlib calls ``artist.draw(renderer)``)."""
+    missing = object()
+    kept = []
+    for artist, draw in replaced.values():
+        kept.append((artist, artist.__dict__.get("draw", missing)))
+        artist.draw = draw
     try:
-        if isinstance(artist, Axes):  # an inset: its box, tick labels, titles and children
-            return [artist.get_tightbbox(renderer)]
-        boxes = []
-        if isinstance(artist, Text):
-            for patch in (artist.get_bbox_patch(), getattr(artist, "arrow_patch", None)):
-                if patch is not None and patch.get_visible():
-                    boxes.append(patch.get_window_extent(renderer).padded(_half_width(patch, figure.dpi)))
-        if _clipped(artist):
-            clip = artist.get_clip_box()
-            return boxes + [
-                clip if clip is not None else artist.get_clip_path().get_fully_transformed_path().get_extents()
-            ]
-        if isinstance(artist, Text):
-            box = glyphs.get(id(artist))
-            if artist.get_visible() and artist.get_text().strip() and (box is None or artist.get_path_effects()):
-                box = artist.get_window_extent(renderer).padded(4)  # drawn as math, TeX or paths
-            return boxes + ([box] if box is not None else [])
-        box, marker = artist.get_window_extent(renderer), 0.0
-        if isinstance(artist, PathCollection) and len(artist.get_offsets()):  # scatter: markers at offsets
-            points = artist.get_offset_transform().transform(artist.get_offsets())
-            box = Bbox.union([b for b in (box, Bbox([points.min(0), points.max(0)])) if b.x0 <= b.x1])
-            marker = np.sqrt(np.max(artist.get_sizes(), initial=0)) * figure.dpi / 72  # a marker's width (s: points²)
-    except Exception:  # an artist that cannot say where it draws: assume everywhere
-        return [figure.bbox]
-    if box.x0 > box.x1 or box.y0 > box.y1:  # Bbox.null(): an empty collection paints nothing
-        return []
-    if not np.all(np.isfinite(box.extents)):
-        return [figure.bbox]
-    return [box.padded(_half_width(artist, figure.dpi) + marker)]
+        yield
+    finally:
+        for artist, old in kept:
+            if old is missing:
+                del artist.draw
+            else:
+                artist.draw = old
 
 
-def _frame_box(ax, renderer) -> Bbox:
-    """The axes' box, its spines and its tick marks (Spine.get_window_extent adds how far the ticks stand
-    out, also for a spine not drawn), widened by half the widest spine or tick stroke."""
-    ticks = [t.tick1line for axis in (ax.xaxis, ax.yaxis) for t in axis.majorTicks[:1] + axis.minorTicks[:1]]
-    widths = [sp.get_linewidth() for sp in ax.spines.values()] + [line.get_markeredgewidth() for line in ticks]
-    pad = max(widths, default=0) * ax.get_figure(root=True).dpi / 72 / 2 + 1
-    return Bbox.union([ax.bbox] + [sp.get_window_extent(renderer).padded(pad) for sp in ax.spines.values()])
+def _draw_figure(figure: Figure, renderer) -> None:
+    """What Figure.draw paints, in its order, without running its layout engine or its draw event."""
+    from matplotlib import image
+
+    figure.patch.draw(renderer)
+    image._draw_list_compositing_images(renderer, figure, figure._get_draw_artists(renderer), figure.suppressComposite)
 
 
-def _axis_ink(axis, renderer, glyphs: dict, drawn: list) -> list:
-    """What an axis's texts (tick labels, label, offset text) painted: those in `drawn` (the texts a draw
-    recorded: plain or math), and those drawn as paths or TeX (which are not recorded)."""
-    was_drawn = {id(text) for text, _ in drawn}
-    ticks = axis.majorTicks + axis.minorTicks
-    boxes = []
-    for text in [axis.label, axis.offsetText] + [t.label1 for t in ticks] + [t.label2 for t in ticks]:
-        painted = text.get_visible() and text.get_text() and (text.get_path_effects() or text.get_usetex())
-        if id(text) in was_drawn or painted:
-            boxes += _ink(text, renderer, glyphs)
-    return boxes
+def _paints_twice(name: str, args: tuple) -> bool:
+    """Whether one call of Agg's C renderer may paint a pixel twice (a paste reproduces one paint only): a
+    path or a marker both filled and stroked (or hatched), several markers, paths, quads or triangles."""
+    if name in ("draw_text_image", "draw_image"):
+        return False
+    if name not in ("draw_path", "draw_markers"):
+        return True
+    gc, face = (
+        args[0],
+        (args[5] if name == "draw_markers" else args[3]) if len(args) > (5 if name == "draw_markers" else 3) else None,
+    )
+    paints = (face is not None) + (gc.get_hatch() is not None) + (gc.get_linewidth() > 0)
+    return paints > 1 or (name == "draw_markers" and len(args[3].vertices) > 1)
 
 
-def _covers(figure: Figure, drawn: list) -> dict:
-    """Per visible axes of a figure with several, a box holding all it drew in a whole draw (`drawn`: the
-    texts drawn and their glyph boxes, None for math): its box, spines and tick marks, the axes' texts
-    drawn (tick labels, axis labels) and the ink of every other child (`_ink`). A later axes paints this
-    over an earlier one. A tick label knows no axes: the axes is found from its ticks."""
-    shown = [ax for ax in figure.axes if ax.get_visible()]
-    if len(shown) < 2:
-        return {}
-    renderer = figure.canvas.get_renderer()
-    glyphs = {id(text): box for text, box in drawn if box is not None}
-    boxes = {}
-    for ax in shown:
-        found = boxes[id(ax)] = [_frame_box(ax, renderer)]
-        for child in _drawn_children(ax):
-            if child is not ax.patch and child.get_visible() and not isinstance(child, Axis | Spine):
-                found += _ink(child, renderer, glyphs)
-        for axis in (ax.xaxis, ax.yaxis) if ax.axison else ():
-            if axis.get_visible():
-                found += _axis_ink(axis, renderer, glyphs, drawn)
-    return {k: Bbox.union(v) for k, v in boxes.items()}
+class _Paints:
+    """Stands in for Agg's C renderer while leaves are drawn one paint at a time: before each call the
+    canvas is cleared, after it the pixels painted are kept (`found`: (places, RGBA as int64) per call),
+    and `twice` says whether a call may have painted a pixel twice (`_paints_twice`)."""
+
+    NAMES = ("draw_path", "draw_markers", "draw_path_collection", "draw_quad_mesh", "draw_gouraud_triangles")
+    NAMES += ("draw_image", "draw_text_image")
+
+    def __init__(self, real, rgba: np.ndarray):
+        self.real, self.rgba, self.found, self.twice = real, rgba, [], False
+
+    def __getattr__(self, name):
+        method = getattr(self.real, name)
+        if name not in self.NAMES:
+            return method
+
+        def paint(*args, **kwargs):
+            self.rgba[...] = 0
+            out = method(*args, **kwargs)
+            flat = self.rgba.reshape(-1, 4)
+            places = np.flatnonzero(flat[:, 3])
+            self.found.append((places, flat[places].astype(np.int64)))
+            self.twice = self.twice or _paints_twice(name, args)
+            return out
+
+        return paint
+
+
+@contextlib.contextmanager
+def _painting_alone(renderer, rgba: np.ndarray):
+    """Inside, the renderer paints through a `_Paints` (Python's calls reach the C renderer as
+    ``renderer._renderer.draw_*``, and five methods bound to it once in ``_update_methods``)."""
+    real = renderer._renderer
+    paints = renderer._renderer = _Paints(real, rgba)
+    bound = {n: renderer.__dict__[n] for n in _Paints.NAMES if n in renderer.__dict__}
+    for name in bound:
+        setattr(renderer, name, getattr(paints, name))
+    try:
+        yield paints
+    finally:
+        renderer._renderer = real
+        renderer.__dict__.update(bound)
+
+
+def _paste(rgba: np.ndarray, layer: tuple) -> None:
+    """Paint a layer ((places, RGBA as int64), no place painted twice) over the canvas as Agg paints: an
+    opaque pixel is copied, any other blended as matplotlib's fixed_blender_rgba_plain blends. A pixel
+    painted once on a cleared canvas holds that paint's colour and alpha exactly, so the bytes are a whole
+    draw's."""
+    places, src = layer
+    flat = rgba.reshape(-1, 4)
+    dst = flat[places].astype(np.int64)
+    sa, da = src[:, 3:], dst[:, 3:]
+    rgb = dst[:, :3] * da
+    alpha = ((sa + da) << 8) - sa * da
+    out = np.empty_like(dst)
+    out[:, 3:] = alpha >> 8
+    out[:, :3] = (((src[:, :3] << 8) - rgb) * sa + (rgb << 8)) // alpha
+    opaque = sa[:, 0] == 255
+    out[opaque] = src[opaque]
+    flat[places] = out
 
 
 def _dependents(figure: Figure) -> list:
@@ -807,9 +757,10 @@ class Explorer:
             raise ValueError(f"max_frames must be a positive int, got {max_frames!r}")
         self.max_frames = max_frames
         self.dpi = dpi or figure.dpi
-        self._layout, self._backgrounds, self._ticks_drawn, self._blit_state = None, {}, {}, None  # see _blit
-        self._covers = {}  # id(axes) -> the box of all it drew at the last whole draw (_covers)
-        self._placed = []  # artists placed from other artists (_dependents), listed per layout
+        self._layout, self._blit_state = None, None  # see _blit
+        self._order, self._chains, self._containers = [], [], []  # what the last whole draw drew (_draw_whole)
+        self._parts = {}  # kept pixels: ("before", k) and ("layer", i, j) (_blit)
+        self._placed = set()  # places in _order of artists placed from others (_dependents), per layout
         self._arrays = {}  # id(collection) -> its array when last drawn (_mark_new_arrays)
         self._shown: OrderedDict = OrderedDict()  # values -> PNG already drawn for them (see redraw)
         self._shown_bytes = 0
@@ -1007,16 +958,9 @@ class Explorer:
         canvas = self.figure.canvas
         self._mark_new_arrays()
         with _layouts_remembered(_caching_renderer(canvas)):
-            if full or not self._blit(canvas):
-                if _touched(self.figure):  # changes (tick labels, how many ticks) a kept background or tick list lacks
-                    self._backgrounds, self._ticks_drawn = {}, {}
-                renderer = canvas.get_renderer()
-                renderer._course_drawn = []
-                try:
-                    canvas.draw()
-                finally:
-                    drawn, renderer._course_drawn = renderer._course_drawn, None
-                self._covers = _covers(self.figure, drawn)
+            changed = self._changed()
+            if full or not changed or not self._blit(canvas, changed):
+                self._draw_whole(canvas)
         for artist in _artists(self.figure):  # drawn: what the next update() changes is what is stale then
             artist.stale = False
         return self._png(canvas)
@@ -1111,153 +1055,177 @@ class Explorer:
             self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
 
     # ------------------------------------------------------------------ redraw only what changed
-    # Most of a redraw lays out axes, ticks and tick labels a move does not change. The artists update()
-    # changed are the stale ones (setters mark them; every render clears the marks). Per visible axes,
-    # they and every unchanged artist drawn above them are left out of a background drawn once and kept,
-    # then drawn over it in a whole draw's order. The cases drawn whole, and why: README ("슬라이더가 손을
-    # 따라오는지"). The first blit of an explorer (every one under COURSE_CHECK_FIGURES=1) is compared with
-    # a whole draw byte for byte.
+    # Most of a redraw lays out axes, ticks and tick labels a move does not change. A whole draw paints the
+    # figure's leaves (`_tree`) one after another, in an order it records. The artists update() changed are
+    # the stale ones (setters mark them; every render clears the marks). A frame starts from the pixels a
+    # whole draw had just before the first changed leaf, draws each changed leaf, and pastes each run of
+    # unchanged leaves between and after them from a layer painted on a cleared canvas (`_paste`, Agg's own
+    # blend). Nothing depends on where an artist paints. Kept pixels are dropped once a leaf in them changes.
+    # The first blit of an explorer (every one under COURSE_CHECK_FIGURES=1) is compared with a whole draw
+    # byte for byte; where that fails, the explorer draws whole from then on.
 
-    def _blit_plan(self):
-        """(key, [(axes' place in the draw, artist)] to draw over the background, in drawing order), or None:
-        draw the whole figure. What the drawn artists paint is checked after drawing (`_blit`)."""
-        from matplotlib.axes import Axes
-
+    def _layout_key(self) -> tuple:
+        """What decides the order and the places a whole draw gives its leaves and marks nothing stale: sizes,
+        axes positions and limits, axes shown and axis on, which children there are, their z-order."""
         figure = self.figure
-        # Children's ids: a removed artist leaves no stale mark.
-        layout = (tuple(figure.bbox.bounds), figure.dpi, tuple(map(id, figure.get_children()))) + tuple(
-            (
-                tuple(ax.get_position().bounds),
-                tuple(ax.viewLim.bounds),
-                (ax.get_visible(), ax.axison, ax.get_frame_on()),  # set_axis_off marks no child stale
-                tuple(map(id, ax.get_children())),
-            )
-            for ax in figure.axes
-        )
+        key = (tuple(figure.bbox.bounds), figure.dpi, figure.get_layout_engine())
+        for box in [figure, *figure.axes]:
+            children = box.get_children()
+            key += (tuple((id(c), c.get_zorder(), c.get_animated()) for c in children),)
+            if box is not figure:
+                key += (tuple(box.get_position().bounds), tuple(box.viewLim.bounds))
+                key += ((box.get_visible(), box.axison, box.get_frame_on()),)
         legends = [ax.get_legend() for ax in figure.axes] + list(figure.legends)
-        layout += (tuple(lg._loc for lg in legends if lg is not None),)  # set_loc("best") makes it placed from others
-        if layout != self._layout:  # the first frame of a layout, or limits that move: draw it whole
-            self._layout, self._backgrounds, self._ticks_drawn = layout, {}, {}
-            self._placed = _dependents(figure)
-            return None
-        if any(_touched(c) for c in figure.get_children() if not isinstance(c, Axes)):
-            return None
-        axes_in_order = [ax for _, ax in sorted(enumerate(figure.axes), key=lambda p: (p[1].get_zorder(), p[0]))]
-        per_axes = [(n, ax, _drawn_children(ax)) for n, ax in enumerate(axes_in_order) if ax.get_visible()]
-        changed = {id(c) for _, _, children in per_axes for c in children if _touched(c)}
-        if not changed:
-            return None
-        for artist in self._placed:  # placed from others: changed whenever anything is
-            if artist.axes is None or artist.axes not in figure.axes:
-                return None
-            changed.add(id(artist))
-        ordered = []
-        for n, ax, children in per_axes:  # n: the axes' place in a whole draw (z-order, then order added)
-            mine = [c for c in children if id(c) in changed]
-            if not mine:
-                continue
-            if any(isinstance(c, Axis | Spine | Axes) for c in mine) or ax.patch in mine:
-                return None  # an axis, a spine, a nested axes or the axes background changed
-            low = min(c.get_zorder() for c in mine)
-            for k, c in enumerate(children):
-                if c is ax.patch:  # a whole draw paints the axes background first, whatever its z-order
-                    continue
-                if id(c) in changed or c.get_zorder() >= low:
-                    if isinstance(c, Axes):
-                        return None
-                    if isinstance(c, Axis):  # drawn again whole, over what changed below it
-                        c = _AxisAgain(c, self._ticks_drawn)
-                    ordered.append(((n, c.get_zorder(), k), c))
-        if not ordered:
-            return None
-        drawn = [(key[0], c) for key, c in sorted(ordered, key=lambda p: p[0])]
-        key = tuple(id(a.axis) if isinstance(a, _AxisAgain) else id(a) for _, a in drawn)
-        return key, drawn, axes_in_order, changed
+        return key + (tuple(lg._loc for lg in legends if lg is not None),)  # set_loc("best"): placed from others
 
-    def _painted_over(self, drawn, axes_in_order, texts) -> bool:
-        """Whether what the blit draws reaches where a whole draw paints something later: a later axes (its
-        box and all it drew, `_covers`) or a figure-level artist (a legend, fig.text, a suptitle). Asked
-        before drawing with `texts` None (each axes' box only, the least it reaches: no drawing wasted),
-        then after, with the texts drawn and their glyph boxes (`_ink`); then the covers of the axes drawn
-        in grow by what they drew (a text of a later axes may have moved)."""
-        from matplotlib.axes import Axes
+    def _changed(self) -> list[int] | None:
+        """The places in the last whole draw's order of the leaves to draw again, or None: draw whole (the
+        first frame of a layout, a layout engine that may move axes). Kept pixels holding a changed leaf are
+        dropped. Leaves placed from others count as changed whenever anything is; an axes' titles whenever
+        one of its axes changed (Axes.draw places them from the tick labels)."""
+        from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-        figure = self.figure
-        renderer = figure.canvas.get_renderer()
-        over = [
-            box
-            for c in figure.get_children()
-            if not isinstance(c, Axes) and c is not figure.patch and c.get_visible()
-            for box in _ink(c, renderer, {})
-        ]
-        glyphs = {id(t): box for t, box in texts or () if box is not None}
-        reach = {}
-        for n, artist in drawn:
-            boxes = reach.setdefault(n, [axes_in_order[n].bbox])
-            if texts is None:
-                continue
-            if isinstance(artist, _AxisAgain):  # its marks stand out of the box (the spines may be off), its texts
-                boxes += [_frame_box(axes_in_order[n], renderer), *_axis_ink(artist.axis, renderer, glyphs, texts)]
+        layout = self._layout_key()
+        engine = self.figure.get_layout_engine()
+        if (
+            layout != self._layout
+            or not self._order
+            or not (engine is None or isinstance(engine, PlaceHolderLayoutEngine))
+        ):
+            self._layout, self._parts = layout, {}
+            return None
+        changed = {k for k, leaf in enumerate(self._order) if _touched(leaf)}
+        if changed:
+            changed |= self._placed
+        for k in list(changed):
+            axis = self._order[k]
+            if isinstance(axis, Axis) and axis.axes is not None:
+                for ax in axis.axes._twinned_axes.get_siblings(axis.axes):
+                    titles = {id(t) for t in (ax.title, ax._left_title, ax._right_title)}
+                    changed |= {i for i, leaf in enumerate(self._order) if id(leaf) in titles}
+        self._parts = {
+            key: part
+            for key, part in self._parts.items()
+            if not any(
+                (key[0] == "before" and k < key[1]) or (key[0] == "layer" and key[1] <= k <= key[2]) for k in changed
+            )
+        }
+        return sorted(changed)
+
+    def _draw_whole(self, canvas) -> None:
+        """canvas.draw(), recording the leaves in the order it draws them (`_blit` draws in that order)."""
+        leaves, order = _tree(self.figure), []
+
+        def recorder(leaf):
+            real = leaf.draw
+
+            def draw(renderer):
+                order.append(leaf)
+                return real(renderer)
+
+            return draw
+
+        with _drawing_as({k: (leaf, recorder(leaf)) for k, (leaf, _) in leaves.items()}):
+            canvas.draw()
+        self._order, self._chains = order, [leaves[id(leaf)][1] for leaf in order]
+        self._containers = list({id(box): box for chain in self._chains for box in chain}.values())
+        placed = {id(a) for a in _dependents(self.figure)}
+        self._placed = {k for k, leaf in enumerate(order) if any(id(a) in placed for a in _artists(leaf))}
+
+    def _draw_some(self, renderer, draws: dict) -> None:
+        """Draw as a whole draw does, but only leaf k in `draws` ({k: its draw, or a function to call in its
+        place}); every other leaf, and every container holding none of them, is skipped."""
+        replaced, wanted = {}, set()
+        for k, leaf in enumerate(self._order):
+            if k in draws:
+                wanted.update(map(id, self._chains[k]))
+                if draws[k] is not None:
+                    replaced[id(leaf)] = (leaf, draws[k])
             else:
-                boxes += _ink(artist, renderer, glyphs)
-        for n, boxes in reach.items():
-            later = [self._covers.get(id(a), a.bbox) for a in axes_in_order[n + 1 :] if a.get_visible()]
-            if any(box.overlaps(top) for box in boxes for top in later + over):
-                return True
-        for n, boxes in reach.items() if texts is not None else ():
-            ax = axes_in_order[n]
-            if id(ax) in self._covers:
-                self._covers[id(ax)] = Bbox.union([self._covers[id(ax)], *boxes])
-        return False
+                replaced[id(leaf)] = (leaf, _draw_nothing)
+        for box in self._containers[1:]:  # the figure first: it is always drawn
+            if id(box) not in wanted:
+                replaced[id(box)] = (box, _draw_nothing)
+        with _drawing_as(replaced):
+            _draw_figure(self.figure, renderer)
 
-    def _blit(self, canvas) -> bool:
-        """Draw only what changed over a kept background; False: draw the figure whole."""
+    def _layers(self, renderer, rgba: np.ndarray, i: int, j: int) -> list:
+        """Unchanged leaves i..j as [(k, layer to paste at leaf k's place, or None: draw leaf k)]: each paint
+        on a cleared canvas, consecutive paints that share no pixel pasted as one layer; a leaf with a call
+        that may paint a pixel twice is drawn instead (a filled and edged legend frame, scatter markers)."""
+        out, group, taken = [], None, np.zeros(rgba.shape[:2], bool).ravel()
+
+        def close():
+            nonlocal group
+            if group is not None:
+                k, parts = group
+                out.append((k, (np.concatenate([p for p, _ in parts]), np.concatenate([c for _, c in parts]))))
+                group = None
+                taken[...] = False
+
+        def alone(k):
+            def draw(renderer):
+                nonlocal group
+                with _painting_alone(renderer, rgba) as paints:
+                    type(self._order[k]).draw(self._order[k], renderer)
+                if paints.twice:
+                    close()
+                    out.append((k, None))
+                    return
+                for places, colours in paints.found:
+                    if group is not None and taken[places].any():
+                        close()
+                    if group is None:
+                        group = (k, [])
+                    group[1].append((places, colours))
+                    taken[places] = True
+
+            return draw
+
+        self._draw_some(renderer, {k: alone(k) for k in range(i, j + 1)})
+        close()
+        return out
+
+    def _blit(self, canvas, changed: list[int]) -> bool:
+        """Draw the changed leaves over kept pixels of the rest; False: draw the figure whole."""
         if self._blit_state is False:
             return False
-        plan = self._blit_plan()
-        if plan is None:
-            return False
-        key, drawn, axes_in_order, changed = plan
-        if self._painted_over(drawn, axes_in_order, None):
-            return False
-        artists = [a for _, a in drawn]
-        # A kept background is right only while nothing in it has changed: keep those that leave out every
-        # artist changed now (the other backgrounds hold the old pictures of some of them).
-        self._backgrounds = {k: b for k, b in self._backgrounds.items() if changed <= set(k)}
-        check = self._blit_state is None or os.environ.get(CHECK_ENV) == "1"
-        background = self._backgrounds.get(key)
-        if background is None:
-            for artist in artists:
-                artist.set_animated(True)
-            try:
-                canvas.draw()
-            finally:
-                for artist in artists:
-                    artist.set_animated(False)
-            background = self._backgrounds[key] = canvas.copy_from_bbox(self.figure.bbox)
-        else:
-            canvas.restore_region(background)
         renderer = canvas.get_renderer()
-        renderer._course_drawn = []
-        try:
-            for artist in artists:
-                artist.draw(renderer)
-        finally:
-            texts, renderer._course_drawn = renderer._course_drawn, None
-        if self._painted_over(drawn, axes_in_order, texts):
-            return False  # drawn whole instead (the background kept stays right)
-        if check:  # the first time (and every time under COURSE_CHECK_FIGURES=1): a whole draw's bytes
+        rgba = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
+        first, now = changed[0], set(changed)
+        runs, k = [], first  # (i, j): unchanged leaves i..j, between or after changed ones
+        while k < len(self._order):
+            j = k
+            while k not in now and j + 1 < len(self._order) and j + 1 not in now:
+                j += 1
+            if k not in now:
+                runs.append((k, j))
+            k = j + 1
+        if len(self._parts) > 256:
+            self._parts = {}
+        if ("before", first) not in self._parts:
+            renderer.clear()
+            self._draw_some(renderer, dict.fromkeys(range(first)))
+            self._parts[("before", first)] = rgba.copy()
+        for i, j in runs:
+            if ("layer", i, j) not in self._parts:
+                self._parts[("layer", i, j)] = self._layers(renderer, rgba, i, j)
+        rgba[...] = self._parts[("before", first)]
+        draws = dict.fromkeys(changed)
+        for i, j in runs:
+            for k, layer in self._parts[("layer", i, j)]:
+                draws[k] = None if layer is None else (lambda renderer, layer=layer: _paste(rgba, layer))
+        self._draw_some(renderer, draws)
+        if self._blit_state is None or os.environ.get(CHECK_ENV) == "1":  # a whole draw's bytes
             blitted = self._png(canvas)
-            canvas.draw()
+            self._draw_whole(canvas)
             same = blitted == self._png(canvas)
             if self._blit_state is not None and not same:
                 raise BlitMismatch(
                     f"explorer: a blitted frame differs from a whole draw at {self._ahead or self.values} (helpers/widgets.py "
-                    "_blit_plan misses a case; please report it with the figure's code)"
+                    "_blit misses a case; please report it with the figure's code)"
                 )
             self._blit_state = same
-            if not same:
-                self._backgrounds = {}
         return True
 
     def _ipython_display_(self):
