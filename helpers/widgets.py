@@ -1211,10 +1211,14 @@ class Explorer:
             if ("layer", i, j) not in self._parts:
                 self._parts[("layer", i, j)] = self._layers(renderer, rgba, i, j)
         rgba[...] = self._parts[("before", first)]
-        draws = dict.fromkeys(changed)
+        draws, pastes = dict.fromkeys(changed), {}
         for i, j in runs:
             for k, layer in self._parts[("layer", i, j)]:
-                draws[k] = None if layer is None else (lambda renderer, layer=layer: _paste(rgba, layer))
+                if layer is None:
+                    draws[k] = None
+                else:  # a leaf whose own paints overlap starts several layers
+                    draws[k] = lambda renderer, k=k: [_paste(rgba, layer) for layer in pastes[k]]
+                    pastes.setdefault(k, []).append(layer)
         self._draw_some(renderer, draws)
         if self._blit_state is None or os.environ.get(CHECK_ENV) == "1":  # a whole draw's bytes
             blitted = self._png(canvas)
