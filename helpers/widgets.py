@@ -461,22 +461,23 @@ def _tree(figure: Figure) -> dict:
 
 
 @contextlib.contextmanager
-def _drawing_as(replaced: dict):
-    """Each artist in `replaced` ({id: (artist, draw)}) draws through its function while inside: an
-    instance attribute that hides the class's draw (matplotlib calls ``artist.draw(renderer)``)."""
+def _drawing_as(replaced: dict, name: str = "draw"):
+    """Each object in `replaced` ({key: (object, function)}) has its method `name` replaced by the function
+    while inside: an instance attribute hides the class's method (matplotlib calls ``artist.draw(renderer)``
+    and ``self._update_title_position(renderer)``)."""
     missing = object()
     kept = []
-    for artist, draw in replaced.values():
-        kept.append((artist, artist.__dict__.get("draw", missing)))
-        artist.draw = draw
+    for obj, function in replaced.values():
+        kept.append((obj, obj.__dict__.get(name, missing)))
+        setattr(obj, name, function)
     try:
         yield
     finally:
-        for artist, old in kept:
+        for obj, old in kept:
             if old is missing:
-                del artist.draw
+                delattr(obj, name)
             else:
-                artist.draw = old
+                setattr(obj, name, old)
 
 
 def _draw_figure(figure: Figure, renderer) -> None:
@@ -489,22 +490,27 @@ def _draw_figure(figure: Figure, renderer) -> None:
 
 def _paints_twice(name: str, args: tuple) -> bool:
     """Whether one call of Agg's C renderer may paint a pixel twice (a paste reproduces one paint only): a
-    path or a marker both filled and stroked (or hatched), several markers, paths, quads or triangles."""
+    path or a marker both filled and stroked (or hatched), several markers, paths, quads or triangles. A
+    path with all its points on one line (a tick mark) fills nothing."""
     if name in ("draw_text_image", "draw_image"):
         return False
+    if name == "draw_quad_mesh":  # cells with neither edges nor antialiasing nor transparency: painted once
+        faces, edges = np.asarray(args[7]), np.asarray(args[9])
+        stroked = edges.size > 0 and edges[..., 3].max() > 0 and args[0].get_linewidth() > 0
+        return bool(args[8]) or stroked or faces.size == 0 or faces[..., 3].min() < 1
     if name not in ("draw_path", "draw_markers"):
         return True
-    gc, face = (
-        args[0],
-        (args[5] if name == "draw_markers" else args[3]) if len(args) > (5 if name == "draw_markers" else 3) else None,
-    )
-    paints = (face is not None) + (gc.get_hatch() is not None) + (gc.get_linewidth() > 0)
+    gc, path = args[0], args[1]
+    face = args[5 if name == "draw_markers" else 3] if len(args) > (5 if name == "draw_markers" else 3) else None
+    points = path.vertices - path.vertices[:1]
+    fills = face is not None and len(points) > 2 and int(np.linalg.matrix_rank(points)) > 1
+    paints = int(fills) + int(gc.get_hatch() is not None) + int(gc.get_linewidth() > 0)
     return paints > 1 or (name == "draw_markers" and len(args[3].vertices) > 1)
 
 
 class _Paints:
-    """Stands in for Agg's C renderer while leaves are drawn one paint at a time: before each call the
-    canvas is cleared, after it the pixels painted are kept (`found`: (places, RGBA as int64) per call),
+    """Stands in for Agg's C renderer while leaves are drawn one paint at a time on a cleared canvas: after
+    each call the pixels painted are kept (`found`: (places, RGBA as int64) per call) and cleared again,
     and `twice` says whether a call may have painted a pixel twice (`_paints_twice`)."""
 
     NAMES = ("draw_path", "draw_markers", "draw_path_collection", "draw_quad_mesh", "draw_gouraud_triangles")
@@ -519,11 +525,19 @@ class _Paints:
             return method
 
         def paint(*args, **kwargs):
-            self.rgba[...] = 0
             out = method(*args, **kwargs)
-            flat = self.rgba.reshape(-1, 4)
-            places = np.flatnonzero(flat[:, 3])
-            self.found.append((places, flat[places].astype(np.int64)))
+            height, width, _ = self.rgba.shape
+            if name == "draw_text_image" and args[3] == 0:  # a glyph image: rows y - h .. y - 1, columns x ..
+                h, w = args[0].shape[:2]
+                rows = slice(max(args[2] - h - 1, 0), max(min(args[2] + 1, height), 0))
+                cols = slice(max(args[1] - 1, 0), max(min(args[1] + w + 1, width), 0))
+            else:
+                rows, cols = slice(0, height), slice(0, width)
+            box = self.rgba[rows, cols]
+            found = np.nonzero(box[..., 3])
+            places = (found[0] + rows.start) * width + found[1] + cols.start
+            self.found.append((places, box[found].astype(np.int64)))
+            box[found] = 0
             self.twice = self.twice or _paints_twice(name, args)
             return out
 
@@ -546,23 +560,29 @@ def _painting_alone(renderer, rgba: np.ndarray):
         renderer.__dict__.update(bound)
 
 
+def _layer(places: np.ndarray, colours: np.ndarray) -> tuple:
+    """A layer to paste: (opaque places, their pixels as uint32; other places, their RGBA as int64)."""
+    opaque = colours[:, 3] == 255
+    solid = np.ascontiguousarray(colours[opaque].astype(np.uint8)).view(np.uint32).ravel()
+    return places[opaque], solid, places[~opaque], colours[~opaque].astype(np.int64)
+
+
 def _paste(rgba: np.ndarray, layer: tuple) -> None:
-    """Paint a layer ((places, RGBA as int64), no place painted twice) over the canvas as Agg paints: an
-    opaque pixel is copied, any other blended as matplotlib's fixed_blender_rgba_plain blends. A pixel
-    painted once on a cleared canvas holds that paint's colour and alpha exactly, so the bytes are a whole
-    draw's."""
-    places, src = layer
-    flat = rgba.reshape(-1, 4)
-    dst = flat[places].astype(np.int64)
-    sa, da = src[:, 3:], dst[:, 3:]
-    rgb = dst[:, :3] * da
-    alpha = ((sa + da) << 8) - sa * da
-    out = np.empty_like(dst)
-    out[:, 3:] = alpha >> 8
-    out[:, :3] = (((src[:, :3] << 8) - rgb) * sa + (rgb << 8)) // alpha
-    opaque = sa[:, 0] == 255
-    out[opaque] = src[opaque]
-    flat[places] = out
+    """Paint a layer (no place painted twice) over the canvas as Agg paints: an opaque pixel is copied, any
+    other blended as matplotlib's fixed_blender_rgba_plain blends. A pixel painted once on a cleared canvas
+    holds that paint's colour and alpha exactly, so the bytes are a whole draw's."""
+    opaque, solid, places, src = layer
+    rgba.reshape(-1, 4).view(np.uint32).ravel()[opaque] = solid
+    if len(places):
+        flat = rgba.reshape(-1, 4)
+        dst = flat[places].astype(np.int64)
+        sa, da = src[:, 3:], dst[:, 3:]
+        rgb = dst[:, :3] * da
+        alpha = ((sa + da) << 8) - sa * da
+        out = np.empty_like(dst)
+        out[:, 3:] = alpha >> 8
+        out[:, :3] = (((src[:, :3] << 8) - rgb) * sa + (rgb << 8)) // alpha
+        flat[places] = out
 
 
 def _dependents(figure: Figure) -> list:
@@ -759,7 +779,7 @@ class Explorer:
         self.dpi = dpi or figure.dpi
         self._layout, self._blit_state = None, None  # see _blit
         self._order, self._chains, self._containers = [], [], []  # what the last whole draw drew (_draw_whole)
-        self._parts = {}  # kept pixels: ("before", k) and ("layer", i, j) (_blit)
+        self._parts = {}  # kept pixels: ("before", k) the canvas before leaf k, ("leaf", k) its layers (_blit)
         self._placed = set()  # places in _order of artists placed from others (_dependents), per layout
         self._arrays = {}  # id(collection) -> its array when last drawn (_mark_new_arrays)
         self._shown: OrderedDict = OrderedDict()  # values -> PNG already drawn for them (see redraw)
@@ -1103,12 +1123,11 @@ class Explorer:
                 for ax in axis.axes._twinned_axes.get_siblings(axis.axes):
                     titles = {id(t) for t in (ax.title, ax._left_title, ax._right_title)}
                     changed |= {i for i, leaf in enumerate(self._order) if id(leaf) in titles}
+        first = min(changed, default=len(self._order))
         self._parts = {
             key: part
             for key, part in self._parts.items()
-            if not any(
-                (key[0] == "before" and k < key[1]) or (key[0] == "layer" and key[1] <= k <= key[2]) for k in changed
-            )
+            if not ((key[0] == "before" and first < key[1]) or (key[0] == "leaf" and key[1] in changed))
         }
         return sorted(changed)
 
@@ -1132,59 +1151,66 @@ class Explorer:
         placed = {id(a) for a in _dependents(self.figure)}
         self._placed = {k for k, leaf in enumerate(order) if any(id(a) in placed for a in _artists(leaf))}
 
-    def _draw_some(self, renderer, draws: dict) -> None:
+    def _draw_some(self, renderer, draws: dict, clear: bool = False) -> None:
         """Draw as a whole draw does, but only leaf k in `draws` ({k: its draw, or a function to call in its
-        place}); every other leaf, and every container holding none of them, is skipped."""
-        replaced, wanted = {}, set()
+        place}); every other leaf, and every container holding none of them, is skipped. An axes places its
+        titles (from its tick labels: the slowest part of Axes.draw) only when one of them is drawn."""
+        replaced, wanted, titles = {}, set(), {}
         for k, leaf in enumerate(self._order):
             if k in draws:
                 wanted.update(map(id, self._chains[k]))
                 if draws[k] is not None:
                     replaced[id(leaf)] = (leaf, draws[k])
+                if leaf.axes is not None and leaf in (leaf.axes.title, leaf.axes._left_title, leaf.axes._right_title):
+                    titles[id(leaf.axes)] = True
             else:
                 replaced[id(leaf)] = (leaf, _draw_nothing)
+        kept = {}  # axes drawn with no title drawn: titles left where they are
         for box in self._containers[1:]:  # the figure first: it is always drawn
             if id(box) not in wanted:
                 replaced[id(box)] = (box, _draw_nothing)
-        with _drawing_as(replaced):
+            elif id(box) not in titles:
+                kept[id(box)] = (box, _draw_nothing)
+        if clear:
+            renderer.clear()
+        with _drawing_as(replaced), _drawing_as(kept, "_update_title_position"):
             _draw_figure(self.figure, renderer)
 
-    def _layers(self, renderer, rgba: np.ndarray, i: int, j: int) -> list:
-        """Unchanged leaves i..j as [(k, layer to paste at leaf k's place, or None: draw leaf k)]: each paint
-        on a cleared canvas, consecutive paints that share no pixel pasted as one layer; a leaf with a call
-        that may paint a pixel twice is drawn instead (a filled and edged legend frame, scatter markers)."""
-        out, group, taken = [], None, np.zeros(rgba.shape[:2], bool).ravel()
-
-        def close():
-            nonlocal group
-            if group is not None:
-                k, parts = group
-                out.append((k, (np.concatenate([p for p, _ in parts]), np.concatenate([c for _, c in parts]))))
-                group = None
-                taken[...] = False
+    def _layers(self, renderer, rgba: np.ndarray, leaves: list[int]) -> None:
+        """Keep each leaf's paints, made one at a time on a cleared canvas, as layers: ("leaf", k) -> the
+        layers to paste at leaf k's place (consecutive paints that share no pixel make one), or None: draw
+        the leaf itself (a call may paint a pixel twice: a filled and edged legend frame, scatter markers)."""
+        taken = np.zeros(rgba.shape[0] * rgba.shape[1], bool)
 
         def alone(k):
             def draw(renderer):
-                nonlocal group
                 with _painting_alone(renderer, rgba) as paints:
                     type(self._order[k]).draw(self._order[k], renderer)
-                if paints.twice:
-                    close()
-                    out.append((k, None))
-                    return
-                for places, colours in paints.found:
-                    if group is not None and taken[places].any():
-                        close()
-                    if group is None:
-                        group = (k, [])
-                    group[1].append((places, colours))
+                layers, group = [], []
+                for places, colours in [] if paints.twice else paints.found:
+                    if group and taken[places].any():
+                        layers.append(group)
+                        group = []
+                    group.append((places, colours))
                     taken[places] = True
+                layers.append(group)
+                for group in layers:
+                    for places, _ in group:
+                        taken[places] = False
+                self._parts[("leaf", k)] = (
+                    None
+                    if paints.twice
+                    else [
+                        _layer(np.concatenate([p for p, _ in g]), np.concatenate([c for _, c in g]))
+                        for g in layers
+                        if g
+                    ]
+                )
 
             return draw
 
-        self._draw_some(renderer, {k: alone(k) for k in range(i, j + 1)})
-        close()
-        return out
+        rgba[...] = 0
+        self._draw_some(renderer, {k: alone(k) for k in leaves})
 
     def _blit(self, canvas, changed: list[int]) -> bool:
         """Draw the changed leaves over kept pixels of the rest; False: draw the figure whole."""
@@ -1193,32 +1219,21 @@ class Explorer:
         renderer = canvas.get_renderer()
         rgba = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
         first, now = changed[0], set(changed)
-        runs, k = [], first  # (i, j): unchanged leaves i..j, between or after changed ones
-        while k < len(self._order):
-            j = k
-            while k not in now and j + 1 < len(self._order) and j + 1 not in now:
-                j += 1
-            if k not in now:
-                runs.append((k, j))
-            k = j + 1
-        if len(self._parts) > 256:
+        if len(self._parts) > 4096:
             self._parts = {}
         if ("before", first) not in self._parts:
-            renderer.clear()
-            self._draw_some(renderer, dict.fromkeys(range(first)))
+            self._draw_some(renderer, dict.fromkeys(range(first)), clear=True)
             self._parts[("before", first)] = rgba.copy()
-        for i, j in runs:
-            if ("layer", i, j) not in self._parts:
-                self._parts[("layer", i, j)] = self._layers(renderer, rgba, i, j)
+        kept = [k for k in range(first, len(self._order)) if k not in now]
+        missing = [k for k in kept if ("leaf", k) not in self._parts]
+        if missing:
+            self._layers(renderer, rgba, missing)
         rgba[...] = self._parts[("before", first)]
-        draws, pastes = dict.fromkeys(changed), {}
-        for i, j in runs:
-            for k, layer in self._parts[("layer", i, j)]:
-                if layer is None:
-                    draws[k] = None
-                else:  # a leaf whose own paints overlap starts several layers
-                    draws[k] = lambda renderer, k=k: [_paste(rgba, layer) for layer in pastes[k]]
-                    pastes.setdefault(k, []).append(layer)
+        draws = dict.fromkeys(changed)
+        for k in kept:
+            layers = self._parts[("leaf", k)]
+            if layers is None or layers:
+                draws[k] = layers and (lambda renderer, layers=layers: [_paste(rgba, layer) for layer in layers])
         self._draw_some(renderer, draws)
         if self._blit_state is None or os.environ.get(CHECK_ENV) == "1":  # a whole draw's bytes
             blitted = self._png(canvas)
