@@ -8,7 +8,6 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from matplotlib.transforms import Bbox
 
 from helpers.widgets import Explorer, default_frames
 
@@ -573,9 +572,10 @@ def _sliders(**defaults):
     return {name: widgets.IntSlider(value=v, min=1, max=9) for name, v in defaults.items()}
 
 
-def _match_fresh_whole_draws(cases: dict) -> None:
+def _match_fresh_whole_draws(cases: dict, blits: bool = False) -> None:
     """Each case's explorer, moved (every move drawn), shows what a fresh explorer given the same moves
-    draws whole: an oracle that leaves the explorer under test alone."""
+    draws whole: an oracle that leaves the explorer under test alone. `blits`: and it blitted (a first
+    blit that differs from a whole draw turns blitting off, which would hide a wrong paste)."""
     for make_one, moves in cases.items():
         ex = make_one()
         ex.MAX_SHOWN_BYTES = 0
@@ -586,7 +586,73 @@ def _match_fresh_whole_draws(cases: dict) -> None:
                 fresh.set(**earlier)
             assert ex.png == fresh.render_png(full=True), (make_one.__name__, values)
             plt.close(fresh.figure)
+        assert ex._blit_state is True or not blits, make_one.__name__
         plt.close(ex.figure)
+
+
+def test_pasted_leaves_are_what_a_whole_draw_paints_now():
+    """Unchanged artists drawn after a changed one are pasted from layers of their own paints (`_blit`).
+    Against a fresh explorer drawn whole: a text that changes on some moves only (its layer must be made
+    again after each change), a marker filled and edged (two paints in one call: drawn, not pasted), a
+    text whose glyphs overlap (several layers at one place), a legend frame, overlapping scatter markers, a
+    mesh with and without edges, a line drawn in chunks (agg.path.chunksize)."""
+    import matplotlib
+
+    def base():
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        (line,) = ax.plot([0, 10], [1, 1], lw=6, color="tab:blue", zorder=1)
+        return fig, ax, line
+
+    def text_sometimes():
+        fig, ax, line = base()
+        note = ax.text(1, 4, "", fontsize=20, zorder=3)
+        return Explorer(fig, lambda y: (line.set_ydata([y, y]), note.set_text(f"N{y // 3}")), _sliders(y=1))
+
+    def marker_face_and_edge():
+        fig, ax, line = base()
+        ax.plot([5], [5], "o", ms=30, mfc="tab:red", mec="black", mew=4, alpha=0.6, zorder=3)
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=5))
+
+    def glyphs_overlap():
+        fig, ax, line = base()
+        ax.text(0.5, 4, "AVAWVA", fontsize=30, style="italic", zorder=3)
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=5))
+
+    def legend_frame():
+        fig, ax, line = base()
+        line.set_label("선 (line)")
+        ax.legend(loc="center", framealpha=0.5, fontsize=16)
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=5))
+
+    def meshes(edges):
+        def make():
+            fig, ax, line = base()
+            values = np.arange(12.0).reshape(3, 4)
+            ax.pcolormesh(np.linspace(2, 8, 5), np.linspace(2, 8, 4), values, zorder=3, **edges)
+            return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=5))
+
+        make.__name__ = f"mesh_{'edges' if edges else 'plain'}"
+        return make
+
+    def long_line():
+        fig, ax, line = base()
+        x = np.linspace(0, 10, 4000)
+        ax.plot(x, 5 + 4 * np.sin(x * 7), color="tab:green", alpha=0.7, lw=3, zorder=3)
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=5))
+
+    moves = [{"y": y} for y in (2, 3, 4, 6, 7)]
+    cases = {c: moves for c in (text_sometimes, marker_face_and_edge, glyphs_overlap, legend_frame, long_line)}
+
+    def scatter_overlap():
+        fig, ax, line = base()
+        ax.scatter([4, 5, 6], [5, 5.5, 5], s=[900, 700, 800], alpha=0.5, zorder=3)  # several paths
+        return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=5))
+
+    cases[scatter_overlap] = moves
+    cases.update({meshes({}): moves, meshes({"edgecolors": (0.9, 0.3, 0.1, 0.45), "linewidth": 3}): moves})
+    with matplotlib.rc_context({"agg.path.chunksize": 500}):
+        _match_fresh_whole_draws(cases, blits=True)
 
 
 def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
