@@ -16,6 +16,7 @@ leaves the canvas is refused and every blitted frame is compared with a whole dr
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import math
@@ -478,6 +479,21 @@ def _drawing_as(replaced: dict, name: str = "draw"):
                 delattr(obj, name)
             else:
                 setattr(obj, name, old)
+
+
+def _title_axes(ax) -> set:
+    """The axes whose axes Axes._update_title_position measures to place `ax`'s titles."""
+    siblings = ax.get_figure(root=False)._align_label_groups["title"].get_siblings(ax)
+    return {ax, *ax.child_axes, *ax._twinned_axes.get_siblings(ax), *siblings}
+
+
+def _titles_placed(ax, renderer) -> None:
+    """Axes._update_title_position, without asking each y axis for its tight box: matplotlib asks only to
+    update the axis's offset text, which stays as the last draw left it while the axis is not drawn again
+    (the slowest part of placing a title: every tick label is measured)."""
+    axes = {id(a.yaxis): (a.yaxis, _draw_nothing) for a in _title_axes(ax)}
+    with _drawing_as(axes, "get_tightbbox"):
+        type(ax)._update_title_position(ax, renderer)
 
 
 def _draw_figure(figure: Figure, renderer) -> None:
@@ -1166,11 +1182,14 @@ class Explorer:
             else:
                 replaced[id(leaf)] = (leaf, _draw_nothing)
         kept = {}  # axes drawn with no title drawn: titles left where they are
+        drawn = {id(leaf) for k, leaf in enumerate(self._order) if k in draws and draws[k] is None}
         for box in self._containers[1:]:  # the figure first: it is always drawn
             if id(box) not in wanted:
                 replaced[id(box)] = (box, _draw_nothing)
             elif id(box) not in titles:
                 kept[id(box)] = (box, _draw_nothing)
+            elif not any(id(ax.yaxis) in drawn for ax in _title_axes(box)):
+                kept[id(box)] = (box, functools.partial(_titles_placed, box))
         if clear:
             renderer.clear()
         with _drawing_as(replaced), _drawing_as(kept, "_update_title_position"):

@@ -595,7 +595,8 @@ def test_pasted_leaves_are_what_a_whole_draw_paints_now():
     Against a fresh explorer drawn whole: a text that changes on some moves only (its layer must be made
     again after each change), a marker filled and edged (two paints in one call: drawn, not pasted), a
     text whose glyphs overlap (several layers at one place), a legend frame, overlapping scatter markers, a
-    mesh with and without edges, a line drawn in chunks (agg.path.chunksize)."""
+    mesh with and without edges, a line drawn in chunks (agg.path.chunksize), a title that appears and must
+    be placed over the y axis's offset text (placed without measuring the unchanged axis again)."""
     import matplotlib
 
     def base():
@@ -649,7 +650,19 @@ def test_pasted_leaves_are_what_a_whole_draw_paints_now():
         ax.scatter([4, 5, 6], [5, 5.5, 5], s=[900, 700, 800], alpha=0.5, zorder=3)  # several paths
         return Explorer(fig, lambda y: line.set_ydata([y, y]), _sliders(y=5))
 
+    def title_over_offset():  # a title, first empty (never placed), moves up over the y axis's offset text
+        fig, ax, line = base()
+        ax.set_ylim(1e6, 1e6 + 10)
+        line.set_ydata([1e6 + 1, 1e6 + 1])
+        title = ax.set_title("", loc="left", fontsize=14)
+        return Explorer(
+            fig,
+            lambda y: (line.set_ydata([1e6 + y, 1e6 + y]), title.set_text("" if y % 2 else "제목 (title)")),
+            _sliders(y=1),
+        )
+
     cases[scatter_overlap] = moves
+    cases[title_over_offset] = moves
     cases.update({meshes({}): moves, meshes({"edgecolors": (0.9, 0.3, 0.1, 0.45), "linewidth": 3}): moves})
     with matplotlib.rc_context({"agg.path.chunksize": 500}):
         _match_fresh_whole_draws(cases, blits=True)
