@@ -1231,6 +1231,8 @@ class Explorer:
         rgba[...] = 0
         self._draw_some(renderer, {k: alone(k) for k in leaves})
 
+    MAX_BEFORES = 8  # kept canvases (each the figure's pixels, 1–2 MB) per explorer
+
     def _blit(self, canvas, changed: list[int]) -> bool:
         """Draw the changed leaves over kept pixels of the rest; False: draw the figure whole."""
         if self._blit_state is False:
@@ -1238,8 +1240,9 @@ class Explorer:
         renderer = canvas.get_renderer()
         rgba = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
         first, now = changed[0], set(changed)
-        if len(self._parts) > 4096:
-            self._parts = {}
+        befores = [key for key in self._parts if key[0] == "before"]
+        for key in befores[: max(len(befores) - self.MAX_BEFORES, 0)]:  # whole canvases: the oldest go
+            del self._parts[key]
         if ("before", first) not in self._parts:
             self._draw_some(renderer, dict.fromkeys(range(first)), clear=True)
             self._parts[("before", first)] = rgba.copy()
