@@ -33,7 +33,7 @@ from matplotlib import font_manager
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.colors import to_hex
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
@@ -172,7 +172,7 @@ def _axes_texts(ax):
     ):
         yield name, text
     for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-        if not axis.get_visible():
+        if not axis.get_visible() or ax.name == "3d":  # a 3D axis places its tick labels in its own draw
             continue
         for tick in axis._update_ticks():  # the ticks a draw shows (the private call Axis.draw makes)
             yield f"{axis_name} tick label", tick.label1
@@ -440,10 +440,22 @@ def _touched(artist) -> bool:
     return any(a.stale for a in _artists(artist))
 
 
+def _containers(figure: Figure) -> list:
+    """The figure, its subfigures and every axes (insets too): the artists that draw their children."""
+    from matplotlib.axes import Axes
+
+    found, stack = [], [figure]
+    while stack:
+        box = stack.pop()
+        found.append(box)
+        stack += [c for c in box.get_children() if isinstance(c, Axes | SubFigure)]
+    return found
+
+
 def _tree(figure: Figure) -> dict:
     """{id(leaf): (leaf, the containers that draw it, outermost first)} for every artist a figure's draw
-    reaches one by one. Only a Figure and an Axes (an inset too) draw their children themselves; any
-    other artist (an Axis with its ticks, a legend, a text with its arrow) is a leaf, drawn whole."""
+    reaches one by one. Only a Figure, a SubFigure and an Axes (an inset too) draw their children
+    themselves; any other artist (an Axis with its ticks, a legend, a text with its arrow) is a leaf."""
     from matplotlib.axes import Axes
 
     leaves, stack, seen = {}, [(figure, ())], set()
@@ -454,7 +466,7 @@ def _tree(figure: Figure) -> dict:
         seen.add(id(box))
         chain = (*chain, box)
         for child in box.get_children():
-            if isinstance(child, Axes):
+            if isinstance(child, Axes | SubFigure):
                 stack.append((child, chain))
             else:
                 leaves[id(child)] = (child, chain)
@@ -995,7 +1007,7 @@ class Explorer:
         self._mark_new_arrays()
         with _layouts_remembered(_caching_renderer(canvas)):
             changed = self._changed()
-            if full or not changed or not self._blit(canvas, changed):
+            if full or not changed or not self._blit_or_not(canvas, changed):
                 self._draw_whole(canvas)
         for artist in _artists(self.figure):  # drawn: what the next update() changes is what is stale then
             artist.stale = False
@@ -1100,31 +1112,40 @@ class Explorer:
     # The first blit of an explorer (every one under COURSE_CHECK_FIGURES=1) is compared with a whole draw
     # byte for byte; where that fails, the explorer draws whole from then on.
 
-    def _layout_key(self) -> tuple:
-        """What decides the order and the places a whole draw gives its leaves and marks nothing stale: sizes,
-        axes positions and limits, axes shown and axis on, which children there are, their z-order."""
+    def _layout_key(self) -> tuple | None:
+        """What decides the order and the places a whole draw gives its leaves and marks nothing stale, for
+        the figure, each subfigure and each axes (insets too): sizes, positions, limits and scales (the data
+        transform's affine part), what is shown, which children there are, their z-order. None: draw whole
+        (an axes not rectilinear, such as polar or 3D, whose view no key here holds)."""
         figure = self.figure
         key = (tuple(figure.bbox.bounds), figure.dpi, figure.get_layout_engine())
-        for box in [figure, *figure.axes]:
+        for box in _containers(figure):
             children = box.get_children()
-            key += (tuple((id(c), c.get_zorder(), c.get_animated()) for c in children),)
-            if box is not figure:
-                key += (tuple(box.get_position().bounds), tuple(box.viewLim.bounds))
-                key += ((box.get_visible(), box.axison, box.get_frame_on()),)
-        legends = [ax.get_legend() for ax in figure.axes] + list(figure.legends)
-        return key + (tuple(lg._loc for lg in legends if lg is not None),)  # set_loc("best"): placed from others
+            key += (tuple((id(c), c.get_zorder(), c.get_animated()) for c in children), box.get_visible())
+            if isinstance(box, Figure | SubFigure):
+                key += (tuple(box.bbox.bounds),)
+                continue
+            if box.name != "rectilinear":
+                return None
+            key += (tuple(box.get_position().bounds), tuple(box.viewLim.bounds), box.get_xscale(), box.get_yscale())
+            key += (box.transData.get_affine().get_matrix().tobytes(), box.axison, box.get_frame_on())
+            legend = box.get_legend()
+            key += (legend._loc if legend is not None else None,)  # set_loc("best"): placed from others
+        return key + (tuple(lg._loc for lg in figure.legends),)
 
     def _changed(self) -> list[int] | None:
         """The places in the last whole draw's order of the leaves to draw again, or None: draw whole (the
         first frame of a layout, a layout engine that may move axes). Kept pixels holding a changed leaf are
         dropped. Leaves placed from others count as changed whenever anything is; an axes' titles whenever
-        one of its axes changed (Axes.draw places them from the tick labels)."""
+        an axis they are placed from changed (Axes.draw places them from tick labels: `_title_axes`)."""
+        from matplotlib.axes import Axes
         from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
         layout = self._layout_key()
         engine = self.figure.get_layout_engine()
         if (
-            layout != self._layout
+            layout is None
+            or layout != self._layout
             or not self._order
             or not (engine is None or isinstance(engine, PlaceHolderLayoutEngine))
         ):
@@ -1133,12 +1154,11 @@ class Explorer:
         changed = {k for k, leaf in enumerate(self._order) if _touched(leaf)}
         if changed:
             changed |= self._placed
-        for k in list(changed):
-            axis = self._order[k]
-            if isinstance(axis, Axis) and axis.axes is not None:
-                for ax in axis.axes._twinned_axes.get_siblings(axis.axes):
-                    titles = {id(t) for t in (ax.title, ax._left_title, ax._right_title)}
-                    changed |= {i for i, leaf in enumerate(self._order) if id(leaf) in titles}
+        moved = {id(leaf.axes) for k, leaf in enumerate(self._order) if k in changed and isinstance(leaf, Axis)}
+        for box in self._containers:
+            if isinstance(box, Axes) and moved & {id(ax) for ax in _title_axes(box)}:
+                titles = {id(box.title), id(box._left_title), id(box._right_title)}
+                changed |= {k for k, leaf in enumerate(self._order) if id(leaf) in titles}
         first = min(changed, default=len(self._order))
         self._parts = {
             key: part
@@ -1186,6 +1206,8 @@ class Explorer:
         for box in self._containers[1:]:  # the figure first: it is always drawn
             if id(box) not in wanted:
                 replaced[id(box)] = (box, _draw_nothing)
+            elif isinstance(box, SubFigure):
+                continue
             elif id(box) not in titles:
                 kept[id(box)] = (box, _draw_nothing)
             elif not any(id(ax.yaxis) in drawn for ax in _title_axes(box)):
@@ -1231,6 +1253,19 @@ class Explorer:
         rgba[...] = 0
         self._draw_some(renderer, {k: alone(k) for k in leaves})
 
+    def _blit_or_not(self, canvas, changed: list[int]) -> bool:
+        """`_blit`; a figure it cannot handle (an error inside it) is drawn whole from then on, except under
+        COURSE_CHECK_FIGURES=1, where the error is raised (a case `_blit` should learn)."""
+        try:
+            return self._blit(canvas, changed)
+        except BlitMismatch:
+            raise
+        except Exception:
+            if os.environ.get(CHECK_ENV) == "1":
+                raise
+            self._blit_state = False
+            return False
+
     MAX_BEFORES = 8  # kept canvases (each the figure's pixels, 1–2 MB) per explorer
 
     def _blit(self, canvas, changed: list[int]) -> bool:
@@ -1250,6 +1285,8 @@ class Explorer:
         missing = [k for k in kept if ("leaf", k) not in self._parts]
         if missing:
             self._layers(renderer, rgba, missing)
+        if any(("leaf", k) not in self._parts for k in kept):  # recorded, but not drawn now: the order changed
+            return False
         rgba[...] = self._parts[("before", first)]
         draws = dict.fromkeys(changed)
         for k in kept:

@@ -668,6 +668,107 @@ def test_pasted_leaves_are_what_a_whole_draw_paints_now():
         _match_fresh_whole_draws(cases, blits=True)
 
 
+def test_blitted_frames_match_a_fresh_whole_draw_in_round_19_cases():
+    """Reader round 19's cases, against a fresh explorer drawn whole: an inset zoomed or hidden (the layout
+    key holds every axes, insets too), a log scale turned on (the scale and the data transform are in the
+    key), subfigures (they draw their children like a figure), titles aligned across axes with tick labels
+    on top (a changed axis moves the titles placed from it), a 3D axes (drawn whole; its tick labels are
+    not measured as 2D ones)."""
+
+    def two():  # new widgets for each explorer (a widget shared by two explorers moves both)
+        return {"a": widgets.IntSlider(value=1, min=0, max=9), "b": widgets.IntSlider(value=1, min=0, max=9)}
+
+    def base(figsize=(3, 2.4)):
+        fig, ax = plt.subplots(figsize=figsize, dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        (line,) = ax.plot([0, 10], [1, 1], lw=3)
+        return fig, ax, line
+
+    def inset_zoom_or_hide():
+        fig, ax, line = base()
+        inset = ax.inset_axes([0.55, 0.5, 0.4, 0.4])
+        inset.plot(np.arange(10), np.arange(10) ** 1.5)
+
+        def update(a, b):
+            line.set_ydata([a, a])
+            inset.set_xlim(0, b + 1)
+            inset.set_visible(b % 3 != 0)
+
+        return Explorer(fig, update, two())
+
+    def log_toggle():
+        fig, ax, line = base()
+        ax.plot(np.linspace(1, 10, 30), np.linspace(1, 10, 30) ** 0.5, lw=2)
+        ax.set_xlim(1, 10)
+        return Explorer(fig, lambda a, b: (line.set_ydata([a, a]), ax.set_xscale("log" if b % 2 else "linear")), two())
+
+    def subfigures():
+        fig = plt.figure(figsize=(5, 2.4), dpi=72)
+        left, right = fig.subfigures(1, 2)
+        lines = []
+        for sub, name in ((left, "왼쪽"), (right, "오른쪽")):
+            ax = sub.subplots()
+            ax.set(xlim=(0, 10), ylim=(0, 10))
+            lines += ax.plot([0, 10], [5, 5], lw=3)
+            sub.suptitle(name)
+        return Explorer(fig, lambda a, b: (lines[0].set_ydata([a, a]), lines[1].set_ydata([b, b])), two())
+
+    def aligned_titles():
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(5, 2.6), dpi=72)
+        image = ax1.imshow(np.arange(16.0).reshape(4, 4))
+        ax2.imshow(np.arange(16.0).reshape(4, 4))
+        for ax in (ax1, ax2):
+            ax.xaxis.tick_top()
+        ax1.set_title("쿼리")
+        ax2.set_title("키")
+        fig.align_titles()
+        words = [["a", "b", "c", "d"], ["attention", "is", "all", "you"]]
+
+        def update(a, b):
+            ax1.set_xticks(range(4), words[a % 2], rotation=90)
+            image.set_data(np.arange(16.0).reshape(4, 4) * (b + 1))
+
+        return Explorer(fig, update, two())
+
+    def three_d():
+        fig = plt.figure(figsize=(3, 3), dpi=72)
+        ax = fig.add_subplot(projection="3d")
+        (point,) = ax.plot([0], [0], [1], "ro")
+        return Explorer(
+            fig, lambda a, b: (ax.view_init(elev=30, azim=10 * b), point.set_data_3d([a / 9], [0], [1])), two()
+        )
+
+    moves = [{"a": 3}, {"b": 2}, {"b": 3}, {"a": 6}, {"b": 4}]
+    _match_fresh_whole_draws({c: moves for c in (inset_zoom_or_hide, log_toggle, subfigures, aligned_titles, three_d)})
+
+
+def test_an_error_inside_blitting_draws_whole(monkeypatch):
+    """A figure the blitting code cannot handle (an error inside `_blit`) is drawn whole from then on, and
+    right; under COURSE_CHECK_FIGURES=1 the error is raised instead (a case to fix)."""
+    import helpers.widgets as hw
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a figure _blit does not know")
+
+    monkeypatch.setattr(hw.Explorer, "_layers", broken)
+    for check in ("0", "1"):
+        monkeypatch.setenv("COURSE_CHECK_FIGURES", check)
+        fig, ax = plt.subplots(figsize=(3, 2), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        (line,) = ax.plot([0, 10], [1, 1], lw=3)
+        ax.set_title("바뀌지 않는 제목")  # unchanged and after the line: it needs a layer
+        ex = Explorer(fig, lambda y, line=line: line.set_ydata([y, y]), _sliders(y=1))
+        if check == "1":
+            with pytest.raises(RuntimeError, match="does not know"):
+                ex.set(y=2)
+        else:
+            for y in (2, 3):
+                ex.set(y=y)
+                assert ex.png == full_png(ex)
+            assert ex._blit_state is False
+        plt.close(fig)
+
+
 def test_blitted_frames_match_a_fresh_whole_draw_in_hard_cases():
     """Reader round 14's cases, each checked against a fresh explorer given the same moves and drawn whole
     (an oracle that leaves the explorer under test alone): an annotation (clip_on True, no clip box) moving
