@@ -440,6 +440,17 @@ def _touched(artist) -> bool:
     return any(a.stale for a in _artists(artist))
 
 
+def _tick_key(axis) -> tuple:
+    """An axis's tick places, labels and offset text as its locator and formatter give them now: a locator
+    or formatter changed in place (locator_params, ticklabel_format, a FuncFormatter reading the values)
+    marks nothing stale."""
+    key = ()
+    for which in (axis.major, axis.minor):
+        locs = np.asarray(which.locator(), float)
+        key += (locs.tobytes(), tuple(which.formatter.format_ticks(locs)), which.formatter.get_offset())
+    return key
+
+
 def _containers(figure: Figure) -> list:
     """The figure, its subfigures and every axes (insets too): the artists that draw their children."""
     from matplotlib.axes import Axes
@@ -809,6 +820,7 @@ class Explorer:
         self._order, self._chains, self._containers = [], [], []  # what the last whole draw drew (_draw_whole)
         self._parts = {}  # kept pixels: ("before", k) the canvas before leaf k, ("leaf", k) its layers (_blit)
         self._placed = set()  # places in _order of artists placed from others (_dependents), per layout
+        self._ticks = {}  # id(axis) -> its ticks and tick labels at the last render (_tick_key)
         self._arrays = {}  # id(collection) -> its array when last drawn (_mark_new_arrays)
         self._shown: OrderedDict = OrderedDict()  # values -> PNG already drawn for them (see redraw)
         self._shown_bytes = 0
@@ -1151,9 +1163,22 @@ class Explorer:
         ):
             self._layout, self._parts = layout, {}
             return None
-        changed = {k for k, leaf in enumerate(self._order) if _touched(leaf)}
+        ticks = {id(leaf): _tick_key(leaf) for leaf in self._order if isinstance(leaf, Axis)}
+        changed = {
+            k
+            for k, leaf in enumerate(self._order)
+            if _touched(leaf) or ticks.get(id(leaf), 0) != self._ticks.get(id(leaf), 0)
+        }
+        self._ticks = ticks
         if changed:
             changed |= self._placed
+        for k in list(changed):  # an axis label aligned with another axes' (fig.align_xlabels) moves with it
+            leaf = self._order[k]
+            if isinstance(leaf, Axis) and leaf.axes is not None:
+                group = leaf.axes.get_figure(root=False)._align_label_groups.get(leaf.axis_name)
+                siblings = group.get_siblings(leaf.axes) if group is not None else []
+                aligned = {id(getattr(ax, f"{leaf.axis_name}axis")) for ax in siblings}
+                changed |= {i for i, other in enumerate(self._order) if id(other) in aligned}
         moved = {id(leaf.axes) for k, leaf in enumerate(self._order) if k in changed and isinstance(leaf, Axis)}
         for box in self._containers:
             if isinstance(box, Axes) and moved & {id(ax) for ax in _title_axes(box)}:

@@ -671,7 +671,7 @@ def test_pasted_leaves_are_what_a_whole_draw_paints_now():
 def test_blitted_frames_match_a_fresh_whole_draw_in_round_19_cases():
     """Reader round 19's cases, against a fresh explorer drawn whole: an inset zoomed or hidden (the layout
     key holds every axes, insets too), a log scale turned on (the scale and the data transform are in the
-    key), subfigures (they draw their children like a figure), titles aligned across axes with tick labels
+    key), subfigures (they draw their children like a figure; their axes' limits are in the key), titles aligned across axes with tick labels
     on top (a changed axis moves the titles placed from it), a 3D axes (drawn whole; its tick labels are
     not measured as 2D ones)."""
 
@@ -711,7 +711,8 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_19_cases():
             ax.set(xlim=(0, 10), ylim=(0, 10))
             lines += ax.plot([0, 10], [5, 5], lw=3)
             sub.suptitle(name)
-        return Explorer(fig, lambda a, b: (lines[0].set_ydata([a, a]), lines[1].set_ydata([b, b])), two())
+        axes = [sub.axes[0] for sub in (left, right)]
+        return Explorer(fig, lambda a, b: (lines[0].set_ydata([a, a]), axes[1].set_ylim(0, b + 5)), two())
 
     def aligned_titles():
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(5, 2.6), dpi=72)
@@ -740,6 +741,72 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_19_cases():
 
     moves = [{"a": 3}, {"b": 2}, {"b": 3}, {"a": 6}, {"b": 4}]
     _match_fresh_whole_draws({c: moves for c in (inset_zoom_or_hide, log_toggle, subfigures, aligned_titles, three_d)})
+
+
+def test_blitted_frames_match_a_fresh_whole_draw_in_round_20_cases():
+    """Reader round 20's cases, against a fresh explorer drawn whole: tick labels that change through the
+    locator or formatter, which mark nothing stale (locator_params, ticklabel_format, a FuncFormatter that
+    reads a value update sets); axis labels aligned across axes (fig.align_ylabels) when one axes' tick
+    labels change; an image clipped to a circle that moves (drawn, or only used as the clip: matplotlib
+    keeps the clip it computed first, in a whole draw too)."""
+    import matplotlib.ticker as mticker
+    from matplotlib.patches import Circle
+
+    def slider():
+        return {"k": widgets.IntSlider(value=1, min=1, max=9)}
+
+    def base():
+        fig, ax = plt.subplots(figsize=(3, 2.4), dpi=72)
+        (line,) = ax.plot([0, 1], [0, 1])
+        ax.set(xlim=(0, 1), ylim=(0, 1))
+        return fig, ax, line
+
+    def nbins():
+        fig, ax, line = base()
+        return Explorer(fig, lambda k: (ax.locator_params(axis="y", nbins=k + 1), line.set_color(f"C{k}")), slider())
+
+    def sci():
+        fig, ax, line = base()
+        ax.set_ylim(0, 20000)
+        line.set_ydata([0, 20000])
+
+        def update(k):
+            ax.ticklabel_format(axis="y", style="sci" if k % 2 else "plain", scilimits=(0, 0))
+            line.set_color(f"C{k}")
+
+        return Explorer(fig, update, slider())
+
+    def func_formatter():
+        fig, ax, line = base()
+        scale = {"k": 1}
+        ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda y, pos: f"{y * scale['k']:.1f}"))
+        return Explorer(fig, lambda k: (scale.update(k=k), line.set_color(f"C{k}")), slider())
+
+    def aligned_labels():
+        fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(3, 3.6), dpi=72)
+        for ax, name in ((ax1, "위"), (ax2, "아래")):
+            ax.set(ylim=(0, 1), ylabel=name)
+        fig.align_ylabels()
+        names = [["a", "b"], ["a much longer", "name"], ["xx", "yyyyyyyy"]]
+        return Explorer(fig, lambda k: ax2.set_yticks([0.25, 0.75], names[k % 3]), slider())
+
+    def clipped(drawn):
+        def make():
+            fig, ax = plt.subplots(figsize=(3, 3), dpi=72)
+            image = ax.imshow(np.arange(100.0).reshape(10, 10))
+            circle = Circle((4, 4), 3, fill=False, ec="w", transform=ax.transData)
+            if drawn:
+                ax.add_patch(circle)
+            image.set_clip_path(circle)
+            title = ax.set_title("")
+            return Explorer(fig, lambda k: (circle.set_center((k, 4)), title.set_text(f"x = {k}")), slider())
+
+        make.__name__ = f"clipped_{'drawn' if drawn else 'alone'}"
+        return make
+
+    moves = [{"k": k} for k in (2, 3, 5, 4, 6)]
+    cases = {c: moves for c in (nbins, sci, func_formatter, aligned_labels, clipped(True), clipped(False))}
+    _match_fresh_whole_draws(cases, blits=True)
 
 
 def test_an_error_inside_blitting_draws_whole(monkeypatch):
