@@ -30,10 +30,12 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import font_manager
+from matplotlib.axes._secondary_axes import SecondaryAxis
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure, SubFigure
+from matplotlib.table import Cell
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
@@ -431,6 +433,8 @@ def _artists(artist):
             stack += [a.label, a.offsetText, *a.majorTicks, *a.minorTicks]
         else:
             stack += a.get_children()
+            if isinstance(a, Cell):  # a table cell draws its text, which is not among its children
+                stack.append(a.get_text())
             if isinstance(a, Text):  # drawn by the text, not among its children
                 stack += [p for p in (a.get_bbox_patch(), getattr(a, "arrow_patch", None)) if p is not None]
 
@@ -438,6 +442,37 @@ def _artists(artist):
 def _touched(artist) -> bool:
     """Whether update() changed this artist or anything inside it (a legend's texts, a container's bars)."""
     return any(a.stale for a in _artists(artist))
+
+
+def _unmarked_state(artist) -> tuple | None:
+    """What some setters change without marking the artist stale (`Explorer._mark_new_arrays`): objects
+    compared by identity (a path, a list of paths), arrays and numbers as copies."""
+    from matplotlib.collections import Collection
+    from matplotlib.lines import AxLine
+    from matplotlib.patches import Patch
+
+    if isinstance(artist, Collection):
+        array = artist.get_array()
+        return (artist._paths, None if array is None else np.ma.array(array, copy=True))
+    if isinstance(artist, AxLine):
+        return (np.array([*artist._xy1, *(artist._xy2 or (np.nan,) * 2), artist._slope or np.nan], float),)
+    if isinstance(artist, Patch):
+        transform = getattr(artist, "_patch_transform", None)  # Arrow.set_data sets it; others at draw
+        return (artist.get_path(), None if transform is None else transform.get_matrix().copy())
+    return None
+
+
+def _same(old, now) -> bool:
+    """Whether a part of `_unmarked_state` is unchanged: arrays by value (masks and NaN too), the rest by
+    identity."""
+    if isinstance(now, np.ndarray) and isinstance(old, np.ndarray):
+        try:
+            if old.shape != now.shape or not np.array_equal(np.ma.getmaskarray(old), np.ma.getmaskarray(now)):
+                return False
+            return np.array_equal(np.ma.getdata(old), np.ma.getdata(now), equal_nan=now.dtype.kind in "fc")
+        except (TypeError, ValueError):
+            return False
+    return old is now
 
 
 def _tick_key(axis) -> tuple:
@@ -1026,23 +1061,19 @@ class Explorer:
         return self._png(canvas)
 
     def _mark_new_arrays(self) -> None:
-        """Collection.set_array (pcolormesh, scatter colours) marks nothing changed: each collection's array
-        is compared with the one drawn last, and a collection whose array differs is marked changed."""
-        from matplotlib.collections import Collection
-
+        """Changes some setters make without marking the artist stale: Collection.set_array (pcolormesh,
+        scatter colours) and set_paths, PathPatch.set_path, Arrow.set_data, an axline's set_xy1/set_xy2/
+        set_slope. Each such state is compared with the one drawn last; an artist whose state differs is
+        marked changed."""
         kept = {}
         for artist in _artists(self.figure):
-            if isinstance(artist, Collection) and artist.get_array() is not None:
-                now = np.ma.array(artist.get_array(), copy=True)
-                old = self._arrays.get(id(artist))
-                try:
-                    same = old is not None and old.shape == now.shape and np.array_equal(old.mask, now.mask)
-                    same = same and np.array_equal(old.data, now.data, equal_nan=now.dtype.kind in "fc")
-                except (TypeError, ValueError):
-                    same = False
-                if not same:
-                    artist.stale = True
-                kept[id(artist)] = now
+            now = _unmarked_state(artist)
+            if now is None:
+                continue
+            old = self._arrays.get(id(artist))
+            if old is None or not all(_same(a, b) for a, b in zip(old, now, strict=True)):
+                artist.stale = True
+            kept[id(artist)] = now
         self._arrays = kept
 
     @staticmethod
@@ -1137,8 +1168,8 @@ class Explorer:
             if isinstance(box, Figure | SubFigure):
                 key += (tuple(box.bbox.bounds),)
                 continue
-            if box.name != "rectilinear":
-                return None
+            if box.name != "rectilinear" or any(isinstance(c, SecondaryAxis) for c in children):
+                return None  # a secondary axis sets its limits from its functions inside its own draw
             key += (tuple(box.get_position().bounds), tuple(box.viewLim.bounds), box.get_xscale(), box.get_yscale())
             key += (box.transData.get_affine().get_matrix().tobytes(), box.axison, box.get_frame_on())
             legend = box.get_legend()

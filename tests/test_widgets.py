@@ -808,6 +808,64 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_20_cases():
     _match_fresh_whole_draws(cases, blits=True)
 
 
+def test_blitted_frames_match_a_fresh_whole_draw_in_round_21_cases():
+    """Reader round 21's cases, against a fresh explorer drawn whole, each with a text changed in the same
+    moves (so the frame is blitted): setters that mark nothing stale (PathPatch.set_path, Arrow.set_data,
+    PatchCollection.set_paths, an axline's set_slope and set_xy2), a table cell's text (not among the
+    cell's children), a secondary axis whose functions read a value update sets (drawn whole)."""
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Arrow, Circle, PathPatch
+    from matplotlib.path import Path
+
+    def two():
+        return {"a": widgets.IntSlider(value=1, min=0, max=9), "b": widgets.IntSlider(value=1, min=0, max=9)}
+
+    def with_text(change):
+        def make():
+            fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
+            ax.set(xlim=(0, 10), ylim=(0, 10))
+            text = ax.text(1, 9, "0")
+            changer = change(fig, ax)
+            return Explorer(fig, lambda a, b: (text.set_text(str(a)), changer(b)), two())
+
+        make.__name__ = change.__name__
+        return make
+
+    def path_patch(fig, ax):
+        patch = ax.add_patch(PathPatch(Path([(1, 1), (5, 1), (3, 4)]), fc="tab:red"))
+        return lambda b: patch.set_path(Path([(1, 1), (b + 1, 1), (3, b + 2)]))
+
+    def arrow(fig, ax):
+        shape = ax.add_patch(Arrow(2, 2, 3, 3))
+        return lambda b: shape.set_data(dx=b, dy=3)
+
+    def patch_collection(fig, ax):
+        circles = ax.add_collection(PatchCollection([Circle((3, 3), 1)], fc="tab:green"))
+        return lambda b: circles.set_paths([Circle((b, 3), 1)])  # PatchCollection.set_paths takes patches
+
+    def axline(fig, ax):
+        line = ax.axline((0, 0), slope=1)
+        return lambda b: line.set_slope(b / 3)
+
+    def axline_xy2(fig, ax):
+        line = ax.axline((0, 0), (1, 1))
+        return lambda b: line.set_xy2((1, b / 3))
+
+    def table_cell(fig, ax):
+        table = ax.table(cellText=[["0", "0"]], loc="top")
+        return lambda b: table[0, 0].get_text().set_text(str(b))
+
+    def secondary_axis(fig, ax):
+        scale = {"k": 1}
+        ax.secondary_xaxis("top", functions=(lambda x: x * scale["k"], lambda x: x / scale["k"]))
+        return lambda b: scale.update(k=b + 1)
+
+    moves = [{"a": 3}, {"b": 2}, {"a": 5}, {"b": 6}, {"a": 1}, {"b": 4}, {"a": 7}]
+    blitting = (path_patch, arrow, patch_collection, axline, axline_xy2, table_cell)
+    _match_fresh_whole_draws({with_text(c): moves for c in blitting}, blits=True)
+    _match_fresh_whole_draws({with_text(secondary_axis): moves})
+
+
 def test_an_error_inside_blitting_draws_whole(monkeypatch):
     """A figure the blitting code cannot handle (an error inside `_blit`) is drawn whole from then on, and
     right; under COURSE_CHECK_FIGURES=1 the error is raised instead (a case to fix)."""
