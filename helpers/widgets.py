@@ -501,21 +501,17 @@ def _containers(figure: Figure) -> list:
 def _tree(figure: Figure) -> dict:
     """{id(leaf): (leaf, the containers that draw it, outermost first)} for every artist a figure's draw
     reaches one by one. Only a Figure, a SubFigure and an Axes (an inset too) draw their children
-    themselves; any other artist (an Axis with its ticks, a legend, a text with its arrow) is a leaf."""
+    themselves (`_containers`, which lists a parent before its children); any other artist (an Axis with
+    its ticks, a legend, a text with its arrow) is a leaf."""
     from matplotlib.axes import Axes
 
-    leaves, stack, seen = {}, [(figure, ())], set()
-    while stack:
-        box, chain = stack.pop()
-        if id(box) in seen:
-            continue
-        seen.add(id(box))
-        chain = (*chain, box)
+    leaves, chains = {}, {id(figure): (figure,)}
+    for box in _containers(figure):
         for child in box.get_children():
             if isinstance(child, Axes | SubFigure):
-                stack.append((child, chain))
+                chains[id(child)] = (*chains[id(box)], child)
             else:
-                leaves[id(child)] = (child, chain)
+                leaves[id(child)] = (child, chains[id(box)])
     return leaves
 
 
