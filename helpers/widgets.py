@@ -20,6 +20,7 @@ import functools
 import itertools
 import json
 import math
+import operator
 import os
 import struct
 import zlib
@@ -30,9 +31,11 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import font_manager
+from matplotlib.axes import Axes
 from matplotlib.axes._secondary_axes import SecondaryAxis
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
+from matplotlib.cm import ScalarMappable
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.table import Cell
@@ -444,35 +447,29 @@ def _touched(artist) -> bool:
     return any(a.stale for a in _artists(artist))
 
 
-def _unmarked_state(artist) -> tuple | None:
-    """What some setters change without marking the artist stale (`Explorer._mark_new_arrays`): objects
-    compared by identity (a path, a list of paths), arrays and numbers as copies."""
-    from matplotlib.collections import Collection
-    from matplotlib.lines import AxLine
-    from matplotlib.patches import Patch
-
-    if isinstance(artist, Collection):
-        array = artist.get_array()
-        return (artist._paths, None if array is None else np.ma.array(array, copy=True))
-    if isinstance(artist, AxLine):
-        return (np.array([*artist._xy1, *(artist._xy2 or (np.nan,) * 2), artist._slope or np.nan], float),)
-    if isinstance(artist, Patch):
-        transform = getattr(artist, "_patch_transform", None)  # Arrow.set_data sets it; others at draw
-        return (artist.get_path(), None if transform is None else transform.get_matrix().copy())
-    return None
-
-
-def _same(old, now) -> bool:
-    """Whether a part of `_unmarked_state` is unchanged: arrays by value (masks and NaN too), the rest by
-    identity."""
-    if isinstance(now, np.ndarray) and isinstance(old, np.ndarray):
-        try:
-            if old.shape != now.shape or not np.array_equal(np.ma.getmaskarray(old), np.ma.getmaskarray(now)):
-                return False
-            return np.array_equal(np.ma.getdata(old), np.ma.getdata(now), equal_nan=now.dtype.kind in "fc")
-        except (TypeError, ValueError):
-            return False
-    return old is now
+def _unmarked_state(artist, leaf: bool) -> tuple | None:
+    """What a setter may change without marking the artist stale (`Explorer._mark_unmarked_changes`): the
+    artist's attributes and its font's (compared by identity: matplotlib's setters assign new objects:
+    set_paths, set_path, set_capstyle, set_offset_transform, set_parse_math, set_math_fontfamily, an axline's
+    set_slope), its data array and, for a leaf, the matrices of its affine transforms other than its
+    containers' own (compared by value: an image's array or an Affine2D changed in place, inside a sum too).
+    None for a figure, subfigure or axes: what changes in them is in the layout key."""
+    if isinstance(artist, Figure | SubFigure | Axes):
+        return None
+    attributes = vars(artist)
+    font = attributes.get("_fontproperties")
+    values = ()
+    if isinstance(artist, ScalarMappable) and artist.get_array() is not None:
+        array = np.ma.asarray(artist.get_array())
+        values = (array.dtype.str, array.shape, array.data.tobytes(), np.ma.getmaskarray(array).tobytes())
+    if leaf:  # an artist inside a leaf (a tick label, a legend's text) is placed by that leaf
+        boxes = (artist.axes, artist.get_figure(root=False))
+        own = [getattr(b, n, None) for b in boxes for n in ("transData", "transAxes", "transSubfigure")]
+        for name in ("_transform", "_patch_transform", "_offset_transform"):
+            t = attributes.get(name)  # the containers' own transforms are in the layout key
+            if getattr(t, "is_affine", False) and not any(t is o for o in own):
+                values += (t.get_matrix().tobytes(),)
+    return tuple(attributes), tuple(attributes.values()) + (tuple(vars(font).values()) if font else ()), values
 
 
 def _tick_key(axis) -> tuple:
@@ -488,8 +485,6 @@ def _tick_key(axis) -> tuple:
 
 def _containers(figure: Figure) -> list:
     """The figure, its subfigures and every axes (insets too): the artists that draw their children."""
-    from matplotlib.axes import Axes
-
     found, stack = [], [figure]
     while stack:
         box = stack.pop()
@@ -503,8 +498,6 @@ def _tree(figure: Figure) -> dict:
     reaches one by one. Only a Figure, a SubFigure and an Axes (an inset too) draw their children
     themselves (`_containers`, which lists a parent before its children); any other artist (an Axis with
     its ticks, a legend, a text with its arrow) is a leaf."""
-    from matplotlib.axes import Axes
-
     leaves, chains = {}, {id(figure): (figure,)}
     for box in _containers(figure):
         for child in box.get_children():
@@ -852,7 +845,7 @@ class Explorer:
         self._parts = {}  # kept pixels: ("before", k) the canvas before leaf k, ("leaf", k) its layers (_blit)
         self._placed = set()  # places in _order of artists placed from others (_dependents), per layout
         self._ticks = {}  # id(axis) -> its ticks and tick labels at the last render (_tick_key)
-        self._arrays = {}  # id(collection) -> its array when last drawn (_mark_new_arrays)
+        self._unmarked = {}  # id(artist) -> (artist, its _unmarked_state after the last render)
         self._shown: OrderedDict = OrderedDict()  # values -> PNG already drawn for them (see redraw)
         self._shown_bytes = 0
         self.renders = 0  # pictures put in the widget (drawn, or taken from those already drawn)
@@ -1047,30 +1040,36 @@ class Explorer:
         harder). Only what update() changed is redrawn over a kept background where that gives the
         same pixels (`_blit`); `full` draws the whole figure."""
         canvas = self.figure.canvas
-        self._mark_new_arrays()
+        self._mark_unmarked_changes()
         with _layouts_remembered(_caching_renderer(canvas)):
             changed = self._changed()
             if full or not changed or not self._blit_or_not(canvas, changed):
                 self._draw_whole(canvas)
-        for artist in _artists(self.figure):  # drawn: what the next update() changes is what is stale then
-            artist.stale = False
+        self._keep_unmarked()
         return self._png(canvas)
 
-    def _mark_new_arrays(self) -> None:
-        """Changes some setters make without marking the artist stale: Collection.set_array (pcolormesh,
-        scatter colours) and set_paths, PathPatch.set_path, Arrow.set_data, an axline's set_xy1/set_xy2/
-        set_slope. Each such state is compared with the one drawn last; an artist whose state differs is
-        marked changed."""
-        kept = {}
+    def _mark_unmarked_changes(self) -> None:
+        """Changes some setters make without marking the artist stale (Collection.set_array and set_paths,
+        PathPatch.set_path, Text.set_math_fontfamily, ...): each artist's `_unmarked_state` is compared with
+        the one kept after the last render; an artist whose state differs is marked changed."""
+        leaves = _tree(self.figure)
         for artist in _artists(self.figure):
-            now = _unmarked_state(artist)
-            if now is None:
-                continue
-            old = self._arrays.get(id(artist))
-            if old is None or not all(_same(a, b) for a, b in zip(old, now, strict=True)):
-                artist.stale = True
-            kept[id(artist)] = now
-        self._arrays = kept
+            now = _unmarked_state(artist, id(artist) in leaves)
+            was, old = self._unmarked.get(id(artist), (None, None))
+            if now is None or (was is artist and old[::2] == now[::2] and all(map(operator.is_, old[1], now[1]))):
+                continue  # names and values equal, the same objects in the attributes
+            artist.stale = True
+
+    def _keep_unmarked(self) -> None:
+        """After a render: every artist's `_unmarked_state` as drawn (`_mark_unmarked_changes` compares with it),
+        and nothing stale (what the next update() changes is what is stale then)."""
+        kept, leaves = {}, _tree(self.figure)
+        for artist in _artists(self.figure):
+            artist.stale = False
+            state = _unmarked_state(artist, id(artist) in leaves)
+            if state is not None:
+                kept[id(artist)] = (artist, state)
+        self._unmarked = kept
 
     @staticmethod
     def _png(canvas) -> bytes:
@@ -1177,7 +1176,6 @@ class Explorer:
         first frame of a layout, a layout engine that may move axes). Kept pixels holding a changed leaf are
         dropped. Leaves placed from others count as changed whenever anything is; an axes' titles whenever
         an axis they are placed from changed (Axes.draw places them from tick labels: `_title_axes`)."""
-        from matplotlib.axes import Axes
         from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
         layout = self._layout_key()

@@ -341,17 +341,18 @@ def test_a_hand_move_draws_the_next_value_ahead():
 
 
 def contract_breaker():
-    """An update that breaks the setter contract at n = 5 only: the number is written into the text's
-    attribute, so nothing marks it changed and a blit leaves the old number in the background."""
+    """An update that breaks the setter contract at n = 5 only: a triangle's corners are changed in place
+    (no setter, no new object), so nothing marks it changed and a blit leaves the old triangle in the
+    background."""
     fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
     ax.set(xlim=(0, 9), ylim=(0, 9))
     (line,) = ax.plot([0, 9], [1, 1])
-    text = ax.text(1, 7, "1", zorder=1)  # under the line: in the kept background
+    triangle = ax.fill([1, 3, 2], [6, 6, 8], zorder=1)[0]  # under the line: in the kept background
 
     def update(n):
         line.set_ydata([n, n])
         if n == 5:
-            text._text = "5"  # not text.set_text: no stale mark
+            triangle.get_xy()[:, 1] -= 3  # the path's own vertices: not triangle.set_xy
 
     return Explorer(fig, update, {"n": widgets.IntSlider(value=1, min=1, max=9)})
 
@@ -864,6 +865,69 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_21_cases():
     blitting = (path_patch, arrow, patch_collection, axline, axline_xy2, table_cell)
     _match_fresh_whole_draws({with_text(c): moves for c in blitting}, blits=True)
     _match_fresh_whole_draws({with_text(secondary_axis): moves})
+
+
+def test_blitted_frames_match_a_fresh_whole_draw_after_setters_that_mark_nothing():
+    """Setters that mark nothing stale, seen by comparing each artist's attributes (and its font's) by
+    identity, its affine transforms' matrices and its data array with those after the last render
+    (`_unmarked_state`): a line collection's cap and join styles, a collection's offset transform and
+    hatch line width, a text's math parsing and math font, an image's array changed in place, a rotation
+    changed in place inside a patch's transform, an annotation's point assigned to its attribute. Each with
+    a text changed in the same moves (blitted)."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.transforms import Affine2D
+
+    def two():
+        return {"a": widgets.IntSlider(value=1, min=0, max=9), "b": widgets.IntSlider(value=1, min=0, max=9)}
+
+    def with_text(change):
+        def make():
+            fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
+            ax.set(xlim=(0, 10), ylim=(0, 10))
+            text = ax.text(1, 9, "0", zorder=5)
+            changer = change(fig, ax)
+            return Explorer(fig, lambda a, b: (text.set_text(str(a)), changer(b)), two())
+
+        make.__name__ = change.__name__
+        return make
+
+    def capstyle(fig, ax):
+        lines = ax.add_collection(LineCollection([[(2, 2), (8, 2)], [(2, 5), (6, 8)]], linewidths=14))
+        return lambda b: (lines.set_capstyle("round" if b % 2 else "butt"), lines.set_joinstyle("bevel"))
+
+    def offset_transform(fig, ax):
+        dots = ax.scatter([2, 4], [3, 3], s=300)
+        return lambda b: dots.set_offset_transform(ax.transData if b % 2 else ax.transAxes)
+
+    def hatch_linewidth(fig, ax):
+        bars = ax.fill_between([1, 8], [1, 1], [7, 7], hatch="//", facecolor="none")
+        return lambda b: bars.set_hatch_linewidth(1 + b)
+
+    def parse_math(fig, ax):
+        formula = ax.text(2, 4, r"$x^2$ 식", fontsize=14)
+        return lambda b: formula.set_parse_math(b % 2 == 0)
+
+    def math_fontfamily(fig, ax):
+        formula = ax.text(2, 4, r"$\sum x_i$", fontsize=18)
+        return lambda b: formula.set_math_fontfamily("cm" if b % 2 else "dejavusans")
+
+    def image_in_place(fig, ax):
+        image = ax.imshow(np.zeros((3, 3)), extent=(1, 8, 1, 7), vmin=0, vmax=9)
+        return lambda b: image.get_array().__setitem__((1, 1), b)
+
+    def rotation_in_place(fig, ax):
+        turn = Affine2D()
+        ax.add_patch(plt.Rectangle((4, 4), 3, 1, transform=turn + ax.transData))
+        return lambda b: turn.clear().rotate_deg_around(5, 5, 10 * b)
+
+    def attribute_assigned(fig, ax):
+        note = ax.annotate("여기", xy=(2, 2), xytext=(5, 5), arrowprops={"arrowstyle": "->"})
+        return lambda b: setattr(note, "xy", (b, 2))  # not a setter: a new object in an attribute
+
+    moves = [{"a": 3}, {"b": 2}, {"a": 5}, {"b": 6}, {"a": 1}, {"b": 3}, {"a": 7}]
+    cases = (capstyle, offset_transform, hatch_linewidth, parse_math, math_fontfamily, image_in_place)
+    cases += (rotation_in_place, attribute_assigned)
+    _match_fresh_whole_draws({with_text(c): moves for c in cases}, blits=True)
 
 
 def test_an_error_inside_blitting_draws_whole(monkeypatch):
