@@ -6,9 +6,9 @@ and puts the figure, redrawn in place as a PNG, into an ``Image`` widget (``Expl
 values shown before are kept; ``_draw_ahead``: a hand's next value is drawn ahead; ``_blit``: only what
 changed is redrawn). Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
 
-Without a kernel (the static site and decks) an explorer plays frames drawn in advance
-(``export_frames``, run by tools/explorer_frames.py through ``COURSE_EXPLORER_FRAMES``): the controls'
-joint grid up to ``max_frames``, else one line per control through the defaults. The figure is fitted to
+Without a kernel (the static site and decks) an explorer plays frames drawn in advance by tools/explorer_export.py
+(imported only under ``COURSE_EXPLORER_FRAMES``, set by tools/explorer_frames.py): the controls' joint grid up to
+``max_frames``, else one line per control, or a ``Drawing`` the page draws itself. The figure is fitted to
 its canvas once (``fit_figure``); under ``COURSE_CHECK_FIGURES=1`` (tests, nbval) an explorer whose text
 leaves the canvas is refused and every blitted frame is compared with a whole draw.
 """
@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
-import json
 import math
 import operator
 import os
@@ -36,13 +34,12 @@ from matplotlib.axes._secondary_axes import SecondaryAxis
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.cm import ScalarMappable
-from matplotlib.colors import to_hex
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.table import Cell
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-__all__ = ["Drawing", "Explorer", "default_frames", "every_value", "fit_figure", "softmax_bars", "texts_outside"]
+__all__ = ["Drawing", "Explorer", "fit_figure", "softmax_bars", "texts_outside"]
 
 FRAMES_ENV = "COURSE_EXPLORER_FRAMES"  # a folder: explorers export their frames there (tools/explorer_frames.py)
 CHECK_ENV = "COURSE_CHECK_FIGURES"  # "1": an explorer whose text leaves the canvas is an error (tests set it)
@@ -54,16 +51,6 @@ class BlitMismatch(AssertionError):
 
 MAX_FRAMES = 256  # per explorer: the controls' joint grid up to this many frames, else one line per control
 FIT_PAD = 4  # pixels kept free between the outermost text and the canvas edge when a figure is fitted
-MAX_ALL_VALUES = 40  # a slider with at most this many positions plays every one of them
-SPACED = 30  # otherwise about this many, evenly spaced, ends and default included
-
-
-def _spaced(n: int, keep: int) -> list[int]:
-    """About SPACED indices out of range(n), evenly spaced, with 0, n-1 and `keep`."""
-    if n <= MAX_ALL_VALUES:
-        return list(range(n))
-    picked = {round(i * (n - 1) / (SPACED - 1)) for i in range(SPACED)} | {0, n - 1, keep}
-    return sorted(picked)
 
 
 def _step_count(low: float, high: float, step: float) -> int:
@@ -71,52 +58,10 @@ def _step_count(low: float, high: float, step: float) -> int:
     return int(math.floor((high - low) / step + 1e-9)) + 1
 
 
-def _step_values(low: float, high: float, step: float, default: float, spaced: bool = True) -> list[float]:
-    n = _step_count(low, high, step)
-    keep = min(range(n), key=lambda k: abs(low + k * step - default))
-    values = [round(low + k * step, 12) for k in (_spaced(n, keep) if spaced else range(n))]
-    values[values.index(round(low + keep * step, 12))] = default  # the exact default value is a frame
-    return values
-
-
-def default_frames(widget) -> list:
-    """The values a control plays without a kernel: every option, both checkbox states, every slider
-    position up to MAX_ALL_VALUES, otherwise about SPACED evenly spaced ones (ends and default included)."""
-    import ipywidgets as widgets
-
-    if hasattr(widget, "_options_values"):  # SelectionSlider, Dropdown, ToggleButtons, RadioButtons, ...
-        return list(widget._options_values)
-    if isinstance(widget, widgets.Checkbox | widgets.ToggleButton):
-        return [False, True]
-    if isinstance(widget, widgets.FloatLogSlider):
-        exponent = math.log(widget.value, widget.base)
-        exps = _step_values(widget.min, widget.max, widget.step, exponent)
-        return [widget.value if e == exponent else round(widget.base**e, 12) for e in exps]
-    if isinstance(widget, widgets.IntSlider):
-        n = (widget.max - widget.min) // widget.step + 1
-        keep = (widget.value - widget.min) // widget.step
-        return [widget.min + k * widget.step for k in _spaced(n, keep)]
-    if isinstance(widget, widgets.FloatSlider):
-        return _step_values(widget.min, widget.max, widget.step, widget.value)
-    raise TypeError(f"no default frames for a {type(widget).__name__}; pass frames={{name: [values]}} to Explorer")
-
-
-def every_value(widget) -> list:
-    """Every value a control can take (a slider's every step): what a picture drawn in the browser
-    (a `Drawing`) is drawn for; no frames are precomputed, so nothing has to be left out."""
-    import ipywidgets as widgets
-
-    if isinstance(widget, widgets.FloatSlider):  # the exact default value is one of them
-        return _step_values(widget.min, widget.max, widget.step, widget.value, spaced=False)
-    if isinstance(widget, widgets.IntSlider):
-        return list(range(widget.min, widget.max + 1, widget.step))
-    return default_frames(widget)
-
-
 def _steps(widget):
     """A control's positions as (count, value at k, position of a value), computed rather than listed (a
-    slider may have millions): the values `every_value` gives for a slider (floats rounded to 12 digits, or
-    12 significant ones on a log slider), or a selector's options; None for any other control."""
+    slider may have millions): the values tools/explorer_export.py's `every_value` gives a slider (floats
+    rounded to 12 digits, or 12 significant ones on a log slider), or a selector's options; otherwise None."""
     import ipywidgets as widgets
 
     if hasattr(widget, "_options_values"):
@@ -136,23 +81,6 @@ def _steps(widget):
 
         return count, value_at, lambda v: round((math.log(v, base) - low) / step)
     return None
-
-
-def readout(widget, value) -> str:
-    """The text the live widget shows next to the control for `value` (its readout or option label)."""
-    if hasattr(widget, "_options_values"):
-        return str(widget._options_labels[list(widget._options_values).index(value)])
-    if isinstance(value, bool):
-        return "✓" if value else ""
-    fmt = getattr(widget, "readout_format", None)
-    if not fmt:
-        return str(value)
-    if fmt.endswith("g") and "#" not in fmt and "~" not in fmt:
-        fmt = "#" + fmt  # d3-format's "g" keeps trailing zeros (1 -> "1.00"), like Python's "#g"
-    try:
-        return format(value, fmt.replace("~", ""))
-    except ValueError:
-        return str(value)
 
 
 def _figure_texts(figure: Figure):
@@ -218,37 +146,6 @@ def _overflow(figure: Figure) -> tuple[dict[str, float], list[str]]:
         if legend is not None and shown and legend.get_visible():
             measure("legend box", legend.get_window_extent(renderer))
     return sides, found
-
-
-def _overlap(a, b):
-    """The part two boxes share, if more than a pixel each way (None otherwise)."""
-    cut = Bbox.intersection(a, b)
-    return cut if cut is not None and cut.width > 1 and cut.height > 1 else None
-
-
-def _texts_over_other_axes(figure: Figure) -> list[str]:
-    """The texts one axes draws (tick labels, axis labels, titles, free texts) that reach into another
-    axes' box, as readable descriptions: 06's row names once covered the left heatmap's last column, and
-    09's right "쿼리(query)" the left heatmap's edge (both laid out before their labels were set). Axes
-    that share a box with the text's own axes (twins, insets) do not count. (An axis label does not cover
-    its own tick labels unless set_label_coords fixed it: matplotlib moves it outward, and texts_outside
-    finds it if it leaves the canvas. Texts set where tick labels would sit, such as 06's row names and 09's
-    token names, are not tick labels: their axis label is moved past them by labelpad (09's token_names),
-    and nothing here checks overlaps inside one axes.)"""
-    renderer = figure.canvas.get_renderer()
-    shown = [ax for ax in figure.axes if ax.get_visible()]
-    found = []
-    for own, (name, text) in ((ax, named) for ax in shown for named in _axes_texts(ax)):
-        if not text.get_visible() or not text.get_text().strip():
-            continue
-        box = text.get_window_extent(renderer)
-        for other in shown:
-            if other is own or _overlap(other.bbox, own.bbox):
-                continue
-            cut = _overlap(box, other.bbox)
-            if cut:
-                found.append(f"{name} {text.get_text()!r} over another axes ({cut.width:.0f}x{cut.height:.0f} px)")
-    return found
 
 
 def texts_outside(figure: Figure) -> list[str]:
@@ -681,55 +578,20 @@ def _dependents(figure: Figure) -> list:
     return found
 
 
-def control_kind(widget) -> str:
-    import ipywidgets as widgets
-
-    if isinstance(widget, widgets.Checkbox | widgets.ToggleButton):
-        return "checkbox"
-    if isinstance(widget, widgets.Dropdown | widgets.ToggleButtons | widgets.RadioButtons | widgets.Select):
-        return "select"
-    return "slider"
-
-
 class Drawing:
     """A picture the static player draws itself, for whatever values the controls show, where the
     controls' joint grid is too large to precompute (01's four sliders of 101 steps: 101**4 states).
 
-    kind    the player's drawer for it (tools/explorer_player.py, COURSE_DRAWERS)
+    kind    the player's drawer (tools/explorer_player.py, COURSE_DRAWERS), its spec (tools/explorer_export.py SPECS)
     moving  the artists the drawer draws; they are left out of the one frame exported, the background
             the drawer draws on
-    spec    ``spec(figure) -> dict``: what the drawer needs, JSON-able, lengths in the figure's pixels
-            (origin top left); called on export, after the figure was fitted and drawn
+    params  what the spec reads on export, after the figure was fitted and drawn: ``SPECS[kind](figure, **params)``
     """
 
-    def __init__(self, kind: str, moving: list, spec: Callable[[Figure], dict]):
+    def __init__(self, kind: str, moving: list, params: Mapping[str, object] | None = None):
         if not moving:
             raise ValueError("a Drawing needs the artists the browser draws (moving), none were given")
-        self.kind, self.moving, self.spec = kind, list(moving), spec
-
-
-def _pixels(figure: Figure, points) -> list[list[float]]:
-    """Display points (origin bottom left) -> the PNG's pixels (origin top left), rounded to 0.01 px."""
-    height = figure.bbox.height
-    return [[round(float(x), 2), round(float(height - y), 2)] for x, y in points]
-
-
-def _panel(ax) -> dict:
-    """An axes as the drawer sees it: its box in pixels and the data limits mapped onto it (linear)."""
-    (x0, top), (x1, bottom) = _pixels(ax.figure, [(ax.bbox.x0, ax.bbox.y1), (ax.bbox.x1, ax.bbox.y0)])
-    return {
-        "box": [x0, top, x1, bottom],
-        "xlim": list(map(float, ax.get_xlim())),
-        "ylim": list(map(float, ax.get_ylim())),
-    }
-
-
-def _font(text) -> dict:
-    return {
-        "size": round(text.get_fontsize() * text.figure.dpi / 72, 2),
-        "color": to_hex(text.get_color()),
-        "weight": str(text.get_fontweight()),
-    }
+        self.kind, self.moving, self.params = kind, list(moving), dict(params or {})
 
 
 def softmax_bars(ax_scores, ax_weights, values=None, *, negative="tab:red", positive="tab:gray") -> Drawing:
@@ -737,7 +599,7 @@ def softmax_bars(ax_scores, ax_weights, values=None, *, negative="tab:red", posi
     otherwise) over a zero line, softmax-weight bars with their values ("<0.01" below 0.005), and the
     weights panel's title: the weighted sum of `values` ("가중합 = x.xx"), or a fixed title without values.
     The axes must hold exactly those artists (01's `softmax_panels`); the browser computes softmax in
-    float64 with the largest score subtracted, as 01's `softmax` does."""
+    float64 with the largest score subtracted, as 01's `softmax` does (its spec: tools/explorer_export.py)."""
     score_bars, weight_bars = list(ax_scores.patches), list(ax_weights.patches)
     zero_lines, labels = list(ax_scores.lines), list(ax_weights.texts)
     if not (len(score_bars) == len(weight_bars) == len(labels) > 0 and len(zero_lines) == 1):
@@ -750,41 +612,9 @@ def softmax_bars(ax_scores, ax_weights, values=None, *, negative="tab:red", posi
     if v is not None and len(v) != len(score_bars):
         raise ValueError(f"values must have one number per bar ({len(score_bars)}), got {len(v)}")
     title = ax_weights.title
-
-    def spec(figure: Figure) -> dict:
-        renderer = figure.canvas.get_renderer()
-        label = labels[0]
-        # va="bottom": the label's box starts at its anchor; its baseline sits the descent of "lp" above.
-        descent = renderer.get_text_width_height_descent("lp", label.get_fontproperties(), ismath=False)[2]
-        line = zero_lines[0]
-        return {
-            "scores": {
-                **_panel(ax_scores),
-                "bars": [[b.get_x(), b.get_width()] for b in score_bars],
-                "negative": to_hex(negative),
-                "positive": to_hex(positive),
-                "zero": {"color": to_hex(line.get_color()), "width": round(line.get_linewidth() * figure.dpi / 72, 2)},
-            },
-            "weights": {
-                **_panel(ax_weights),
-                "bars": [[b.get_x(), b.get_width()] for b in weight_bars],
-                "color": to_hex(weight_bars[0].get_facecolor()),
-                "label": {
-                    **_font(label),
-                    "x": [float(t.get_position()[0]) for t in labels],
-                    "descent": round(float(descent), 2),
-                },
-            },
-            "title": {
-                **_font(title),
-                "at": _pixels(figure, [title.get_transform().transform(title.get_position())])[0],
-                "text": "소프트맥스 가중치: 양수, 합 1" if v is None else None,
-                "prefix": "가중합 = ",
-            },
-            "values": v,
-        }
-
-    return Drawing("softmax-bars", [*score_bars, *zero_lines, *weight_bars, *labels, title], spec)
+    params = dict(axes=(ax_scores, ax_weights), colours=(negative, positive), values=v)
+    params["artists"] = (score_bars, zero_lines, weight_bars, labels, title)
+    return Drawing("softmax-bars", [*score_bars, *zero_lines, *weight_bars, *labels, title], params)
 
 
 class Explorer:
@@ -794,11 +624,11 @@ class Explorer:
     update   ``update(**values)`` changes the figure's artists for the controls' current values
     controls ``{name: widget}``; names are the keyword arguments of ``update``
     frames   optional ``{name: [values]}``: the values each control plays without a kernel (the static
-             site and decks); controls left out get ``default_frames(widget)``
+             site and decks); controls left out get tools/explorer_export.py's ``default_frames(widget)``
     max_frames  the most frames precomputed for this explorer: the controls' joint grid when it has at
              most this many points, else one line per control (coarser ``frames`` keep the joint grid)
-    drawing  optional `Drawing`: the static player draws the picture itself for any values (every
-             slider step, see `every_value`) on one exported background frame, instead of swapping frames
+    drawing  optional `Drawing`: the static player draws the picture itself for any values (every slider
+             step, tools/explorer_export.py's `every_value`) on one exported background, not swapping frames
     """
 
     def __init__(
@@ -834,8 +664,7 @@ class Explorer:
         if drawing is not None and not isinstance(drawing, Drawing):
             raise TypeError(f"drawing must be a helpers.widgets.Drawing, got {type(drawing).__name__}")
         self.drawing = drawing
-        values = every_value if drawing else default_frames
-        self.frames = {name: list((frames or {}).get(name) or values(w)) for name, w in self.controls.items()}
+        self.frames_given, self.first_values = dict(frames or {}), self.values  # tools/explorer_export.py: frames_of
         if not isinstance(max_frames, int) or max_frames < 1:
             raise ValueError(f"max_frames must be a positive int, got {max_frames!r}")
         self.max_frames = max_frames
@@ -874,100 +703,10 @@ class Explorer:
             outside = _overflow(figure)[1]
             if outside:
                 raise ValueError(f"explorer text leaves the canvas: {'; '.join(outside)}")
-        if os.environ.get(FRAMES_ENV):
-            self.export_frames(os.environ[FRAMES_ENV])
+        if os.environ.get(FRAMES_ENV):  # the site build (tools/explorer_frames.py): never in a learner's kernel
+            from tools.explorer_export import export_frames
 
-    def frame_grid(self) -> tuple[str, list[tuple[int, ...]]]:
-        """("grid", every combination of the controls' values) when that is at most max_frames points,
-        else ("axes", each control over its values with the others at their defaults); ("drawn", the
-        defaults only) for an explorer with a `Drawing`, whose player draws every point; each point is a
-        tuple of indices into self.frames' lists (the player's frame key is the indices joined by ",")."""
-        names = list(self.controls)
-        sizes = [len(self.frames[n]) for n in names]
-        defaults = tuple(self.default_index(n) for n in names)
-        if self.drawing:  # one background frame; the player draws the rest for every point
-            return "drawn", [defaults]
-        if math.prod(sizes) <= self.max_frames:
-            return "grid", list(itertools.product(*(range(k) for k in sizes)))
-        points = [defaults]
-        for axis, size in enumerate(sizes):
-            points += [defaults[:axis] + (i,) + defaults[axis + 1 :] for i in range(size) if i != defaults[axis]]
-        return "axes", points
-
-    def default_index(self, name: str) -> int:
-        values, current = self.frames[name], self.controls[name].value
-        if current in values:
-            return values.index(current)
-        try:  # declared frames without the current value: the nearest one
-            return min(range(len(values)), key=lambda i: abs(values[i] - current))
-        except TypeError:
-            return 0
-
-    def export_frames(self, folder) -> dict:
-        """Draw every grid point (update + render_png, the live widgets untouched), write
-        <folder>/<n>/<k>.png and <folder>/<n>/manifest.json, then redraw the current values."""
-        from pathlib import Path
-
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        number = len([p for p in folder.iterdir() if p.is_dir()])
-        out = folder / f"{number:02d}"
-        out.mkdir()
-        mode, points = self.frame_grid()
-        names = list(self.controls)
-        frames, outside = [], {}
-        try:
-            for k, point in enumerate(points):
-                self.update(**{n: self.frames[n][i] for n, i in zip(names, point)})
-                if self.drawing:  # the background: everything but what the player draws
-                    self.figure.canvas.draw()  # positions as the whole figure lays them out (titles move)
-                    clipped = _overflow(self.figure)[1]  # the whole picture, as the page shows it drawn
-                    size = list(self.figure.canvas.get_width_height())  # the PNG's pixels: the SVG's viewBox
-                    drawing = {"kind": self.drawing.kind, "size": size, **self.drawing.spec(self.figure)}
-                    shown = [a.get_visible() for a in self.drawing.moving]
-                    for artist in self.drawing.moving:
-                        artist.set_visible(False)
-                    try:
-                        (out / f"{k:03d}.png").write_bytes(self.render_png(full=True))
-                    finally:
-                        for artist, visible in zip(self.drawing.moving, shown):
-                            artist.set_visible(visible)
-                else:  # drawn whole: the static frames never depend on _blit (tests compare them with it)
-                    (out / f"{k:03d}.png").write_bytes(self.render_png(full=True))
-                    clipped = _overflow(self.figure)[1]  # the canvas was just drawn: only text boxes are measured
-                frames.append({"index": list(point), "file": f"{k:03d}.png"})
-                clipped += _texts_over_other_axes(self.figure)  # drawn just now: positions are current
-                if clipped:
-                    outside[",".join(map(str, point))] = clipped
-        finally:
-            renders, drawn = self.renders, self.drawn
-            self.redraw()  # the current values again (not counted: the notebook's own checks count renders)
-            self.renders, self.drawn = renders, drawn
-        controls = []
-        for name in names:
-            widget = self.controls[name]
-            controls.append(
-                {
-                    "name": name,
-                    "kind": control_kind(widget),
-                    "description": str(getattr(widget, "description", "") or name),
-                    "values": [v if isinstance(v, bool | int | float | str) else repr(v) for v in self.frames[name]],
-                    "labels": [readout(widget, v) for v in self.frames[name]],
-                    "default": self.default_index(name),
-                }
-            )
-        manifest = {
-            "model_id": self.widget.model_id,
-            "mode": mode,
-            "controls": controls,
-            "frames": frames,
-            "width": self.image.layout.width,
-            "outside": outside,  # frame key -> the texts that leave the canvas or cover another axes there (none, we hope)
-        }
-        if self.drawing:
-            manifest["drawing"] = drawing
-        (out / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
-        return manifest
+            export_frames(self, os.environ[FRAMES_ENV])
 
     @property
     def values(self) -> dict:

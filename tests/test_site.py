@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
-from tools import build_site, explorer_frames, export_slides
+from tools import build_site, explorer_export, explorer_frames, export_slides
 from tools.browser_support import ROOT, artifact, chromium, explorer_cells, skip_or_fail
 
 NUMBERS = ["04", "05"]
@@ -88,12 +88,13 @@ _course_widgets.Explorer.__init__ = _course_record
 """
 
 DRAW = """import base64 as _b64, json as _json
+from tools.explorer_export import frame_grid as _course_grid, frames_of as _course_frames
 _course_by_model = {e.widget.model_id: e for e in _course_explorers}
 _course_pngs = []
 for _ex in [_course_by_model[m] for m in MODEL_IDS if m in _course_by_model]:
-    _drawn = {}
-    for _point in _ex.frame_grid()[1]:
-        _ex.set(**{_n: _ex.frames[_n][_i] for _n, _i in zip(_ex.controls, _point)})
+    _drawn, _frames = {}, _course_frames(_ex)
+    for _point in _course_grid(_ex, _frames)[1]:
+        _ex.set(**{_n: _frames[_n][_i] for _n, _i in zip(_ex.controls, _point)})
         _drawn[",".join(map(str, _point))] = _b64.b64encode(_ex.png).decode()
     _course_pngs.append(_drawn)
 print(_json.dumps(_course_pngs))
@@ -506,7 +507,7 @@ def test_every_explorer_of_the_built_site_moves():
 @pytest.mark.sweep
 def test_no_exported_frame_leaves_the_canvas():
     """Every explorer's frames are its joint grid or drawn by the page (01), and every frame of every explorer the site build exported keeps its texts and legend frames on the
-    canvas (Explorer.export_frames measures each frame; fit_figure only sees the first)."""
+    canvas (tools/explorer_export.py's export_frames measures each frame; fit_figure only sees the first)."""
     require_built_site()
     notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     current = [explorer_frames.CACHE / nb.stem / explorer_frames.source_hash(nb) for nb in notebooks]
@@ -827,7 +828,8 @@ def assert_same_picture(shown: dict, want: dict, where: str) -> None:
 
 
 def values_at(live, idx: list[int]) -> list[float]:
-    return [live.frames[name][k] for name, k in zip(live.controls, idx)]
+    frames = explorer_export.frames_of(live)
+    return [frames[name][k] for name, k in zip(live.controls, idx)]
 
 
 @pytest.mark.notebook("01")

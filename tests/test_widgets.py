@@ -9,7 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from helpers.widgets import Explorer, default_frames
+from helpers.widgets import Explorer
+from tools.explorer_export import default_frames, default_index, export_frames, frame_grid, frames_of
 
 
 def make(**control_kw):
@@ -167,11 +168,41 @@ def test_default_frames_follow_the_widget():
     assert 20 <= len(logs) <= 40 and 1.0 in logs and abs(logs[0] - 1e-3) < 1e-12 and abs(logs[-1] - 10) < 1e-9
 
 
+def test_a_slider_without_a_step_plays_evenly_spaced_values():
+    """FloatSlider(step=None) takes any value (ipywidgets allows it): it plays about SPACED evenly spaced
+    values from min to max with its exact default among them, live and in a Drawing's every_value too."""
+    from tools.explorer_export import SPACED, every_value
+
+    free = widgets.FloatSlider(value=0.37, min=0.0, max=2.0, step=None)
+    values = default_frames(free)
+    assert values == sorted(values) and values[0] == 0.0 and values[-1] == 2.0 and 0.37 in values
+    assert SPACED <= len(values) <= SPACED + 1 and every_value(free) == values
+    gaps = np.diff([v for v in values if v != 0.37])
+    assert np.allclose(gaps, 2.0 / (SPACED - 1)), "evenly spaced"
+    on_grid = widgets.FloatSlider(value=1.0, min=-1.0, max=1.0, step=None)
+    assert len(default_frames(on_grid)) == SPACED and default_frames(on_grid)[-1] == 1.0, "the default is not doubled"
+    ex = Explorer(plt.figure(figsize=(2, 1.5), dpi=40), lambda **kw: None, {"x": free})
+    assert frames_of(ex) == {"x": values} and frame_grid(ex) == ("grid", [(k,) for k in range(len(values))])
+
+
+def test_frames_are_taken_around_the_values_an_explorer_was_built_with():
+    """A notebook may move a control after building its explorer (02 does): the frames stay those of the
+    values it was built with, as the manifest exported at construction has them; a control with no default
+    frames fails on export (the live explorer works without them)."""
+    ex = Explorer(plt.figure(figsize=(2, 1.5), dpi=40), lambda **kw: None, {"n": widgets.IntSlider(value=37, max=100)})
+    before = frames_of(ex)
+    ex.set(n=50)
+    assert frames_of(ex) == before and 37 in before["n"] and 50 not in before["n"]
+    texts = Explorer(plt.figure(figsize=(2, 1.5), dpi=40), lambda **kw: None, {"t": widgets.Text(value="a")})
+    with pytest.raises(TypeError, match="no default frames for a Text"):
+        frames_of(texts)
+
+
 def test_frame_grid_is_the_joint_grid_up_to_max_frames():
     """Every combination of the controls' values is a frame (so any state a learner sets on the site
     has its own picture) up to max_frames; beyond, one line per control through the defaults."""
     ex, *_ = make()
-    mode, points = ex.frame_grid()
+    mode, points = frame_grid(ex)
     assert mode == "grid" and len(points) == 6 * 2 and len(set(points)) == 12
     fig, _ = plt.subplots(figsize=(2, 1.5), dpi=40)  # small: only the grid is looked at
     # 11's shape: a sentence selector (2), 6 layers, 12 heads = 144 frames, every one of them.
@@ -184,7 +215,7 @@ def test_frame_grid_is_the_joint_grid_up_to_max_frames():
             "head": widgets.IntSlider(value=2, max=11),
         },
     )
-    mode, points = three.frame_grid()
+    mode, points = frame_grid(three)
     assert mode == "grid" and sorted(points) == [(s, la, h) for s in range(2) for la in range(6) for h in range(12)]
     assert (1, 5, 11) in points, "the state the text of 11 names (layer 5, head 11) on the second sentence"
     # 03's shape: 8 options and a log slider over 41 steps (about 30 frames) still fit the default cap.
@@ -196,23 +227,23 @@ def test_frame_grid_is_the_joint_grid_up_to_max_frames():
             "scale": widgets.FloatLogSlider(value=1.0, base=10, min=0, max=2, step=0.05),
         },
     )
-    mode, points = query.frame_grid()
-    assert mode == "grid" and len(points) == 8 * len(query.frames["scale"]) <= 256
+    mode, points = frame_grid(query)
+    assert mode == "grid" and len(points) == 8 * len(frames_of(query)["scale"]) <= 256
     # Over the cap: one line per control, all through the defaults.
     controls = {"a": widgets.IntSlider(value=2, max=9), "b": widgets.IntSlider(value=5, max=9)}
-    assert Explorer(fig, lambda **kw: None, controls).frame_grid()[0] == "grid"
-    mode, points = Explorer(fig, lambda **kw: None, controls, max_frames=50).frame_grid()
+    assert frame_grid(Explorer(fig, lambda **kw: None, controls))[0] == "grid"
+    mode, points = frame_grid(Explorer(fig, lambda **kw: None, controls, max_frames=50))
     assert mode == "axes" and len(points) == 1 + 9 + 9 and points[0] == (2, 5)
     assert all(p[0] == 2 or p[1] == 5 for p in points)
     # Coarser declared values keep a large explorer on its joint grid.
     coarse = Explorer(fig, lambda **kw: None, controls, max_frames=50, frames={"a": [0, 2, 9], "b": [0, 5, 9]})
-    assert coarse.frame_grid() == ("grid", [(i, j) for i in range(3) for j in range(3)])
+    assert frame_grid(coarse) == ("grid", [(i, j) for i in range(3) for j in range(3)])
     with pytest.raises(KeyError, match="unknown"):
         Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider()}, frames={"z": [1]})
     with pytest.raises(ValueError, match="max_frames"):
         Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider()}, max_frames=0)
     declared = Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider(value=2, max=90)}, frames={"a": [0, 2, 90]})
-    assert declared.frames == {"a": [0, 2, 90]} and declared.frame_grid() == ("grid", [(0,), (1,), (2,)])
+    assert frames_of(declared) == {"a": [0, 2, 90]} and frame_grid(declared) == ("grid", [(0,), (1,), (2,)])
 
 
 def test_exported_frames_are_the_live_pictures(tmp_path):
@@ -220,15 +251,16 @@ def test_exported_frames_are_the_live_pictures(tmp_path):
     byte for byte what the live explorer shows after set(...) to the same values."""
     ex, _, _, _, calls = make()
     first, renders = ex.png, ex.renders
-    manifest = ex.export_frames(tmp_path)
+    manifest = export_frames(ex, tmp_path)
     assert ex.png == first and ex.renders == renders and ex.values == {"scale": 1.0, "shape": "up"}
     assert [c["name"] for c in manifest["controls"]] == ["scale", "shape"]
     assert manifest["controls"][0]["labels"][:2] == ["0.50", "1.00"] and manifest["controls"][1]["kind"] == "select"
     assert len(manifest["frames"]) == 12 and len(list((tmp_path / "00").glob("*.png"))) == 12
     assert manifest["mode"] == "grid" and manifest["outside"] == {}, "every frame's texts inside the canvas"
+    frames = frames_of(ex)
     for frame in manifest["frames"]:
         i, j = frame["index"]
-        ex.set(scale=ex.frames["scale"][i], shape=ex.frames["shape"][j])
+        ex.set(scale=frames["scale"][i], shape=frames["shape"][j])
         assert (tmp_path / "00" / frame["file"]).read_bytes() == ex.png, frame
 
 
@@ -244,8 +276,8 @@ def test_blitted_frames_are_whole_draws():
     a kept background; every frame has the bytes of a whole draw (and a full draw leaves the next
     blitted frame right)."""
     ex, fig, ax, bars, calls = make()
-    for scale in ex.frames["scale"]:
-        for shape in ex.frames["shape"]:
+    for scale in frames_of(ex)["scale"]:
+        for shape in frames_of(ex)["shape"]:
             ex.set(scale=scale, shape=shape)
             assert ex.png == full_png(ex), (scale, shape)
     assert ex._blit_state is True, "blitting was not used"
@@ -1579,7 +1611,7 @@ def test_drawn_explorer_computes_what_01_draws(tmp_path):
     from tools import explorer_player
 
     ex = softmax_explorer_01()
-    manifest = ex.export_frames(tmp_path)
+    manifest = export_frames(ex, tmp_path)
     assert manifest["mode"] == "drawn" and len(manifest["frames"]) == 1 and manifest["outside"] == {}
     assert [len(c["values"]) for c in manifest["controls"]] == [101] * 4, "every slider step can be set"
     assert manifest["controls"][0]["values"][60] == 1.0 and manifest["controls"][3]["labels"][0] == "-5.00"
@@ -1588,7 +1620,7 @@ def test_drawn_explorer_computes_what_01_draws(tmp_path):
     values = [c["values"] for c in manifest["controls"]]
     rng = np.random.default_rng(1)
     states = [[v[50] for v in values], [v[0] for v in values], [v[100] for v in values], [-5.0, 5.0, -5.0, 5.0]]
-    states += [[ex.frames[n][ex.default_index(n)] for n in ex.controls]]
+    states += [[frames_of(ex)[n][default_index(ex, n)] for n in ex.controls]]
     states += [[v[k] for v, k in zip(values, rng.integers(0, 101, 4))] for _ in range(600)]
     got = run_node(
         explorer_player.DRAW_MATH_JS
@@ -1615,7 +1647,7 @@ def test_drawn_explorer_checks_its_input():
     with pytest.raises(ValueError, match="n score bars and one zero line"):
         softmax_bars(a, b)
     with pytest.raises(ValueError, match="moving"):
-        Drawing("softmax-bars", [], lambda f: {})
+        Drawing("softmax-bars", [], {})
     with pytest.raises(TypeError, match="helpers.widgets.Drawing"):
         Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider()}, drawing={"kind": "softmax-bars"})
     ex = softmax_explorer_01()
@@ -1631,7 +1663,7 @@ def test_texts_over_another_axes_are_found():
     """A frame's texts may not cover another axes (06's row names sat on the left heatmap);
     export_frames records them with the texts off the canvas, and the site test fails on any.
     Twin axes share a box and do not count."""
-    from helpers.widgets import _texts_over_other_axes
+    from tools.explorer_export import _texts_over_other_axes
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(6, 2.5), dpi=72)
     for ax in (left, right):

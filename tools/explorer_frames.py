@@ -5,11 +5,11 @@
 
 A copy of each executed notebook is run again (nbclient) with ``COURSE_EXPLORER_FRAMES=<folder>``;
 every ``helpers.widgets.Explorer`` built there walks its frame grid and writes PNGs and a manifest
-(see ``Explorer.export_frames``). The explorers are then put in the order of the widget outputs of
+(see tools/explorer_export.py, ``export_frames``). The explorers are then put in the order of the widget outputs of
 the notebook, so the k-th explorer matches the k-th widget output of the stored notebook.
 
-The result is cached in build/explorer-frames/NN_topic/ and keyed by a hash of the notebook and
-of every helpers/*.py source, so a rebuild that changed nothing runs no kernel at all.
+The result is cached in build/explorer-frames/NN_topic/ and keyed by a hash of the notebook, of every
+helpers/*.py source and of the two tools that draw them, so a rebuild that changed nothing runs no kernel at all.
 """
 
 from __future__ import annotations
@@ -33,9 +33,12 @@ MODES = ("compute", "cached", "reuse", "off")
 
 
 def source_hash(notebook: Path) -> str:
-    """What the frames depend on: the notebook, the helpers package and this tool."""
+    """What the frames depend on: the notebook, the helpers package, this tool and tools/explorer_export.py."""
     digest = hashlib.sha256(notebook.read_bytes())
-    for path in sorted((ROOT / "helpers").rglob("*.py")) + [Path(__file__)]:
+    for path in sorted((ROOT / "helpers").rglob("*.py")) + [
+        Path(__file__),
+        Path(__file__).with_name("explorer_export.py"),
+    ]:
         digest.update(str(path.relative_to(ROOT)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
