@@ -39,7 +39,7 @@ from matplotlib.table import Cell
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-__all__ = ["Drawing", "Explorer", "fit_figure", "softmax_bars", "texts_outside"]
+__all__ = ["Drawing", "Explorer", "fit_figure", "softmax_bars"]
 
 FRAMES_ENV = "COURSE_EXPLORER_FRAMES"  # a folder: explorers export their frames there (tools/explorer_frames.py)
 CHECK_ENV = "COURSE_CHECK_FIGURES"  # "1": an explorer whose text leaves the canvas is an error (tests set it)
@@ -146,13 +146,6 @@ def _overflow(figure: Figure) -> tuple[dict[str, float], list[str]]:
         if legend is not None and shown and legend.get_visible():
             measure("legend box", legend.get_window_extent(renderer))
     return sides, found
-
-
-def texts_outside(figure: Figure) -> list[str]:
-    """The texts of `figure` (titles, labels, tick labels, texts, legends and legend frames) whose drawn
-    box leaves the canvas, as readable descriptions; draws the figure first."""
-    figure.canvas.draw()
-    return _overflow(figure)[1]
 
 
 def fit_figure(figure: Figure, pad: float = FIT_PAD, *, drawn: bool = False) -> bool:
@@ -707,6 +700,18 @@ class Explorer:
             from tools.explorer_export import export_frames
 
             export_frames(self, os.environ[FRAMES_ENV])
+        elif os.environ.get(CHECK_ENV) != "1":  # there every blit is compared with a whole draw anyway
+            self._prime()
+
+    def _prime(self) -> None:
+        """The first blit's extra work done while the cell runs, not on a hand's first move (about three whole
+        draws): every leaf's layers, and the one comparison with a whole draw that decides whether this figure
+        blits (`_blit`). Leaf 0 is drawn as if changed: the picture stays the same."""
+        canvas = self.figure.canvas
+        with _layouts_remembered(_caching_renderer(canvas)):
+            if self._order and self._changed() == []:
+                self._blit_or_not(canvas, [0])
+        self._keep_unmarked()
 
     @property
     def values(self) -> dict:
@@ -972,6 +977,7 @@ class Explorer:
         with _drawing_as({k: (leaf, recorder(leaf)) for k, (leaf, _) in leaves.items()}):
             canvas.draw()
         self._order, self._chains = order, [leaves[id(leaf)][1] for leaf in order]
+        self._ticks = {id(leaf): _tick_key(leaf) for leaf in order if isinstance(leaf, Axis)}  # as just drawn
         self._containers = list({id(box): box for chain in self._chains for box in chain}.values())
         placed = {id(a) for a in _dependents(self.figure)}
         self._placed = {k for k, leaf in enumerate(order) if any(id(a) in placed for a in _artists(leaf))}
@@ -1083,11 +1089,12 @@ class Explorer:
             if layers is None or layers:
                 draws[k] = layers and (lambda renderer, layers=layers: [_paste(rgba, layer) for layer in layers])
         self._draw_some(renderer, draws)
-        if self._blit_state is None or os.environ.get(CHECK_ENV) == "1":  # a whole draw's bytes
+        checked = os.environ.get(CHECK_ENV) == "1"
+        if self._blit_state is None or checked:  # a whole draw's bytes
             blitted = self._png(canvas)
             self._draw_whole(canvas)
             same = blitted == self._png(canvas)
-            if self._blit_state is not None and not same:
+            if (self._blit_state is not None or checked) and not same:
                 raise BlitMismatch(
                     f"explorer: a blitted frame differs from a whole draw at {self._ahead or self.values} (helpers/widgets.py "
                     "_blit misses a case; please report it with the figure's code)"

@@ -131,7 +131,7 @@ def _texts_over_other_axes(figure: Figure) -> list[str]:
     axes' box, as readable descriptions: 06's row names once covered the left heatmap's last column, and
     09's right "쿼리(query)" the left heatmap's edge (both laid out before their labels were set). Axes
     that share a box with the text's own axes (twins, insets) do not count. (An axis label does not cover
-    its own tick labels unless set_label_coords fixed it: matplotlib moves it outward, and texts_outside
+    its own tick labels unless set_label_coords fixed it: matplotlib moves it outward, and _overflow
     finds it if it leaves the canvas. Texts set where tick labels would sit, such as 06's row names and 09's
     token names, are not tick labels: their axis label is moved past them by labelpad (09's token_names),
     and nothing here checks overlaps inside one axes.)"""
