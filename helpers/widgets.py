@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 import operator
 import os
@@ -39,7 +40,7 @@ from matplotlib.table import Cell
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-__all__ = ["Drawing", "Explorer", "fit_figure", "softmax_bars"]
+__all__ = ["Drawing", "Explorer", "fit_figure"]
 
 FRAMES_ENV = "COURSE_EXPLORER_FRAMES"  # a folder: explorers export their frames there (tools/explorer_frames.py)
 CHECK_ENV = "COURSE_CHECK_FIGURES"  # "1": an explorer whose text leaves the canvas is an error (tests set it)
@@ -541,10 +542,10 @@ def _paste(rgba: np.ndarray, layer: tuple) -> None:
 def _dependents(figure: Figure) -> list:
     """Artists placed from other artists, which no setter marks changed when those move: annotations
     whose coordinates name an artist or a function, arrows tied to patches, connection patches, legends
-    that find their own place (loc="best"), annotation boxes."""
+    that find their own place (loc="best"), annotation boxes, shadows, artists clipped to a patch."""
     from matplotlib.legend import Legend
     from matplotlib.offsetbox import AnnotationBbox
-    from matplotlib.patches import ConnectionPatch, FancyArrowPatch
+    from matplotlib.patches import ConnectionPatch, FancyArrowPatch, Shadow
     from matplotlib.text import Annotation
     from matplotlib.transforms import Transform
 
@@ -552,6 +553,9 @@ def _dependents(figure: Figure) -> list:
         if isinstance(coords, tuple):
             return all(free(c) for c in coords)
         return isinstance(coords, str | Transform)
+
+    def default_clip(a):  # the axes box an artist is clipped to by default (a figure's axes is a list)
+        return getattr(a.axes, "patch", None) if isinstance(a.axes, Axes) else None
 
     found, owned = [], set()  # owned: a text's arrow, placed by the text (which counts itself)
     for a in _artists(figure):
@@ -568,6 +572,8 @@ def _dependents(figure: Figure) -> list:
             found.append(a)
         elif isinstance(a, Legend) and a._loc in (0, "best"):  # matplotlib keeps the code privately
             found.append(a)
+        elif isinstance(a, Shadow) or getattr(a.get_clip_path(), "_patch", None) not in (None, default_clip(a)):
+            found.append(a)  # a shadow reads its patch when drawn; a clip path follows its patch's path
     return found
 
 
@@ -585,29 +591,6 @@ class Drawing:
         if not moving:
             raise ValueError("a Drawing needs the artists the browser draws (moving), none were given")
         self.kind, self.moving, self.params = kind, list(moving), dict(params or {})
-
-
-def softmax_bars(ax_scores, ax_weights, values=None, *, negative="tab:red", positive="tab:gray") -> Drawing:
-    """Notebook 01's two panels drawn by the static player: score bars (`negative` below 0, `positive`
-    otherwise) over a zero line, softmax-weight bars with their values ("<0.01" below 0.005), and the
-    weights panel's title: the weighted sum of `values` ("가중합 = x.xx"), or a fixed title without values.
-    The axes must hold exactly those artists (01's `softmax_panels`); the browser computes softmax in
-    float64 with the largest score subtracted, as 01's `softmax` does (its spec: tools/explorer_export.py)."""
-    score_bars, weight_bars = list(ax_scores.patches), list(ax_weights.patches)
-    zero_lines, labels = list(ax_scores.lines), list(ax_weights.texts)
-    if not (len(score_bars) == len(weight_bars) == len(labels) > 0 and len(zero_lines) == 1):
-        raise ValueError(
-            "softmax_bars expects n score bars and one zero line on ax_scores, n weight bars and n value "
-            f"labels on ax_weights; got {len(score_bars)} bars and {len(zero_lines)} lines, "
-            f"{len(weight_bars)} bars and {len(labels)} labels"
-        )
-    v = None if values is None else [float(x) for x in np.asarray(values, dtype=np.float64).reshape(-1)]
-    if v is not None and len(v) != len(score_bars):
-        raise ValueError(f"values must have one number per bar ({len(score_bars)}), got {len(v)}")
-    title = ax_weights.title
-    params = dict(axes=(ax_scores, ax_weights), colours=(negative, positive), values=v)
-    params["artists"] = (score_bars, zero_lines, weight_bars, labels, title)
-    return Drawing("softmax-bars", [*score_bars, *zero_lines, *weight_bars, *labels, title], params)
 
 
 class Explorer:
@@ -643,6 +626,20 @@ class Explorer:
             raise TypeError(f"update must be callable, got {type(update).__name__}")
         if not controls:
             raise ValueError("an explorer needs at least one control (a slider or a selector)")
+        if not isinstance(controls, Mapping) or not all(isinstance(w, widgets.ValueWidget) for w in controls.values()):
+            raise TypeError(
+                f"controls must be {{name: widget}} with ipywidgets value widgets (IntSlider, Dropdown, ...), got {controls!r:.80}"
+            )
+        try:  # the names reach update as keyword arguments
+            inspect.signature(update).bind(**dict.fromkeys(controls))
+        except (TypeError, ValueError) as err:  # ValueError: a builtin without a signature
+            raise TypeError(
+                f"update must take the controls' names as keyword arguments ({', '.join(controls)}): {err}"
+            ) from None
+        if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, int | float) or not dpi > 0):
+            raise ValueError(f"dpi must be a positive number (or None: the figure's own), got {dpi!r}")
+        if any(not isinstance(v, list | tuple) or not v for v in (frames or {}).values()):
+            raise TypeError(f"frames must be {{name: [values]}} with a non-empty list each, got {frames!r:.80}")
         plt.close(figure)  # owned by the widget from now on, never shown twice by the inline backend
         if dpi:
             figure.set_dpi(dpi)
@@ -919,7 +916,8 @@ class Explorer:
         """The places in the last whole draw's order of the leaves to draw again, or None: draw whole (the
         first frame of a layout, a layout engine that may move axes). Kept pixels holding a changed leaf are
         dropped. Leaves placed from others count as changed whenever anything is; an axes' titles whenever
-        an axis they are placed from changed (Axes.draw places them from tick labels: `_title_axes`)."""
+        one of them or an axis they are placed from changed (Axes.draw places them together, from tick labels:
+        `_title_axes`)."""
         from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
         layout = self._layout_key()
@@ -949,9 +947,10 @@ class Explorer:
                 aligned = {id(getattr(ax, f"{leaf.axis_name}axis")) for ax in siblings}
                 changed |= {i for i, other in enumerate(self._order) if id(other) in aligned}
         moved = {id(leaf.axes) for k, leaf in enumerate(self._order) if k in changed and isinstance(leaf, Axis)}
-        for box in self._containers:
-            if isinstance(box, Axes) and moved & {id(ax) for ax in _title_axes(box)}:
-                titles = {id(box.title), id(box._left_title), id(box._right_title)}
+        drawn = {id(self._order[k]) for k in changed}
+        for box in self._containers:  # an axes' three titles stand at the highest one's baseline: all or none
+            titles = {id(box.title), id(box._left_title), id(box._right_title)} if isinstance(box, Axes) else set()
+            if titles & drawn or (titles and moved & {id(ax) for ax in _title_axes(box)}):
                 changed |= {k for k, leaf in enumerate(self._order) if id(leaf) in titles}
         first = min(changed, default=len(self._order))
         self._parts = {

@@ -979,6 +979,90 @@ def test_blitted_frames_match_a_fresh_whole_draw_after_setters_that_mark_nothing
     _match_fresh_whole_draws({with_text(c): moves for c in cases}, blits=True)
 
 
+def test_blitted_frames_match_a_fresh_whole_draw_in_round_22_cases(monkeypatch):
+    """Reader round 22's cases, against a fresh explorer drawn whole (with COURSE_CHECK_FIGURES unset, so
+    the fresh explorer is the oracle): a fixed right title beside a main title whose height changes (the
+    three titles stand at the highest baseline), shadows of a rectangle and of pie wedges (a shadow reads
+    its patch when drawn), an image clipped to a polygon that moves (a clip path follows its patch's
+    path). The same moves blit under the check too (no BlitMismatch)."""
+    from matplotlib.patches import Polygon, Rectangle, Shadow
+
+    def two():
+        return {"a": widgets.IntSlider(value=1, min=0, max=9), "b": widgets.IntSlider(value=1, min=0, max=9)}
+
+    def titles():
+        fig, ax = plt.subplots(figsize=(3, 2.6), dpi=60)
+        image = ax.imshow(np.eye(4), vmin=0, vmax=1)
+        ax.set_xticks(range(4), ["I", "am", "a", "cat"])
+        ax.xaxis.tick_top()
+        title = ax.set_title("")
+        ax.set_title("고정", loc="right", fontsize=8)
+
+        def update(a, b):
+            image.set_data(np.roll(np.eye(4), a, axis=1))
+            title.set_text(f"{a}칸" if a % 2 else f"{a}칸: " + r"$\frac{1}{\sqrt{d}}$")
+
+        return Explorer(fig, update, two())
+
+    def shadow():
+        fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        box = ax.add_patch(Rectangle((2, 5), 3, 2, fc="tab:blue"))
+        ax.add_patch(Shadow(box, 0.4, -0.4))
+        return Explorer(fig, lambda a, b: (box.set_height(1 + a / 2), box.set_x(b / 2)), two())
+
+    def pie_shadow():
+        fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
+        wedges, _ = ax.pie([1, 1, 1], shadow=True)
+
+        def update(a, b):
+            start = 10 * b
+            for wedge, share in zip(wedges, (1 + a, 3, 2)):
+                wedge.set_theta1(start)
+                wedge.set_theta2(start + 360 * share / (6 + a))
+                start += 360 * share / (6 + a)
+
+        return Explorer(fig, update, two())
+
+    def polygon_clip():
+        fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
+        image = ax.imshow(np.arange(100.0).reshape(10, 10), extent=(0, 10, 0, 10))
+        window = ax.add_patch(Polygon([(1, 1), (4, 1), (4, 4), (1, 4)], fill=False, ec="tab:red"))
+        image.set_clip_path(window)
+        return Explorer(fig, lambda a, b: window.set_xy([(a, b), (a + 3, b), (a + 3, b + 3), (a, b + 3)]), two())
+
+    moves = [{"a": 2}, {"a": 3}, {"a": 4}, {"b": 5}, {"a": 5}, {"b": 2}, {"a": 6}]
+    cases = {make: moves for make in (titles, shadow, pie_shadow, polygon_clip)}
+    _match_fresh_whole_draws(cases, blits=True)
+    monkeypatch.delenv("COURSE_CHECK_FIGURES", raising=False)
+    _match_fresh_whole_draws(cases, blits=True)
+
+
+def test_explorer_refuses_bad_controls_update_dpi_and_frames_clearly():
+    """Bad input to Explorer gets a TypeError/ValueError that says what was expected, before the figure is
+    taken from pyplot: controls not a {name: widget} dict or not value widgets, an update that does not take
+    the controls' names, a dpi that is not a positive number, frames that are not lists."""
+    slider = widgets.IntSlider(value=1, min=0, max=9)
+    bad = [
+        (dict(controls=[slider]), TypeError, "controls must be"),
+        (dict(controls=slider), TypeError, "controls must be"),
+        (dict(controls={"a": 3}), TypeError, "value widgets"),
+        (dict(controls={"a": widgets.Button()}), TypeError, "value widgets"),
+        (dict(update=lambda b: None), TypeError, r"controls' names as keyword arguments \(a\)"),
+        (dict(dpi="high"), ValueError, "dpi must be a positive number"),
+        (dict(dpi=-10), ValueError, "dpi must be a positive number"),
+        (dict(frames={"a": 3}), TypeError, "non-empty list"),
+        (dict(frames={"a": []}), TypeError, "non-empty list"),
+    ]
+    for change, error, message in bad:
+        fig, ax = plt.subplots(figsize=(2, 2), dpi=40)
+        arguments = dict(update=lambda a: None, controls={"a": slider}) | change
+        with pytest.raises(error, match=message):
+            Explorer(fig, arguments.pop("update"), arguments.pop("controls"), **arguments)
+        assert plt.fignum_exists(fig.number), "refused before the figure is taken from pyplot"
+        plt.close(fig)
+
+
 def test_a_new_explorer_has_done_its_first_blit(monkeypatch):
     """Outside the tests (COURSE_CHECK_FIGURES unset) an explorer does the first blit's extra work while its
     cell runs (`_prime`): every leaf's layers and the comparison with a whole draw; a hand's first move then
@@ -1692,7 +1776,8 @@ def test_drawn_explorer_computes_what_01_draws(tmp_path):
 
 
 def test_drawn_explorer_checks_its_input():
-    from helpers.widgets import Drawing, softmax_bars
+    from helpers.widgets import Drawing
+    from tools.explorer_export import softmax_bars
 
     fig, (a, b) = plt.subplots(1, 2)
     with pytest.raises(ValueError, match="n score bars and one zero line"):

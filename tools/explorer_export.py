@@ -1,8 +1,8 @@
 """An explorer's frames for the kernel-free player (static site, offline decks): what the site build draws ahead.
 
-The live explorer (helpers/widgets.py, ``Explorer``) knows nothing of this module, so a learner's kernel never
-imports it: an explorer built with ``COURSE_EXPLORER_FRAMES=<folder>`` set (tools/explorer_frames.py runs a
-notebook so) imports it then and calls ``export_frames(explorer, folder)``, which draws every point of
+The live explorer (helpers/widgets.py, ``Explorer``) knows nothing of this module (a learner's kernel imports
+only notebook 01's ``softmax_bars`` from it): an explorer built with ``COURSE_EXPLORER_FRAMES=<folder>`` set
+(tools/explorer_frames.py runs a notebook so) imports it then and calls ``export_frames(explorer, folder)``, which draws every point of
 ``frame_grid(explorer)`` (the controls' joint grid up to ``max_frames``, else one line per control through the
 defaults; ``"drawn"``: one background for an explorer with a `Drawing`) and writes the PNGs and a manifest that
 tools/explorer_player.py turns into plain HTML. The values each control plays are ``frames_of(explorer)``:
@@ -17,11 +17,12 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
-from helpers.widgets import _axes_texts, _overflow, _step_count
+from helpers.widgets import Drawing, _axes_texts, _overflow, _step_count
 
 MAX_ALL_VALUES = 40  # a slider with at most this many positions plays every one of them
 SPACED = 30  # otherwise about this many, evenly spaced, ends and default included
@@ -178,8 +179,31 @@ def _font(text) -> dict:
     }
 
 
+def softmax_bars(ax_scores, ax_weights, values=None, *, negative="tab:red", positive="tab:gray") -> Drawing:
+    """Notebook 01's two panels drawn by the static player: score bars (`negative` below 0, `positive`
+    otherwise) over a zero line, softmax-weight bars with their values ("<0.01" below 0.005), and the
+    weights panel's title: the weighted sum of `values` ("가중합 = x.xx"), or a fixed title without values.
+    The axes must hold exactly those artists (01's `softmax_panels`); the browser computes softmax in
+    float64 with the largest score subtracted, as 01's `softmax` does (its spec: `softmax_bars_spec`). It lives here, with its spec, as the site's part of 01's explorer."""
+    score_bars, weight_bars = list(ax_scores.patches), list(ax_weights.patches)
+    zero_lines, labels = list(ax_scores.lines), list(ax_weights.texts)
+    if not (len(score_bars) == len(weight_bars) == len(labels) > 0 and len(zero_lines) == 1):
+        raise ValueError(
+            "softmax_bars expects n score bars and one zero line on ax_scores, n weight bars and n value "
+            f"labels on ax_weights; got {len(score_bars)} bars and {len(zero_lines)} lines, "
+            f"{len(weight_bars)} bars and {len(labels)} labels"
+        )
+    v = None if values is None else [float(x) for x in np.asarray(values, dtype=np.float64).reshape(-1)]
+    if v is not None and len(v) != len(score_bars):
+        raise ValueError(f"values must have one number per bar ({len(score_bars)}), got {len(v)}")
+    title = ax_weights.title
+    params = dict(axes=(ax_scores, ax_weights), colours=(negative, positive), values=v)
+    params["artists"] = (score_bars, zero_lines, weight_bars, labels, title)
+    return Drawing("softmax-bars", [*score_bars, *zero_lines, *weight_bars, *labels, title], params)
+
+
 def softmax_bars_spec(figure: Figure, *, axes: tuple, artists: tuple, colours: tuple, values: list | None) -> dict:
-    """What the player's "softmax-bars" drawer needs, from the parameters helpers.widgets.softmax_bars checked and
+    """What the player's "softmax-bars" drawer needs, from the parameters softmax_bars checked and
     kept (its two axes, their bars, zero line, value labels and the weights title, the bar colours, the values):
     both panels in pixels, the bars, colours, the labels' font and baseline, the title's font and place."""
     (ax_scores, ax_weights), (negative, positive) = axes, colours

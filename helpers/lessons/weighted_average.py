@@ -46,7 +46,8 @@ def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
     """One slider per score; the figure is built once and follows the hand while dragging."""
     import ipywidgets as widgets
 
-    from helpers.widgets import Explorer, softmax_bars
+    from helpers.widgets import Explorer
+    from tools.explorer_export import softmax_bars
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.0))
     # Fixed margins, no layout engine: tight_layout would leave one behind that adds a second draw to every frame.
