@@ -628,18 +628,25 @@ class Explorer:
             raise ValueError("an explorer needs at least one control (a slider or a selector)")
         if not isinstance(controls, Mapping) or not all(isinstance(w, widgets.ValueWidget) for w in controls.values()):
             raise TypeError(
-                f"controls must be {{name: widget}} with ipywidgets value widgets (IntSlider, Dropdown, ...), got {controls!r:.80}"
+                f"controls must be {{name: ipywidgets value widget (IntSlider, Dropdown...)}}, got {controls!r:.60}"
             )
         try:  # the names reach update as keyword arguments
             inspect.signature(update).bind(**dict.fromkeys(controls))
         except (TypeError, ValueError) as err:  # ValueError: a builtin without a signature
             raise TypeError(
-                f"update must take the controls' names as keyword arguments ({', '.join(controls)}): {err}"
+                f"update must take the controls' names ({', '.join(controls)}) as keywords: {err}"
             ) from None
-        if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, int | float) or not dpi > 0):
+        if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, int | float) or not 0 < dpi < math.inf):
             raise ValueError(f"dpi must be a positive number (or None: the figure's own), got {dpi!r}")
-        if any(not isinstance(v, list | tuple) or not v for v in (frames or {}).values()):
+        frames = {} if frames is None else frames
+        if not isinstance(frames, Mapping) or not all(isinstance(v, list | tuple) and v for v in frames.values()):
             raise TypeError(f"frames must be {{name: [values]}} with a non-empty list each, got {frames!r:.80}")
+        if unknown := sorted(set(frames) - set(controls)):
+            raise ValueError(f"frames for unknown control(s) {unknown}; the controls are {list(controls)}")
+        if drawing is not None and not isinstance(drawing, Drawing):
+            raise TypeError(f"drawing must be a helpers.widgets.Drawing, got {type(drawing).__name__}")
+        if not isinstance(max_frames, int) or max_frames < 1:
+            raise ValueError(f"max_frames must be a positive int, got {max_frames!r}")
         plt.close(figure)  # owned by the widget from now on, never shown twice by the inline backend
         if dpi:
             figure.set_dpi(dpi)
@@ -648,15 +655,8 @@ class Explorer:
         self.figure = figure
         self.update = update
         self.controls = dict(controls)
-        unknown = set(frames or {}) - set(self.controls)
-        if unknown:
-            raise KeyError(f"frames for unknown control(s) {sorted(unknown)}")
-        if drawing is not None and not isinstance(drawing, Drawing):
-            raise TypeError(f"drawing must be a helpers.widgets.Drawing, got {type(drawing).__name__}")
         self.drawing = drawing
-        self.frames_given, self.first_values = dict(frames or {}), self.values  # tools/explorer_export.py: frames_of
-        if not isinstance(max_frames, int) or max_frames < 1:
-            raise ValueError(f"max_frames must be a positive int, got {max_frames!r}")
+        self.frames_given, self.first_values = dict(frames), self.values  # tools/explorer_export.py: frames_of
         self.max_frames = max_frames
         self.dpi = dpi or figure.dpi
         self._layout, self._blit_state = None, None  # see _blit
@@ -672,10 +672,6 @@ class Explorer:
         self.drawn_ahead = 0  # PNGs drawn ahead of a hand (`_draw_ahead`), not shown when drawn
         self._ahead = None  # the values being drawn ahead
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
-        for widget in self.controls.values():
-            if hasattr(widget, "continuous_update"):
-                widget.continuous_update = True
-            widget.observe(self._on_change, names="value")
         # Shown at the figure's own pixel width (never wider than its cell or slide), so a small
         # figure is not stretched to the slide's width in the static decks.
         width = f"{round(figure.get_figwidth() * self.dpi)}px"
@@ -699,14 +695,20 @@ class Explorer:
             export_frames(self, os.environ[FRAMES_ENV])
         elif os.environ.get(CHECK_ENV) != "1":  # there every blit is compared with a whole draw anyway
             self._prime()
+        for widget in self.controls.values():  # last: an explorer whose construction failed leaves no listener
+            if hasattr(widget, "continuous_update"):
+                widget.continuous_update = True
+            widget.observe(self._on_change, names="value")
 
     def _prime(self) -> None:
-        """The first blit's extra work done while the cell runs, not on a hand's first move (about three whole
-        draws): every leaf's layers, and the one comparison with a whole draw that decides whether this figure
-        blits (`_blit`). Leaf 0 is drawn as if changed: the picture stays the same."""
+        """The first blit's work done while the cell runs, not on a hand's first move (two or three whole draws):
+        a whole draw (fitting marks ticks; a colorbar's axes is placed by its first draw), then leaf 0 drawn as if
+        changed: every leaf's layers, and the comparison that decides whether this figure blits (`_blit`)."""
         canvas = self.figure.canvas
         with _layouts_remembered(_caching_renderer(canvas)):
-            if self._order and self._changed() == []:
+            self._draw_whole(canvas)
+            self._layout, self._parts = self._layout_key(), {}
+            if self._order and self._layout is not None:
                 self._blit_or_not(canvas, [0])
         self._keep_unmarked()
 

@@ -239,7 +239,7 @@ def test_frame_grid_is_the_joint_grid_up_to_max_frames():
     # Coarser declared values keep a large explorer on its joint grid.
     coarse = Explorer(fig, lambda **kw: None, controls, max_frames=50, frames={"a": [0, 2, 9], "b": [0, 5, 9]})
     assert frame_grid(coarse) == ("grid", [(i, j) for i in range(3) for j in range(3)])
-    with pytest.raises(KeyError, match="unknown"):
+    with pytest.raises(ValueError, match="unknown"):
         Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider()}, frames={"z": [1]})
     with pytest.raises(ValueError, match="max_frames"):
         Explorer(fig, lambda **kw: None, {"a": widgets.IntSlider()}, max_frames=0)
@@ -1046,21 +1046,44 @@ def test_explorer_refuses_bad_controls_update_dpi_and_frames_clearly():
     bad = [
         (dict(controls=[slider]), TypeError, "controls must be"),
         (dict(controls=slider), TypeError, "controls must be"),
-        (dict(controls={"a": 3}), TypeError, "value widgets"),
-        (dict(controls={"a": widgets.Button()}), TypeError, "value widgets"),
-        (dict(update=lambda b: None), TypeError, r"controls' names as keyword arguments \(a\)"),
+        (dict(controls={"a": 3}), TypeError, "value widget"),
+        (dict(controls={"a": widgets.Button()}), TypeError, "value widget"),
+        (dict(update=lambda b: None), TypeError, r"controls' names \(a\) as keywords"),
         (dict(dpi="high"), ValueError, "dpi must be a positive number"),
         (dict(dpi=-10), ValueError, "dpi must be a positive number"),
+        (dict(dpi=float("inf")), ValueError, "dpi must be a positive number"),
         (dict(frames={"a": 3}), TypeError, "non-empty list"),
         (dict(frames={"a": []}), TypeError, "non-empty list"),
+        (dict(frames=[1, 2]), TypeError, "non-empty list"),
+        (dict(frames={"z": [1]}), ValueError, r"unknown control\(s\) \['z'\]; the controls are \['a'\]"),
+        (dict(max_frames=0), ValueError, "max_frames"),
+        (dict(drawing="bars"), TypeError, "Drawing"),
     ]
     for change, error, message in bad:
         fig, ax = plt.subplots(figsize=(2, 2), dpi=40)
         arguments = dict(update=lambda a: None, controls={"a": slider}) | change
         with pytest.raises(error, match=message):
             Explorer(fig, arguments.pop("update"), arguments.pop("controls"), **arguments)
-        assert plt.fignum_exists(fig.number), "refused before the figure is taken from pyplot"
+        assert plt.fignum_exists(fig.number) and fig.dpi == 40, "refused before the figure is taken from pyplot"
         plt.close(fig)
+
+
+def test_a_failed_explorer_leaves_no_listener_on_its_sliders():
+    """An explorer whose first update raises leaves nothing observing its sliders: the corrected explorer
+    built on the same sliders redraws on every move (the broken update is not called first)."""
+    slider = widgets.IntSlider(value=1, min=0, max=9)
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=40)
+    (line,) = ax.plot([0, 1], [1, 1])
+
+    def broken(a):
+        raise RuntimeError("a typo in update")
+
+    with pytest.raises(RuntimeError, match="typo"):
+        Explorer(fig, broken, {"a": slider})
+    ex = Explorer(fig, lambda a: line.set_ydata([a, a]), {"a": slider})
+    slider.value = 4
+    assert ex.renders == 2 and ex.values == {"a": 4}
+    plt.close(fig)
 
 
 def test_a_new_explorer_has_done_its_first_blit(monkeypatch):
@@ -1079,6 +1102,22 @@ def test_a_new_explorer_has_done_its_first_blit(monkeypatch):
         ax.set_title("바뀌지 않는 제목")
         return Explorer(fig, lambda y, line=line: line.set_ydata([y, y]), _sliders(y=1))
 
+    def unfitted():  # nothing to fit: fit_figure leaves the ticks it measured marked changed
+        fig, ax = plt.subplots(figsize=(4, 3), dpi=72)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        (line,) = ax.plot([0, 10], [1, 1])
+        return Explorer(fig, lambda y, line=line: line.set_ydata([y, y]), _sliders(y=1))
+
+    def colorbar():  # the colorbar's axes is placed by the figure's first draw
+        fig, ax = plt.subplots(figsize=(3.5, 2.6), dpi=60)
+        image = ax.imshow(np.eye(4), vmin=0, vmax=1)
+        fig.colorbar(image)
+        return Explorer(fig, lambda y: image.set_data(np.roll(np.eye(4), y, axis=1)), _sliders(y=1))
+
+    for other in (unfitted, colorbar):
+        ex = other()
+        assert ex._blit_state is True and not ex.fitted, other.__name__
+        plt.close(ex.figure)
     ex = make()
     assert ex._blit_state is True and ex.renders == 1
     kept = [k for k in ex._parts if k[0] == "leaf"]
