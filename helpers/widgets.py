@@ -19,12 +19,13 @@ import contextlib
 import functools
 import inspect
 import math
+import numbers
 import operator
 import os
 import struct
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -636,16 +637,18 @@ class Explorer:
             raise TypeError(
                 f"update must take the controls' names ({', '.join(controls)}) as keywords: {err}"
             ) from None
-        if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, int | float) or not 0 < dpi < math.inf):
+        if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, numbers.Real) or not 0 < dpi < math.inf):
             raise ValueError(f"dpi must be a positive number (or None: the figure's own), got {dpi!r}")
         frames = {} if frames is None else frames
-        if not isinstance(frames, Mapping) or not all(isinstance(v, list | tuple) and v for v in frames.values()):
-            raise TypeError(f"frames must be {{name: [values]}} with a non-empty list each, got {frames!r:.80}")
+        if not isinstance(frames, Mapping) or not all(
+            isinstance(v, Sequence | np.ndarray) and not isinstance(v, str) and len(v) for v in frames.values()
+        ):
+            raise TypeError(f"frames must be {{name: [values]}}, a non-empty list or array each, got {frames!r:.60}")
         if unknown := sorted(set(frames) - set(controls)):
             raise ValueError(f"frames for unknown control(s) {unknown}; the controls are {list(controls)}")
         if drawing is not None and not isinstance(drawing, Drawing):
             raise TypeError(f"drawing must be a helpers.widgets.Drawing, got {type(drawing).__name__}")
-        if not isinstance(max_frames, int) or max_frames < 1:
+        if isinstance(max_frames, bool) or not isinstance(max_frames, numbers.Integral) or max_frames < 1:
             raise ValueError(f"max_frames must be a positive int, got {max_frames!r}")
         plt.close(figure)  # owned by the widget from now on, never shown twice by the inline backend
         if dpi:
@@ -665,8 +668,7 @@ class Explorer:
         self._placed = set()  # places in _order of artists placed from others (_dependents), per layout
         self._ticks = {}  # id(axis) -> its ticks and tick labels at the last render (_tick_key)
         self._unmarked = {}  # id(artist) -> (artist, its _unmarked_state after the last render)
-        self._shown: OrderedDict = OrderedDict()  # values -> PNG already drawn for them (see redraw)
-        self._shown_bytes = 0
+        self._forget_shown()  # _shown: values -> PNG already drawn for them (see redraw)
         self.renders = 0  # pictures put in the widget (drawn, or taken from those already drawn)
         self.drawn = 0  # of these, drawn by matplotlib
         self.drawn_ahead = 0  # PNGs drawn ahead of a hand (`_draw_ahead`), not shown when drawn
@@ -774,8 +776,7 @@ class Explorer:
         return png
 
     def _forget_shown(self) -> None:
-        self._shown.clear()
-        self._shown_bytes = 0
+        self._shown, self._shown_bytes = OrderedDict(), 0
 
     def render_png(self, full: bool = False) -> bytes:
         """The figure as PNG: the Agg canvas redrawn in place, encoded with low compression (encoding
@@ -922,14 +923,9 @@ class Explorer:
         `_title_axes`)."""
         from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-        layout = self._layout_key()
-        engine = self.figure.get_layout_engine()
-        if (
-            layout is None
-            or layout != self._layout
-            or not self._order
-            or not (engine is None or isinstance(engine, PlaceHolderLayoutEngine))
-        ):
+        layout, engine = self._layout_key(), self.figure.get_layout_engine()
+        fixed = engine is None or isinstance(engine, PlaceHolderLayoutEngine)  # no engine that moves axes
+        if layout is None or layout != self._layout or not self._order or not fixed:
             self._layout, self._parts = layout, {}
             return None
         ticks = {id(leaf): _tick_key(leaf) for leaf in self._order if isinstance(leaf, Axis)}

@@ -1057,6 +1057,7 @@ def test_explorer_refuses_bad_controls_update_dpi_and_frames_clearly():
         (dict(frames=[1, 2]), TypeError, "non-empty list"),
         (dict(frames={"z": [1]}), ValueError, r"unknown control\(s\) \['z'\]; the controls are \['a'\]"),
         (dict(max_frames=0), ValueError, "max_frames"),
+        (dict(max_frames=True), ValueError, "max_frames"),
         (dict(drawing="bars"), TypeError, "Drawing"),
     ]
     for change, error, message in bad:
@@ -1066,6 +1067,12 @@ def test_explorer_refuses_bad_controls_update_dpi_and_frames_clearly():
             Explorer(fig, arguments.pop("update"), arguments.pop("controls"), **arguments)
         assert plt.fignum_exists(fig.number) and fig.dpi == 40, "refused before the figure is taken from pyplot"
         plt.close(fig)
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=40)  # numpy numbers and arrays are numbers and lists
+    ex = Explorer(
+        fig, lambda a: None, {"a": slider}, dpi=np.int64(50), max_frames=np.int64(9), frames={"a": np.arange(3)}
+    )
+    assert ex.dpi == 50 and frames_of(ex)["a"] == [0, 1, 2] and type(frames_of(ex)["a"][0]) is int
+    plt.close(fig)
 
 
 def test_a_failed_explorer_leaves_no_listener_on_its_sliders():

@@ -91,7 +91,14 @@ def frames_of(explorer) -> dict[str, list]:
     the explorer was built (``explorer.first_values``: a notebook may move a control after building it)."""
     values = every_value if explorer.drawing else default_frames
     declared, first = explorer.frames_given, explorer.first_values
-    return {name: list(declared.get(name) or values(w, first[name])) for name, w in explorer.controls.items()}
+    frames = {}
+    for name, widget in explorer.controls.items():
+        if name not in declared:
+            frames[name] = list(values(widget, first[name]))
+        else:  # a list, a range or a 1-D array (its items as Python numbers: the manifest is JSON)
+            given = declared[name]
+            frames[name] = given.tolist() if isinstance(given, np.ndarray) else list(given)
+    return frames
 
 
 def readout(widget, value) -> str:
