@@ -322,8 +322,9 @@ def cmd_test(extra: list[str]) -> int:
     # Every explorer built under test (each notebook's, in both passes) refuses a text outside its canvas.
     check = {"COURSE_CHECK_FIGURES": "1"}
     # The portable pass (notebooks only) would end minutes before the first; the browser modules (their
-    # plain-run sample: decks, handout cells, site pages 01 and 05, and on <= 3 cores JupyterLab) and the
-    # benchmark script's CPU check run in it instead, so that both passes end together.
+    # plain-run sample: decks, handout cells, site pages 01 and 05, and on <= 3 cores JupyterLab), the
+    # benchmark script's CPU check and, on <= 3 cores, the explorer tests (matplotlib only, about a minute)
+    # run in it instead, so that both passes end together.
     moved = (
         [
             "tests/test_slides.py",
@@ -331,7 +332,7 @@ def cmd_test(extra: list[str]) -> int:
             "tests/test_site.py",
             "tests/test_benchmark_gpu.py",  # notebook 14's benchmark script (--quick) and its kernel check
         ]
-        + (["tests/test_browser.py"] if workers == 1 else [])
+        + (["tests/test_browser.py", "tests/test_widgets.py"] if workers == 1 else [])
         if workers and both
         else []
     )
@@ -355,7 +356,7 @@ def cmd_test(extra: list[str]) -> int:
         ),
         (
             "notebooks again, scalar kernels + SSE4 BLAS, 2 threads"
-            + (" (+ browser tests, GPU benchmark script)" if moved else ""),
+            + (" (+ browser and explorer tests, GPU benchmark script)" if moved else ""),
             [str(PYTHON), "-m", "pytest", "notebooks", *moved, *NBVAL, *extra],
             {**PORTABLE_SETUP, **check},
         ),

@@ -641,7 +641,8 @@ class Explorer:
             raise ValueError(f"dpi must be a positive number (or None: the figure's own), got {dpi!r}")
         frames = {} if frames is None else frames
         if not isinstance(frames, Mapping) or not all(
-            isinstance(v, Sequence | np.ndarray) and not isinstance(v, str) and len(v) for v in frames.values()
+            isinstance(v, Sequence | np.ndarray) and not isinstance(v, str | bytes) and np.ndim(v) and len(v)
+            for v in frames.values()
         ):
             raise TypeError(f"frames must be {{name: [values]}}, a non-empty list or array each, got {frames!r:.60}")
         if unknown := sorted(set(frames) - set(controls)):
@@ -1093,8 +1094,8 @@ class Explorer:
             same = blitted == self._png(canvas)
             if (self._blit_state is not None or checked) and not same:
                 raise BlitMismatch(
-                    f"explorer: a blitted frame differs from a whole draw at {self._ahead or self.values} (helpers/widgets.py "
-                    "_blit misses a case; please report it with the figure's code)"
+                    f"explorer: a blitted frame differs from a whole draw at {self._ahead or self.values}: update changed an "
+                    "artist without a setter (README: what is seen), or helpers/widgets.py _blit misses a case (report it)"
                 )
             self._blit_state = same
         return True

@@ -1055,6 +1055,8 @@ def test_explorer_refuses_bad_controls_update_dpi_and_frames_clearly():
         (dict(frames={"a": 3}), TypeError, "non-empty list"),
         (dict(frames={"a": []}), TypeError, "non-empty list"),
         (dict(frames=[1, 2]), TypeError, "non-empty list"),
+        (dict(frames={"a": np.array(3)}), TypeError, "non-empty list"),
+        (dict(frames={"a": b"ab"}), TypeError, "non-empty list"),
         (dict(frames={"z": [1]}), ValueError, r"unknown control\(s\) \['z'\]; the controls are \['a'\]"),
         (dict(max_frames=0), ValueError, "max_frames"),
         (dict(max_frames=True), ValueError, "max_frames"),
@@ -1072,6 +1074,8 @@ def test_explorer_refuses_bad_controls_update_dpi_and_frames_clearly():
         fig, lambda a: None, {"a": slider}, dpi=np.int64(50), max_frames=np.int64(9), frames={"a": np.arange(3)}
     )
     assert ex.dpi == 50 and frames_of(ex)["a"] == [0, 1, 2] and type(frames_of(ex)["a"][0]) is int
+    ex = Explorer(fig, lambda a: None, {"a": slider}, frames={"a": [np.int64(1), np.float32(2.5), np.True_]})
+    assert [type(v) for v in frames_of(ex)["a"]] == [int, float, bool], "JSON-able in the site's manifest"
     plt.close(fig)
 
 

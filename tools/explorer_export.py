@@ -97,7 +97,8 @@ def frames_of(explorer) -> dict[str, list]:
             frames[name] = list(values(widget, first[name]))
         else:  # a list, a range or a 1-D array (its items as Python numbers: the manifest is JSON)
             given = declared[name]
-            frames[name] = given.tolist() if isinstance(given, np.ndarray) else list(given)
+            items = given.tolist() if isinstance(given, np.ndarray) else list(given)
+            frames[name] = [v.item() if isinstance(v, np.generic) else v for v in items]
     return frames
 
 
