@@ -615,6 +615,26 @@ def _sliders(**defaults):
     return {name: widgets.IntSlider(value=v, min=1, max=9) for name, v in defaults.items()}
 
 
+def _two():
+    """Two new sliders a and b (a widget shared by two explorers moves both)."""
+    return {"a": widgets.IntSlider(value=1, min=0, max=9), "b": widgets.IntSlider(value=1, min=0, max=9)}
+
+
+def _with_text(change, zorder=None):
+    """An explorer factory: a text changed by slider a (so every move blits) and `change(fig, ax)`'s
+    function of slider b, on axes from 0 to 10."""
+
+    def make():
+        fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
+        ax.set(xlim=(0, 10), ylim=(0, 10))
+        text = ax.text(1, 9, "0", zorder=zorder)
+        changer = change(fig, ax)
+        return Explorer(fig, lambda a, b: (text.set_text(str(a)), changer(b)), _two())
+
+    make.__name__ = change.__name__
+    return make
+
+
 def _match_fresh_whole_draws(cases: dict, blits: bool = False) -> None:
     """Each case's explorer, moved (every move drawn), shows what a fresh explorer given the same moves
     draws whole: an oracle that leaves the explorer under test alone. `blits`: and it blitted (a first
@@ -722,9 +742,6 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_19_cases():
     on top (a changed axis moves the titles placed from it), a 3D axes (drawn whole; its tick labels are
     not measured as 2D ones)."""
 
-    def two():  # new widgets for each explorer (a widget shared by two explorers moves both)
-        return {"a": widgets.IntSlider(value=1, min=0, max=9), "b": widgets.IntSlider(value=1, min=0, max=9)}
-
     def base(figsize=(3, 2.4)):
         fig, ax = plt.subplots(figsize=figsize, dpi=72)
         ax.set(xlim=(0, 10), ylim=(0, 10))
@@ -741,13 +758,13 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_19_cases():
             inset.set_xlim(0, b + 1)
             inset.set_visible(b % 3 != 0)
 
-        return Explorer(fig, update, two())
+        return Explorer(fig, update, _two())
 
     def log_toggle():
         fig, ax, line = base()
         ax.plot(np.linspace(1, 10, 30), np.linspace(1, 10, 30) ** 0.5, lw=2)
         ax.set_xlim(1, 10)
-        return Explorer(fig, lambda a, b: (line.set_ydata([a, a]), ax.set_xscale("log" if b % 2 else "linear")), two())
+        return Explorer(fig, lambda a, b: (line.set_ydata([a, a]), ax.set_xscale("log" if b % 2 else "linear")), _two())
 
     def subfigures():
         fig = plt.figure(figsize=(5, 2.4), dpi=72)
@@ -759,7 +776,7 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_19_cases():
             lines += ax.plot([0, 10], [5, 5], lw=3)
             sub.suptitle(name)
         axes = [sub.axes[0] for sub in (left, right)]
-        return Explorer(fig, lambda a, b: (lines[0].set_ydata([a, a]), axes[1].set_ylim(0, b + 5)), two())
+        return Explorer(fig, lambda a, b: (lines[0].set_ydata([a, a]), axes[1].set_ylim(0, b + 5)), _two())
 
     def aligned_titles():
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(5, 2.6), dpi=72)
@@ -776,14 +793,14 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_19_cases():
             ax1.set_xticks(range(4), words[a % 2], rotation=90)
             image.set_data(np.arange(16.0).reshape(4, 4) * (b + 1))
 
-        return Explorer(fig, update, two())
+        return Explorer(fig, update, _two())
 
     def three_d():
         fig = plt.figure(figsize=(3, 3), dpi=72)
         ax = fig.add_subplot(projection="3d")
         (point,) = ax.plot([0], [0], [1], "ro")
         return Explorer(
-            fig, lambda a, b: (ax.view_init(elev=30, azim=10 * b), point.set_data_3d([a / 9], [0], [1])), two()
+            fig, lambda a, b: (ax.view_init(elev=30, azim=10 * b), point.set_data_3d([a / 9], [0], [1])), _two()
         )
 
     moves = [{"a": 3}, {"b": 2}, {"b": 3}, {"a": 6}, {"b": 4}]
@@ -867,20 +884,6 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_21_cases():
     from matplotlib.patches import Arrow, Circle, PathPatch
     from matplotlib.path import Path
 
-    def two():
-        return {"a": widgets.IntSlider(value=1, min=0, max=9), "b": widgets.IntSlider(value=1, min=0, max=9)}
-
-    def with_text(change):
-        def make():
-            fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
-            ax.set(xlim=(0, 10), ylim=(0, 10))
-            text = ax.text(1, 9, "0")
-            changer = change(fig, ax)
-            return Explorer(fig, lambda a, b: (text.set_text(str(a)), changer(b)), two())
-
-        make.__name__ = change.__name__
-        return make
-
     def path_patch(fig, ax):
         patch = ax.add_patch(PathPatch(Path([(1, 1), (5, 1), (3, 4)]), fc="tab:red"))
         return lambda b: patch.set_path(Path([(1, 1), (b + 1, 1), (3, b + 2)]))
@@ -912,8 +915,8 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_21_cases():
 
     moves = [{"a": 3}, {"b": 2}, {"a": 5}, {"b": 6}, {"a": 1}, {"b": 4}, {"a": 7}]
     blitting = (path_patch, arrow, patch_collection, axline, axline_xy2, table_cell)
-    _match_fresh_whole_draws({with_text(c): moves for c in blitting}, blits=True)
-    _match_fresh_whole_draws({with_text(secondary_axis): moves})
+    _match_fresh_whole_draws({_with_text(c): moves for c in blitting}, blits=True)
+    _match_fresh_whole_draws({_with_text(secondary_axis): moves})
 
 
 def test_blitted_frames_match_a_fresh_whole_draw_after_setters_that_mark_nothing():
@@ -925,20 +928,6 @@ def test_blitted_frames_match_a_fresh_whole_draw_after_setters_that_mark_nothing
     a text changed in the same moves (blitted)."""
     from matplotlib.collections import LineCollection
     from matplotlib.transforms import Affine2D
-
-    def two():
-        return {"a": widgets.IntSlider(value=1, min=0, max=9), "b": widgets.IntSlider(value=1, min=0, max=9)}
-
-    def with_text(change):
-        def make():
-            fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
-            ax.set(xlim=(0, 10), ylim=(0, 10))
-            text = ax.text(1, 9, "0", zorder=5)
-            changer = change(fig, ax)
-            return Explorer(fig, lambda a, b: (text.set_text(str(a)), changer(b)), two())
-
-        make.__name__ = change.__name__
-        return make
 
     def capstyle(fig, ax):
         lines = ax.add_collection(LineCollection([[(2, 2), (8, 2)], [(2, 5), (6, 8)]], linewidths=14))
@@ -976,7 +965,7 @@ def test_blitted_frames_match_a_fresh_whole_draw_after_setters_that_mark_nothing
     moves = [{"a": 3}, {"b": 2}, {"a": 5}, {"b": 6}, {"a": 1}, {"b": 3}, {"a": 7}]
     cases = (capstyle, offset_transform, hatch_linewidth, parse_math, math_fontfamily, image_in_place)
     cases += (rotation_in_place, attribute_assigned)
-    _match_fresh_whole_draws({with_text(c): moves for c in cases}, blits=True)
+    _match_fresh_whole_draws({_with_text(c, zorder=5): moves for c in cases}, blits=True)
 
 
 def test_blitted_frames_match_a_fresh_whole_draw_in_round_22_cases(monkeypatch):
@@ -986,9 +975,6 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_22_cases(monkeypatch):
     its patch when drawn), an image clipped to a polygon that moves (a clip path follows its patch's
     path). The same moves blit under the check too (no BlitMismatch)."""
     from matplotlib.patches import Polygon, Rectangle, Shadow
-
-    def two():
-        return {"a": widgets.IntSlider(value=1, min=0, max=9), "b": widgets.IntSlider(value=1, min=0, max=9)}
 
     def titles():
         fig, ax = plt.subplots(figsize=(3, 2.6), dpi=60)
@@ -1002,14 +988,14 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_22_cases(monkeypatch):
             image.set_data(np.roll(np.eye(4), a, axis=1))
             title.set_text(f"{a}칸" if a % 2 else f"{a}칸: " + r"$\frac{1}{\sqrt{d}}$")
 
-        return Explorer(fig, update, two())
+        return Explorer(fig, update, _two())
 
     def shadow():
         fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
         ax.set(xlim=(0, 10), ylim=(0, 10))
         box = ax.add_patch(Rectangle((2, 5), 3, 2, fc="tab:blue"))
         ax.add_patch(Shadow(box, 0.4, -0.4))
-        return Explorer(fig, lambda a, b: (box.set_height(1 + a / 2), box.set_x(b / 2)), two())
+        return Explorer(fig, lambda a, b: (box.set_height(1 + a / 2), box.set_x(b / 2)), _two())
 
     def pie_shadow():
         fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
@@ -1022,14 +1008,14 @@ def test_blitted_frames_match_a_fresh_whole_draw_in_round_22_cases(monkeypatch):
                 wedge.set_theta2(start + 360 * share / (6 + a))
                 start += 360 * share / (6 + a)
 
-        return Explorer(fig, update, two())
+        return Explorer(fig, update, _two())
 
     def polygon_clip():
         fig, ax = plt.subplots(figsize=(3, 2.4), dpi=60)
         image = ax.imshow(np.arange(100.0).reshape(10, 10), extent=(0, 10, 0, 10))
         window = ax.add_patch(Polygon([(1, 1), (4, 1), (4, 4), (1, 4)], fill=False, ec="tab:red"))
         image.set_clip_path(window)
-        return Explorer(fig, lambda a, b: window.set_xy([(a, b), (a + 3, b), (a + 3, b + 3), (a, b + 3)]), two())
+        return Explorer(fig, lambda a, b: window.set_xy([(a, b), (a + 3, b), (a + 3, b + 3), (a, b + 3)]), _two())
 
     moves = [{"a": 2}, {"a": 3}, {"a": 4}, {"b": 5}, {"a": 5}, {"b": 2}, {"a": 6}]
     cases = {make: moves for make in (titles, shadow, pie_shadow, polygon_clip)}
