@@ -95,7 +95,7 @@ def frames_of(explorer) -> dict[str, list]:
     for name, widget in explorer.controls.items():
         if name not in declared:
             frames[name] = list(values(widget, first[name]))
-        else:  # a list, a range or a 1-D array (its items as Python numbers: the manifest is JSON)
+        else:  # a list, a range or an array (its items as Python numbers: the manifest is JSON)
             given = declared[name]
             items = given.tolist() if isinstance(given, np.ndarray) else list(given)
             frames[name] = [v.item() if isinstance(v, np.generic) else v for v in items]
