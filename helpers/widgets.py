@@ -1094,8 +1094,9 @@ class Explorer:
             same = blitted == self._png(canvas)
             if (self._blit_state is not None or checked) and not same:
                 raise BlitMismatch(
-                    f"explorer: a blitted frame differs from a whole draw at {self._ahead or self.values}: update changed an "
-                    "artist without a setter (README, 슬라이더가 손을 따라오는지: 보이지 않는 것), or _blit misses a case (report it)"
+                    f"explorer: a blitted frame differs from a whole draw at {self._ahead or self.values}: update "
+                    "changed an artist without a setter (README section 슬라이더가 손을 따라오는지, '보이지 않는 것'), "
+                    "or _blit misses a case (report it)"
                 )
             self._blit_state = same
         return True
