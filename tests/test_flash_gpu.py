@@ -219,15 +219,17 @@ def test_tile_explorer_updates_in_place():
     first = explorer.png
     explorer.set(n=128, causal=False, tiles="32×32")
     assert explorer.png != first
-    title = explorer.figure.axes[0].get_title()
-    assert "N = 128" in title and "16/16" in title and "100%" in title
     ax = explorer.figure.axes[0]
-    assert ax.get_xlim() == ax.get_ylim()[::-1] == (-0.5, 15.5), "the axes keep the N = 512 grid of 32×32 tiles"
-    assert tuple(ax.images[0].get_extent()) == (-0.5, 3.5, 3.5, -0.5), "N = 128 fills 4×4 blocks of it"
-    explorer.set(n=512, causal=True, tiles="128×64")
-    assert "20/32" in ax.get_title() and ax.get_xlim() == (-0.5, 7.5) and ax.get_ylim() == (3.5, -0.5)
-    for n in (256, 192, 448):  # moving N changes only the map and the title: redrawn over a kept background
-        explorer.set(n=n)
+    title = ax.get_title()
+    assert "N = 128" in title and "16/16" in title and "100%" in title
+    assert ax.get_xlim() == ax.get_ylim()[::-1] == (0, 512), "the axes stay at token positions 0..512"
+    assert tuple(ax.images[0].get_extent()) == (0, 128, 128, 0), "N = 128 fills 4×4 blocks of 32 tokens"
+    assert len(ax.collections[0].get_segments()) == 3 + 3, "white lines between the 4×4 blocks"
+    explorer.set(n=448, causal=True, tiles="128×64")
+    assert "19/28" in ax.get_title() and ax.get_xlim() == (0, 512) and ax.get_ylim() == (512, 0)
+    assert tuple(ax.images[0].get_extent()) == (0, 448, 512, 0), "the last query tile runs past N = 448"
+    for change in ({"n": 256}, {"tiles": "32×32"}, {"causal": False}, {"tiles": "64×32"}, {"n": 192}):
+        explorer.set(**change)  # no control changes the axes: every move redraws over a kept background
         assert explorer.png == explorer.render_png(full=True)
     assert explorer._blit_state is True
 

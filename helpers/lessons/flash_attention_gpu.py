@@ -12,8 +12,9 @@ import matplotlib.pyplot as plt
 import torch
 import triton
 import triton.language as tl
+from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MultipleLocator
 
 
 def loop_hbm_bytes(n, d, tile=512, block=128, bytes_per_value=2):
@@ -197,27 +198,34 @@ TILE_SHAPES = {"32×32": (32, 32), "64×32": (64, 32), "128×64": (128, 64)}
 
 
 def tile_map_view(ax, max_n=None):
-    """Draw tile_map on ax; update(n, causal, tiles) redraws it in place and returns the counts. With max_n the
-    axes keep the grid of N = max_n for each tile shape (a smaller N fills its top-left corner), so moving N
-    redraws only the map and its title; without it they fit the grid of each N."""
+    """Draw tile_map on ax in token positions, with white lines between blocks; update(n, causal, tiles) redraws
+    it in place and returns the counts. With max_n the axes stay at 0..max_n (rounded up to whole tiles) for every
+    N and tile shape, so no control changes them and each move redraws only the map, the lines and the title;
+    without it they fit the tiles of each N."""
     image = ax.imshow(tile_map(256, 64, 32, False).numpy(), cmap=TILE_COLORS, vmin=0, vmax=2, aspect="auto",
                       interpolation="nearest")
-    ax.set_xlabel("키 블록 (BLOCK_N개씩)")
-    ax.set_ylabel("쿼리 타일 = 프로그램")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    handles = [plt.Rectangle((0, 0), 1, 1, color=TILE_COLORS(i)) for i in range(3)]
+    edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.6), autolim=False)
+    ax.set_xlabel("키 위치 (토큰), 세로 선 사이 = 키 블록")
+    ax.set_ylabel("쿼리 위치 (토큰)\n가로 선 사이 = 쿼리 타일")
+    ax.xaxis.set_major_locator(MultipleLocator(128))
+    ax.yaxis.set_major_locator(MultipleLocator(128))
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=TILE_COLORS(i), edgecolor="none") for i in range(3)]  # paints once
     ax.legend(handles, ["건너뜀", "모두 사용", "계산 후 일부 버림"], fontsize=8, loc="upper right",
               bbox_to_anchor=(1.0, -0.14), ncol=3, frameon=False)
+    if max_n:  # the largest padded extent over the tile shapes: set once, so no move changes the axes
+        size = max(math.ceil(max_n / b) * b for shape in TILE_SHAPES.values() for b in shape)
+        ax.set(xlim=(0, size), ylim=(size, 0))
 
     def update(n, causal, tiles):
         block_m, block_n = TILE_SHAPES[tiles]
-        grid = tile_map(n, block_m, block_n, causal)
+        grid = tile_map(n, block_m, block_n, causal)  # (query tiles, key blocks)
+        height, width = grid.shape[0] * block_m, grid.shape[1] * block_n  # tokens, padded to whole tiles
         image.set_data(grid.numpy())
-        image.set_extent((-0.5, grid.shape[1] - 0.5, grid.shape[0] - 0.5, -0.5))
-        limits = ((-0.5, math.ceil(max_n / block_n) - 0.5), (math.ceil(max_n / block_m) - 0.5, -0.5)) if max_n else None
-        if limits and (ax.get_xlim(), ax.get_ylim()) != limits:  # set only when the tile shape changes them
-            ax.set(xlim=limits[0], ylim=limits[1])
+        image.set_extent((0, width, height, 0))
+        edges.set_segments([[(x, 0), (x, height)] for x in range(block_n, width, block_n)]
+                           + [[(0, y), (width, y)] for y in range(block_m, height, block_m)])
+        if not max_n:
+            ax.set(xlim=(0, width), ylim=(height, 0))
         visited = int((grid > 0).sum())
         useful = n * (n + 1) // 2 if causal else n * n
         view = {"visited": visited, "total": grid.numel(), "used": useful / (visited * block_m * block_n)}
@@ -235,7 +243,7 @@ def tile_explorer():
     from helpers.widgets import Explorer
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=80)
-    fig.subplots_adjust(left=0.12, right=0.97, top=0.87, bottom=0.22)
+    fig.subplots_adjust(left=0.14, right=0.97, top=0.87, bottom=0.22)
     controls = {"n": widgets.IntSlider(value=512, min=64, max=512, step=64, description="N"),
                 "causal": widgets.Checkbox(value=True, description="인과 마스크"),
                 "tiles": widgets.Dropdown(options=list(TILE_SHAPES), value="64×32", description="타일×블록")}

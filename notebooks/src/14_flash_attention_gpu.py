@@ -454,39 +454,47 @@ print(f"인과에서 실제로 쓰는 점수 {useful:,}개 / 계산하는 점수
 assert 0.85 < useful / (visited * 128 * 64) < 0.9
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요. 축은 타일 모양마다 N = 512일 때의 격자를 그대로 보여 주므로, N을 줄이면 색칠된 격자가 왼쪽 위 구석으로 줄어듭니다.
+# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요. 축은 토큰 위치(0–512)로 고정되어 있어서, N을 줄이면 색칠된 격자가 왼쪽 위 구석으로 줄어들고, 타일 모양을 바꾸면 같은 자리를 나누는 흰 선의 간격이 바뀝니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import matplotlib.pyplot as plt
+from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MultipleLocator
 
 TILE_COLORS = ListedColormap(["#d0d0d0", "#4c72b0", "#dd8452"])
 TILE_SHAPES = {"32×32": (32, 32), "64×32": (64, 32), "128×64": (128, 64)}
 
 
 def tile_map_view(ax, max_n=None):
-    """Draw tile_map on ax; update(n, causal, tiles) redraws it in place and returns the counts. With max_n the
-    axes keep the grid of N = max_n for each tile shape (a smaller N fills its top-left corner), so moving N
-    redraws only the map and its title; without it they fit the grid of each N."""
+    """Draw tile_map on ax in token positions, with white lines between blocks; update(n, causal, tiles) redraws
+    it in place and returns the counts. With max_n the axes stay at 0..max_n (rounded up to whole tiles) for every
+    N and tile shape, so no control changes them and each move redraws only the map, the lines and the title;
+    without it they fit the tiles of each N."""
     image = ax.imshow(tile_map(256, 64, 32, False).numpy(), cmap=TILE_COLORS, vmin=0, vmax=2, aspect="auto",
                       interpolation="nearest")
-    ax.set_xlabel("키 블록 (BLOCK_N개씩)")
-    ax.set_ylabel("쿼리 타일 = 프로그램")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    handles = [plt.Rectangle((0, 0), 1, 1, color=TILE_COLORS(i)) for i in range(3)]
+    edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.6), autolim=False)
+    ax.set_xlabel("키 위치 (토큰), 세로 선 사이 = 키 블록")
+    ax.set_ylabel("쿼리 위치 (토큰)\n가로 선 사이 = 쿼리 타일")
+    ax.xaxis.set_major_locator(MultipleLocator(128))
+    ax.yaxis.set_major_locator(MultipleLocator(128))
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=TILE_COLORS(i), edgecolor="none") for i in range(3)]  # paints once
     ax.legend(handles, ["건너뜀", "모두 사용", "계산 후 일부 버림"], fontsize=8, loc="upper right",
               bbox_to_anchor=(1.0, -0.14), ncol=3, frameon=False)
+    if max_n:  # the largest padded extent over the tile shapes: set once, so no move changes the axes
+        size = max(math.ceil(max_n / b) * b for shape in TILE_SHAPES.values() for b in shape)
+        ax.set(xlim=(0, size), ylim=(size, 0))
 
     def update(n, causal, tiles):
         block_m, block_n = TILE_SHAPES[tiles]
-        grid = tile_map(n, block_m, block_n, causal)
+        grid = tile_map(n, block_m, block_n, causal)  # (query tiles, key blocks)
+        height, width = grid.shape[0] * block_m, grid.shape[1] * block_n  # tokens, padded to whole tiles
         image.set_data(grid.numpy())
-        image.set_extent((-0.5, grid.shape[1] - 0.5, grid.shape[0] - 0.5, -0.5))
-        limits = ((-0.5, math.ceil(max_n / block_n) - 0.5), (math.ceil(max_n / block_m) - 0.5, -0.5)) if max_n else None
-        if limits and (ax.get_xlim(), ax.get_ylim()) != limits:  # set only when the tile shape changes them
-            ax.set(xlim=limits[0], ylim=limits[1])
+        image.set_extent((0, width, height, 0))
+        edges.set_segments([[(x, 0), (x, height)] for x in range(block_n, width, block_n)]
+                           + [[(0, y), (width, y)] for y in range(block_m, height, block_m)])
+        if not max_n:
+            ax.set(xlim=(0, width), ylim=(height, 0))
         visited = int((grid > 0).sum())
         useful = n * (n + 1) // 2 if causal else n * n
         view = {"visited": visited, "total": grid.numel(), "used": useful / (visited * block_m * block_n)}
@@ -504,7 +512,7 @@ def tile_explorer():
     from helpers.widgets import Explorer
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=80)
-    fig.subplots_adjust(left=0.12, right=0.97, top=0.87, bottom=0.22)
+    fig.subplots_adjust(left=0.14, right=0.97, top=0.87, bottom=0.22)
     controls = {"n": widgets.IntSlider(value=512, min=64, max=512, step=64, description="N"),
                 "causal": widgets.Checkbox(value=True, description="인과 마스크"),
                 "tiles": widgets.Dropdown(options=list(TILE_SHAPES), value="64×32", description="타일×블록")}
@@ -521,7 +529,7 @@ tile_explorer()
 settings = [(512, False, "64×32"), (512, True, "64×32"), (448, True, "128×64")]
 fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
 views = [tile_map_view(ax)(*s) for s, ax in zip(settings, axes)]
-fig.subplots_adjust(left=0.05, right=0.99, top=0.86, bottom=0.24, wspace=0.25)
+fig.subplots_adjust(left=0.065, right=0.99, top=0.86, bottom=0.24, wspace=0.3)
 plt.show()
 for (n, causal, tiles), view in zip(settings, views):
     print(f"N = {n}, {tiles}, 인과={causal!s:5s}: 블록 {view['visited']:3d}/{view['total']:3d}, 사용 {view['used']:.1%}")
