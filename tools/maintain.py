@@ -474,7 +474,8 @@ def build_inputs(number: str) -> dict[str, str]:
     out = {}
     for module in sorted(wanted):
         path = helpers_modules()[module]
-        out[str(path.relative_to(ROOT))] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        text = path.read_bytes().replace(b"\r\n", b"\n")  # the same hash in a checkout with CRLF line ends
+        out[str(path.relative_to(ROOT))] = hashlib.sha256(text).hexdigest()[:16]
     return out
 
 
