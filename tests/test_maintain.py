@@ -198,7 +198,9 @@ def test_every_stored_notebook_was_built_from_the_current_lesson_modules():
     # A "save" cell edited without rebuilding the notebooks that import its module leaves outputs that no
     # longer come from the shipped code (02-13 stayed so for a session after softmax_bars moved out of 01).
     stale = maintain.stale_notebooks()
-    assert not stale, f"stored outputs from other lesson code: {stale}; rebuild: python3 course.py build {' '.join(stale)}"
+    assert not stale, (
+        f"stored outputs from other lesson code: {stale}; rebuild: python3 course.py build {' '.join(stale)}"
+    )
 
 
 def test_stale_notebooks_are_those_built_from_other_lesson_code(tmp_path, monkeypatch):
