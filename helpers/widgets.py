@@ -899,9 +899,12 @@ class Explorer:
         """What decides the order and the places a whole draw gives its leaves and marks nothing stale, for
         the figure, each subfigure and each axes (insets too): sizes, positions, limits and scales (the data
         transform's affine part), what is shown, which children there are, their z-order. None: draw whole
-        (an axes not rectilinear, such as polar or 3D, whose view no key here holds)."""
+        (a layout engine that may move axes at every draw; an axes not rectilinear, such as polar or 3D)."""
         figure = self.figure
-        key = (tuple(figure.bbox.bounds), figure.dpi, figure.get_layout_engine())
+        engine = figure.get_layout_engine()
+        if not (engine is None or isinstance(engine, matplotlib.layout_engine.PlaceHolderLayoutEngine)):
+            return None
+        key = (tuple(figure.bbox.bounds), figure.dpi, engine)
         for box in _containers(figure):
             children = box.get_children()
             key += (tuple((id(c), c.get_zorder(), c.get_animated()) for c in children), box.get_visible())
@@ -922,11 +925,8 @@ class Explorer:
         dropped. Leaves placed from others count as changed whenever anything is; an axes' titles whenever
         one of them or an axis they are placed from changed (Axes.draw places them together, from tick labels:
         `_title_axes`)."""
-        from matplotlib.layout_engine import PlaceHolderLayoutEngine
-
-        layout, engine = self._layout_key(), self.figure.get_layout_engine()
-        fixed = engine is None or isinstance(engine, PlaceHolderLayoutEngine)  # no engine that moves axes
-        if layout is None or layout != self._layout or not self._order or not fixed:
+        layout = self._layout_key()
+        if layout is None or layout != self._layout or not self._order:
             self._layout, self._parts = layout, {}
             return None
         ticks = {id(leaf): _tick_key(leaf) for leaf in self._order if isinstance(leaf, Axis)}

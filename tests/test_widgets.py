@@ -1636,6 +1636,17 @@ def test_blitting_steps_aside_where_it_could_differ():
     plt.close(fig3)
 
 
+def test_a_figure_with_a_layout_engine_is_not_primed(monkeypatch):
+    monkeypatch.delenv("COURSE_CHECK_FIGURES", raising=False)  # priming runs outside the check only
+    fig, ax = plt.subplots(figsize=(3, 2), dpi=72, layout="constrained")
+    (line,) = ax.plot([0, 1], [0, 1])
+    ex = Explorer(fig, lambda y: line.set_ydata([0, y]), {"y": widgets.IntSlider(value=1, max=4)})
+    assert ex._blit_state is None and not ex._parts, "layers made for a figure that always draws whole"
+    ex.set(y=3)
+    assert ex.png == full_png(ex) and ex._blit_state is None
+    plt.close(fig)
+
+
 # --------------------------------------------------------------------------- the static player's lookup
 
 
