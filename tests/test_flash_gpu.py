@@ -213,7 +213,7 @@ def test_tile_map_counts_what_the_kernel_loop_visits(n, tiles, causal):
             assert (grid[i, j] == 1) == kept
 
 
-def test_tile_explorer_updates_in_place():
+def test_tile_explorer_updates_in_place(monkeypatch):
     pytest.importorskip("ipywidgets")
     explorer = fa.tile_explorer()
     first = explorer.png
@@ -226,10 +226,23 @@ def test_tile_explorer_updates_in_place():
     assert tuple(ax.images[0].get_extent()) == (0, 128, 128, 0), "N = 128 fills 4×4 blocks of 32 tokens"
     assert len(ax.collections[0].get_segments()) == 3 + 3, "white lines between the 4×4 blocks"
     explorer.set(n=448, causal=True, tiles="128×64")
-    assert "19/28" in ax.get_title() and ax.get_xlim() == (0, 512) and ax.get_ylim() == (512, 0)
-    assert tuple(ax.images[0].get_extent()) == (0, 448, 512, 0), "the last query tile runs past N = 448"
-    for change in ({"n": 256}, {"tiles": "32×32"}, {"causal": False}, {"tiles": "64×32"}, {"n": 192}):
+    assert "19/28" in ax.get_title() and tuple(ax.images[0].get_extent()) == (0, 448, 512, 0), "rows past N"
+    assert ax.lines[0].get_xydata().tolist() == [[448, 0], [448, 448], [0, 448]], "the dashed line at N"
+    blits = []  # each render's answer from _blit_or_not: True = drawn over kept pixels (not called: drawn whole)
+    blit = type(explorer)._blit_or_not
+    monkeypatch.setattr(type(explorer), "_blit_or_not", lambda *a: blits.append(blit(*a)) or blits[-1])
+    for change in (
+        {"n": 256},
+        {"tiles": "32×32"},
+        {"causal": False},
+        {"tiles": "64×32"},
+        {"tiles": "128×64"},
+        {"n": 192},
+    ):
+        blits.clear()
         explorer.set(**change)  # no control changes the axes: every move redraws over a kept background
+        assert blits == [True], f"{change} drew the figure whole"
+        assert ax.get_xlim() == (0, 512) and ax.get_ylim() == (512, 0)
         assert explorer.png == explorer.render_png(full=True)
     assert explorer._blit_state is True
 

@@ -203,6 +203,21 @@ def test_every_stored_notebook_was_built_from_the_current_lesson_modules():
     )
 
 
+def test_build_inputs_are_the_same_in_a_crlf_checkout(tmp_path, monkeypatch):
+    lf = maintain.build_inputs("05")
+    assert lf and all(key.startswith("helpers/lessons/") and "\\" not in key for key in lf), lf  # POSIX keys
+    modules = dict(maintain.helpers_modules())
+    for module, path in modules.items():  # every lesson module copied with CRLF line ends (git autocrlf)
+        if module.startswith("helpers.lessons."):
+            copy = tmp_path / path.relative_to(maintain.ROOT)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+            modules[module] = copy
+    monkeypatch.setattr(maintain, "helpers_modules", lambda: modules)
+    monkeypatch.setattr(maintain, "ROOT", tmp_path)
+    assert maintain.build_inputs("05") == lf
+
+
 def test_stale_notebooks_are_those_built_from_other_lesson_code(tmp_path, monkeypatch):
     monkeypatch.setattr(maintain, "NOTEBOOKS", tmp_path)
     for number in maintain.sources():

@@ -475,7 +475,7 @@ def build_inputs(number: str) -> dict[str, str]:
     for module in sorted(wanted):
         path = helpers_modules()[module]
         text = path.read_bytes().replace(b"\r\n", b"\n")  # the same hash in a checkout with CRLF line ends
-        out[str(path.relative_to(ROOT))] = hashlib.sha256(text).hexdigest()[:16]
+        out[path.relative_to(ROOT).as_posix()] = hashlib.sha256(text).hexdigest()[:16]  # one key on every OS
     return out
 
 

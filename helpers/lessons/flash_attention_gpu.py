@@ -198,15 +198,17 @@ TILE_SHAPES = {"32×32": (32, 32), "64×32": (64, 32), "128×64": (128, 64)}
 
 
 def tile_map_view(ax, max_n=None):
-    """Draw tile_map on ax in token positions, with white lines between blocks; update(n, causal, tiles) redraws
-    it in place and returns the counts. With max_n the axes stay at 0..max_n (rounded up to whole tiles) for every
-    N and tile shape, so no control changes them and each move redraws only the map, the lines and the title;
-    without it they fit the tiles of each N."""
+    """Draw tile_map on ax in token positions, white lines on the query-tile and key-block edges and a dashed
+    line at N; update(n, causal, tiles) redraws it in place and returns the counts. With max_n the axes stay at
+    0..max_n (rounded up to whole tiles) for every N and tile shape, so no control changes them and each move
+    redraws only the map, the lines and the texts; without it they fit the tiles of each N."""
     image = ax.imshow(tile_map(256, 64, 32, False).numpy(), cmap=TILE_COLORS, vmin=0, vmax=2, aspect="auto",
                       interpolation="nearest")
-    edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.6), autolim=False)
+    edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.8), autolim=False)
+    (end,) = ax.plot([], [], color="black", linestyle="--", linewidth=1)  # the sequence's end: past it is padding
+    end_label = ax.text(0, 0, "N ", ha="right", va="top", fontsize=9)
     ax.set_xlabel("키 위치 (토큰), 세로 선 사이 = 키 블록")
-    ax.set_ylabel("쿼리 위치 (토큰)\n가로 선 사이 = 쿼리 타일")
+    ax.set_ylabel("쿼리 위치 (토큰)\n가로 선 사이 = 쿼리 타일 = 프로그램")
     ax.xaxis.set_major_locator(MultipleLocator(128))
     ax.yaxis.set_major_locator(MultipleLocator(128))
     handles = [plt.Rectangle((0, 0), 1, 1, facecolor=TILE_COLORS(i), edgecolor="none") for i in range(3)]  # paints once
@@ -224,6 +226,8 @@ def tile_map_view(ax, max_n=None):
         image.set_extent((0, width, height, 0))
         edges.set_segments([[(x, 0), (x, height)] for x in range(block_n, width, block_n)]
                            + [[(0, y), (width, y)] for y in range(block_m, height, block_m)])
+        end.set_data([n, n, 0], [0, n, n])  # x = N down to the corner, then y = N back to the left edge
+        end_label.set_position((n, 0))
         if not max_n:
             ax.set(xlim=(0, width), ylim=(height, 0))
         visited = int((grid > 0).sum())

@@ -448,13 +448,13 @@ dense, causal_grid = tile_map(1024, 128, 64, False), tile_map(1024, 128, 64, Tru
 visited = int((causal_grid > 0).sum())
 print(f"N = 1024, 타일×블록 128×64: 비인과 {int((dense > 0).sum())}개, 인과 {visited}개 방문 "
       f"({visited / dense.numel():.1%}), 그중 마스크가 필요한 블록 {int((causal_grid == 2).sum())}개")
-assert int((dense > 0).sum()) == 8 * 16 and 8 * 16 / 2 < visited < 8 * 16  # a little more than half
+assert int((dense > 0).sum()) == 8 * 16 and visited == 72  # a little more than half (the text's 72 / 128)
 useful = 1024 * 1025 // 2  # pairs j <= i
 print(f"인과에서 실제로 쓰는 점수 {useful:,}개 / 계산하는 점수 {visited * 128 * 64:,}개 = {useful / (visited * 128 * 64):.1%}")
-assert 0.85 < useful / (visited * 128 * 64) < 0.9
+assert round(useful / (visited * 128 * 64), 2) == 0.89  # the text's 89%
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요. 축은 토큰 위치(0–512)로 고정되어 있어서, N을 줄이면 색칠된 격자가 왼쪽 위 구석으로 줄어들고, 타일 모양을 바꾸면 같은 자리를 나누는 흰 선의 간격이 바뀝니다.
+# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요. 축은 토큰 위치(0–512)로 고정되어 있어서, N을 줄이면 색칠된 격자가 점선(N) 안의 왼쪽 위 구석으로 줄어들고, 타일 모양을 바꾸면 칸을 나누는 흰 선의 간격이 바뀝니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import matplotlib.pyplot as plt
@@ -467,15 +467,17 @@ TILE_SHAPES = {"32×32": (32, 32), "64×32": (64, 32), "128×64": (128, 64)}
 
 
 def tile_map_view(ax, max_n=None):
-    """Draw tile_map on ax in token positions, with white lines between blocks; update(n, causal, tiles) redraws
-    it in place and returns the counts. With max_n the axes stay at 0..max_n (rounded up to whole tiles) for every
-    N and tile shape, so no control changes them and each move redraws only the map, the lines and the title;
-    without it they fit the tiles of each N."""
+    """Draw tile_map on ax in token positions, white lines on the query-tile and key-block edges and a dashed
+    line at N; update(n, causal, tiles) redraws it in place and returns the counts. With max_n the axes stay at
+    0..max_n (rounded up to whole tiles) for every N and tile shape, so no control changes them and each move
+    redraws only the map, the lines and the texts; without it they fit the tiles of each N."""
     image = ax.imshow(tile_map(256, 64, 32, False).numpy(), cmap=TILE_COLORS, vmin=0, vmax=2, aspect="auto",
                       interpolation="nearest")
-    edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.6), autolim=False)
+    edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.8), autolim=False)
+    (end,) = ax.plot([], [], color="black", linestyle="--", linewidth=1)  # the sequence's end: past it is padding
+    end_label = ax.text(0, 0, "N ", ha="right", va="top", fontsize=9)
     ax.set_xlabel("키 위치 (토큰), 세로 선 사이 = 키 블록")
-    ax.set_ylabel("쿼리 위치 (토큰)\n가로 선 사이 = 쿼리 타일")
+    ax.set_ylabel("쿼리 위치 (토큰)\n가로 선 사이 = 쿼리 타일 = 프로그램")
     ax.xaxis.set_major_locator(MultipleLocator(128))
     ax.yaxis.set_major_locator(MultipleLocator(128))
     handles = [plt.Rectangle((0, 0), 1, 1, facecolor=TILE_COLORS(i), edgecolor="none") for i in range(3)]  # paints once
@@ -493,6 +495,8 @@ def tile_map_view(ax, max_n=None):
         image.set_extent((0, width, height, 0))
         edges.set_segments([[(x, 0), (x, height)] for x in range(block_n, width, block_n)]
                            + [[(0, y), (width, y)] for y in range(block_m, height, block_m)])
+        end.set_data([n, n, 0], [0, n, n])  # x = N down to the corner, then y = N back to the left edge
+        end_label.set_position((n, 0))
         if not max_n:
             ax.set(xlim=(0, width), ylim=(height, 0))
         visited = int((grid > 0).sum())
@@ -528,17 +532,21 @@ tile_explorer()
 # %% slideshow={"slide_type": "subslide"}
 settings = [(512, False, "64×32"), (512, True, "64×32"), (448, True, "128×64")]
 fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
-views = [tile_map_view(ax)(*s) for s, ax in zip(settings, axes)]
+views = [tile_map_view(ax, max_n=512)(*s) for s, ax in zip(settings, axes)]  # the explorer's 0..512 axes
 fig.subplots_adjust(left=0.065, right=0.99, top=0.86, bottom=0.24, wspace=0.3)
 plt.show()
 for (n, causal, tiles), view in zip(settings, views):
     print(f"N = {n}, {tiles}, 인과={causal!s:5s}: 블록 {view['visited']:3d}/{view['total']:3d}, 사용 {view['used']:.1%}")
 assert views[0]["used"] == 1.0  # non-causal, N a multiple of both tiles: nothing thrown away
 assert views[1]["visited"] == visited  # 512 with 64×32 tiles: the same count as 1024 with 128×64
-assert views[2]["used"] < views[1]["used"]  # bigger tiles, and N = 448 past the last full tile: more waste
+big = tile_map(512, 128, 64, True)  # the tiles alone made bigger, N kept at 512
+big_used = 512 * 513 // 2 / (int((big > 0).sum()) * 128 * 64)
+print(f"N = 512, 128×64, 인과=True : 블록 {int((big > 0).sum()):3d}/{big.numel():3d}, 사용 {big_used:.1%} (N은 그대로, 타일만 키움)")
+assert views[2]["used"] < big_used < views[1]["used"]  # bigger tiles waste more; N = 448 past the last tile, more still
+assert (round(big_used, 2), round(views[2]["used"], 2)) == (0.80, 0.65)  # the text's 80% and 65%
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 타일이 클수록 대각선에서 버리는 몫이 커지고(448, 128×64: 마지막 쿼리 타일이 N을 넘어 더 버림. 오른쪽 그림에서 맨 아래 타일 행이 448을 넘어 512까지 뻗은 것이 그 몫입니다), 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 $B_M/N$ 정도로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
+# 타일이 클수록 대각선에서 버리는 몫이 커집니다. 같은 N = 512에서도 128×64 타일은 계산한 점수의 80%만 씁니다(64×32는 89%). N이 타일의 배수가 아니면 마지막 쿼리 타일이 N을 넘어 더 버립니다. 오른쪽 그림(N = 448)에서 점선 아래, 맨 아래 타일 행의 448–512는 계산한 뒤 모두 버리는 행이어서 사용 비율이 65%로 떨어집니다. 타일이 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 $B_M/N$ 정도로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 슬라이더에서 인과 마스크를 켠 채 N을 64에서 512로 올려 보세요. 주황색(대각선) 블록은 타일 수에 비례해서만 늘고 파란색은 제곱으로 늘어, "사용" 비율이 100%에 다가갑니다. 연습문제 14-1은 이 방문 수를 반복문 없이 닫힌 식으로 세는 문제입니다.
