@@ -37,6 +37,7 @@ from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.cm import ScalarMappable
 from matplotlib.figure import Figure, SubFigure
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.table import Cell
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
@@ -902,7 +903,7 @@ class Explorer:
         (a layout engine that may move axes at every draw; an axes not rectilinear, such as polar or 3D)."""
         figure = self.figure
         engine = figure.get_layout_engine()
-        if not (engine is None or isinstance(engine, matplotlib.layout_engine.PlaceHolderLayoutEngine)):
+        if not (engine is None or isinstance(engine, PlaceHolderLayoutEngine)):
             return None
         key = (tuple(figure.bbox.bounds), figure.dpi, engine)
         for box in _containers(figure):

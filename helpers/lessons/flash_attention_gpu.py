@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import torch
 import triton
 import triton.language as tl
+from matplotlib import patheffects
 from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import MultipleLocator
@@ -206,13 +207,14 @@ def tile_map_view(ax, max_n=None):
                       interpolation="nearest")
     edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.8), autolim=False)
     (end,) = ax.plot([], [], color="black", linestyle="--", linewidth=1)  # the sequence's end: past it is padding
-    end_label = ax.text(0, 0, "N ", ha="right", va="top", fontsize=9)
+    end_label = ax.text(0, 0, "N ", ha="right", va="top", fontsize=9,
+                        path_effects=[patheffects.withStroke(linewidth=2, foreground="white")])  # readable on any cell
     ax.set_xlabel("키 위치 (토큰), 세로 선 사이 = 키 블록")
     ax.set_ylabel("쿼리 위치 (토큰)\n가로 선 사이 = 쿼리 타일 = 프로그램")
     ax.xaxis.set_major_locator(MultipleLocator(128))
     ax.yaxis.set_major_locator(MultipleLocator(128))
     handles = [plt.Rectangle((0, 0), 1, 1, facecolor=TILE_COLORS(i), edgecolor="none") for i in range(3)]  # paints once
-    ax.legend(handles, ["건너뜀", "모두 사용", "계산 후 일부 버림"], fontsize=8, loc="upper right",
+    ax.legend(handles, ["건너뜀", "모두 사용", "계산하고 일부 버림"], fontsize=8, loc="upper right",
               bbox_to_anchor=(1.0, -0.14), ncol=3, frameon=False)
     if max_n:  # the largest padded extent over the tile shapes: set once, so no move changes the axes
         size = max(math.ceil(max_n / b) * b for shape in TILE_SHAPES.values() for b in shape)

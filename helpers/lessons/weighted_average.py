@@ -50,7 +50,7 @@ def softmax_explorer(labels, scores, values=None, low=-5.0, high=5.0):
     from tools.explorer_export import softmax_bars
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.0), dpi=80)
-    # Fixed margins, no layout engine: tight_layout would leave one behind that adds a second draw to every frame.
+    # Fixed margins, no layout engine: with layout="tight" or "constrained" every frame would be drawn whole.
     fig.subplots_adjust(left=0.06, right=0.98, bottom=0.12, top=0.88, wspace=0.25)
     update = softmax_panels(*axes, labels, values)
     sliders = {f"s{i}": widgets.FloatSlider(value=float(s), min=low, max=high, step=0.1, description=str(label))

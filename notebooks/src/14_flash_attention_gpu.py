@@ -454,10 +454,11 @@ print(f"인과에서 실제로 쓰는 점수 {useful:,}개 / 계산하는 점수
 assert round(useful / (visited * 128 * 64), 2) == 0.89  # the text's 89%
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요. 축은 토큰 위치(0–512)로 고정되어 있어서, N을 줄이면 색칠된 격자가 점선(N) 안의 왼쪽 위 구석으로 줄어들고, 타일 모양을 바꾸면 칸을 나누는 흰 선의 간격이 바뀝니다.
+# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 슬라이더로 N, 인과 여부, 타일 모양을 바꿔 보세요. 축은 토큰 위치(0–512)로 고정되어 있어서, N을 줄이면 색칠된 격자가 왼쪽 위 구석으로 줄어들고, 타일×블록을 바꾸면 칸을 나누는 흰 선의 간격이 바뀝니다. 점선은 N을 표시합니다. N이 쿼리 타일 크기의 배수가 아니면(128×64에서 N = 448 등) 마지막 타일 행이 점선 아래로 나옵니다: 계산한 뒤 버리는 행입니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import matplotlib.pyplot as plt
+from matplotlib import patheffects
 from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import MultipleLocator
@@ -475,13 +476,14 @@ def tile_map_view(ax, max_n=None):
                       interpolation="nearest")
     edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.8), autolim=False)
     (end,) = ax.plot([], [], color="black", linestyle="--", linewidth=1)  # the sequence's end: past it is padding
-    end_label = ax.text(0, 0, "N ", ha="right", va="top", fontsize=9)
+    end_label = ax.text(0, 0, "N ", ha="right", va="top", fontsize=9,
+                        path_effects=[patheffects.withStroke(linewidth=2, foreground="white")])  # readable on any cell
     ax.set_xlabel("키 위치 (토큰), 세로 선 사이 = 키 블록")
     ax.set_ylabel("쿼리 위치 (토큰)\n가로 선 사이 = 쿼리 타일 = 프로그램")
     ax.xaxis.set_major_locator(MultipleLocator(128))
     ax.yaxis.set_major_locator(MultipleLocator(128))
     handles = [plt.Rectangle((0, 0), 1, 1, facecolor=TILE_COLORS(i), edgecolor="none") for i in range(3)]  # paints once
-    ax.legend(handles, ["건너뜀", "모두 사용", "계산 후 일부 버림"], fontsize=8, loc="upper right",
+    ax.legend(handles, ["건너뜀", "모두 사용", "계산하고 일부 버림"], fontsize=8, loc="upper right",
               bbox_to_anchor=(1.0, -0.14), ncol=3, frameon=False)
     if max_n:  # the largest padded extent over the tile shapes: set once, so no move changes the axes
         size = max(math.ceil(max_n / b) * b for shape in TILE_SHAPES.values() for b in shape)
@@ -543,10 +545,11 @@ big = tile_map(512, 128, 64, True)  # the tiles alone made bigger, N kept at 512
 big_used = 512 * 513 // 2 / (int((big > 0).sum()) * 128 * 64)
 print(f"N = 512, 128×64, 인과=True : 블록 {int((big > 0).sum()):3d}/{big.numel():3d}, 사용 {big_used:.1%} (N은 그대로, 타일만 키움)")
 assert views[2]["used"] < big_used < views[1]["used"]  # bigger tiles waste more; N = 448 past the last tile, more still
-assert (round(big_used, 2), round(views[2]["used"], 2)) == (0.80, 0.65)  # the text's 80% and 65%
+assert (round(views[1]["used"], 2), round(big_used, 2), round(views[2]["used"], 2)) == (0.89, 0.80, 0.65)  # the text's
+assert views[2]["total"] == 4 * 7 and 448 % 128 != 0  # 4 query tiles reach row 511: rows 448-511 are padding
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 타일이 클수록 대각선에서 버리는 몫이 커집니다. 같은 N = 512에서도 128×64 타일은 계산한 점수의 80%만 씁니다(64×32는 89%). N이 타일의 배수가 아니면 마지막 쿼리 타일이 N을 넘어 더 버립니다. 오른쪽 그림(N = 448)에서 점선 아래, 맨 아래 타일 행의 448–512는 계산한 뒤 모두 버리는 행이어서 사용 비율이 65%로 떨어집니다. 타일이 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 $B_M/N$ 정도로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
+# 타일이 클수록 대각선에서 버리는 몫이 커집니다. N = 512에서 타일×블록이 64×32이면 계산한 점수의 89%를, 128×64이면 80%만 씁니다. N이 쿼리 타일 크기의 배수가 아니면 마지막 쿼리 타일이 N을 넘어 더 버립니다. 오른쪽 그림(N = 448, 128×64)에서 맨 아래 쿼리 타일은 위치 384–511을 맡으므로, 점선 아래의 448–511행은 계산한 뒤 모두 버립니다. 그래서 사용 비율이 65%로 떨어집니다. 타일이 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 $B_M/N$ 정도로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
 # 발표 노트: 슬라이더에서 인과 마스크를 켠 채 N을 64에서 512로 올려 보세요. 주황색(대각선) 블록은 타일 수에 비례해서만 늘고 파란색은 제곱으로 늘어, "사용" 비율이 100%에 다가갑니다. 연습문제 14-1은 이 방문 수를 반복문 없이 닫힌 식으로 세는 문제입니다.
