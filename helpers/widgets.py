@@ -900,7 +900,7 @@ class Explorer:
         """What decides the order and the places a whole draw gives its leaves and marks nothing stale, for
         the figure, each subfigure and each axes (insets too): sizes, positions, limits and scales (the data
         transform's affine part), what is shown, which children there are, their z-order. None: draw whole
-        (a layout engine that may move axes at every draw; an axes not rectilinear, such as polar or 3D)."""
+        (a layout engine that may move axes at every draw; a polar, 3D or secondary axis in the figure)."""
         figure = self.figure
         engine = figure.get_layout_engine()
         if not (engine is None or isinstance(engine, PlaceHolderLayoutEngine)):

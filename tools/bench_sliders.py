@@ -269,7 +269,8 @@ def reference_redraw(repeats: int = 21) -> float:
     of 01's explorer in this process, with nothing else running: update, matplotlib's own Agg draw and
     Pillow's PNG at compress_level=1, as Explorer drew when the first tables were measured (less its walk
     over stale marks), so it stays a yardstick while Explorer's drawing gets faster (its glyph cache and
-    PNG writer are not used here). Runs on one machine still differ by about 15%."""
+    PNG writer are not used here). Drawn at dpi 100 (the explorer is at 80 now). Runs on one
+    machine differ by up to about 2x over a day (63-119 ms on 2026-11-29)."""
     import io
     import os
 
