@@ -145,7 +145,7 @@ def tile_config(d, dtype, device):
 #
 # $$m \leftarrow \max(m, \max_j s_j), \quad c = 2^{m_{\text{old}} - m}, \quad \ell \leftarrow c\,\ell + \textstyle\sum_j 2^{s_j - m}, \quad \text{acc} \leftarrow c\,\text{acc} + P V_j$$
 #
-# 끝나면 $O = \text{acc}/\ell$을 쓰고, 역전파를 위해 행마다 logsumexp 하나 $L = (m + \log_2 \ell)\ln 2$(자연로그 단위)를 저장합니다. 입력은 연속된(contiguous) `(B, h, N, d)` 텐서라서 `(행, 열)`의 주소가 `base + 행·d + 열`입니다. 위치가 N 이상인 키는 `mask=`로 읽지 않고(0으로 채움) 그 점수를 $-\infty$로 두며, N을 넘는 쿼리 행은 0으로 계산만 하고 저장하지 않습니다.
+# 끝나면 $O = \text{acc}/\ell$을 쓰고, 역전파를 위해 행마다 logsumexp 하나 $L = (m + \log_2 \ell)\ln 2$(자연로그 단위)를 저장합니다. 입력은 연속된(contiguous) `(B, h, N, d)` 텐서라서 `(행, 열)`의 주소가 `base + 행·d + 열`입니다. 위치가 N 이상인 키는 `mask=`로 읽지 않고(0으로 채움) 그 점수를 $-\infty$로 두며, 위치가 N 이상인 쿼리 행은 0으로 채워 계산만 하고 저장하지 않습니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 @triton.jit
@@ -454,7 +454,7 @@ print(f"인과에서 실제로 쓰는 점수 {useful:,}개 / 계산하는 점수
 assert round(useful / (visited * 128 * 64), 2) == 0.89  # the text's 89%
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 컨트롤로 N, 인과 여부, 타일×블록을 바꿔 보세요. 축은 토큰 위치(0–512)로 고정되어 있어서, N을 줄이면 색칠된 격자가 왼쪽 위 구석으로 줄어들고, 타일×블록을 바꾸면 칸을 나누는 흰 선의 간격이 바뀝니다. 점선은 시퀀스의 끝(위치 N)을 표시합니다. N이 쿼리 타일 크기의 배수가 아니면(예: 128×64에서 N = 448) 마지막 쿼리 타일이 점선 아래까지 이어집니다. 가로 점선 아래에 색칠된 행(위치 N 이상)은 패딩 행(padding rows)입니다: 텐서에 없는 위치라 0을 읽어 계산만 하고 저장하지 않습니다. 09번의 패딩 토큰과 달리 입력에 있는 위치가 아닙니다.
+# 인과에서는 절반보다 조금 많은 블록(72 / 128)만 계산하고, 계산한 점수의 약 89%를 씁니다. 인과 커널의 처리량은 관례상 실제로 쓰는 쌍만큼, 곧 비인과 FLOP의 절반으로 셉니다(7절의 벤치마크도 그렇게 셉니다). 컨트롤로 N, 인과 여부, 타일×블록(BLOCK_M × BLOCK_N)을 바꿔 보세요. 축은 토큰 위치(0–512)로 고정되어 있어서, N을 줄이면 색칠된 격자가 왼쪽 위 구석으로 줄어들고, 타일×블록을 바꾸면 칸을 나누는 흰 선의 간격이 바뀝니다. 점선은 시퀀스의 끝(위치 N)을 표시합니다(N = 512에서는 테두리와 겹칩니다). N이 쿼리 타일 크기의 배수가 아니면(예: 128×64에서 N = 448) 마지막 쿼리 타일이 점선 아래까지 이어집니다. 가로 점선 아래에 색칠된 행(위치 N 이상)은 범위 밖 행(out-of-range rows)입니다: 텐서 밖의 위치라 읽지 않고 0으로 채워 계산만 하고, 결과는 저장하지 않습니다. 09번의 패딩 행([PAD] 쿼리의 행)은 입력에 있는 위치지만, 이 행은 텐서 밖에 있습니다.
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 import matplotlib.pyplot as plt
@@ -547,19 +547,24 @@ print(f"N = 512, 128×64, 인과=True : 블록 {int((big > 0).sum()):3d}/{big.nu
 assert views[2]["used"] < big_used < views[1]["used"]  # bigger tiles waste more; N = 448 past the last tile, more still
 assert (round(views[1]["used"], 2), round(big_used, 2), round(views[2]["used"], 2)) == (0.89, 0.80, 0.65)  # the text's
 query_tiles = math.ceil(448 / 128)  # 4 query tiles reach row 511
-pad = (query_tiles * 128 - 448) * 448  # scores of the padding rows 448-511 against the 448 keys
+pad = (query_tiles * 128 - 448) * 448  # scores of the out-of-range rows 448-511 against the 448 keys
 unpadded = 448 * 449 // 2 / (views[2]["visited"] * 128 * 64 - pad)
-print(f"N = 448, 128×64에서 패딩 행 {pad // 448}개를 빼고 세면 사용 {unpadded:.1%}")
+print(f"N = 448, 128×64에서 범위 밖 행 {pad // 448}개를 빼고 세면 사용 {unpadded:.1%}")
 assert pad == 64 * 448 and round(unpadded, 2) == 0.79  # without the padding rows: about the 80% at N = 512
 saw = [round(100 * n * (n + 1) / 2 / (int((tile_map(n, 128, 64, True) > 0).sum()) * 128 * 64)) for n in range(64, 513, 64)]
 print(f"128×64, 인과, N = 64, 128, …, 512: 사용 {saw} %")
-assert saw == [25, 50, 45, 67, 57, 75, 65, 80]  # the presenter note's sawtooth: padding rows whenever 128 ∤ N
+assert saw == [25, 50, 45, 67, 57, 75, 65, 80]  # the presenter note's sawtooth: out-of-range rows whenever 128 ∤ N
+narrow = 512 * 513 / 2 / (int((tile_map(512, 128, 32, True) > 0).sum()) * 128 * 32)
+assert round(narrow, 4) == round(big_used, 4)  # the waste depends on B_M only: 128×32 uses the same 80%
+grid_8k = tile_map(8192, 128, 64, True)  # (64, 128)
+waste = 1 - 8192 * 8193 / 2 / (int((grid_8k > 0).sum()) * 128 * 64)
+assert abs(waste - 128 / 8192) < 0.05 * 128 / 8192  # at large N the waste is about B_M / N
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 타일이 클수록 대각선에서 버리는 몫이 커집니다. N = 512에서 타일×블록이 64×32이면 계산한 점수의 89%를, 128×64이면 80%만 씁니다. N이 쿼리 타일 크기의 배수가 아니면 마지막 쿼리 타일이 N을 넘어 더 버립니다. 오른쪽 그림(N = 448, 128×64)에서 맨 아래 쿼리 타일은 위치 384–511을 맡으므로, 점선 아래의 448–511행은 패딩 행이라 계산한 뒤 모두 버립니다. 그래서 사용 비율이 65%로 떨어집니다. 이 패딩 행을 빼고 세면 79%로, N = 512, 128×64의 80%(위 출력 넷째 줄)와 거의 같습니다. 타일이 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 대략 $B_M/N$으로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
+# 쿼리 타일($B_M$)이 클수록 대각선에서 버리는 몫이 커집니다. N = 512에서 타일×블록이 64×32이면 계산한 점수의 89%를, 128×64이면 80%만 씁니다(키 블록 $B_N$과는 상관없습니다: 128×32도 80%). N이 쿼리 타일 크기의 배수가 아니면 마지막 쿼리 타일이 N을 넘어 더 버립니다. 오른쪽 그림(N = 448, 128×64)에서 맨 아래 쿼리 타일은 위치 384–511을 맡으므로, 점선 아래의 448–511행은 범위 밖 행이라 계산한 뒤 모두 버립니다. 그래서 사용 비율이 65%로 떨어집니다. 이 범위 밖 행을 빼고 세면 79%로, N = 512, 128×64의 80%(위 출력 넷째 줄)와 거의 같습니다. 타일이 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 대략 $B_M/N$으로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 인과 마스크를 켠 채 (기본 64×32에서) N을 64에서 512로 올려 보세요. 주황색(대각선) 블록은 타일 수에 비례해서만 늘고 파란색은 제곱으로 늘어, "사용" 비율이 100%에 다가갑니다. 128×64로 바꾸면 N이 128의 배수가 아닐 때마다 패딩 행 때문에 사용 비율이 톱니 모양으로 내려갑니다(25, 50, 45, 67, 57, 75, 65, 80%). 연습문제 14-1은 이 방문 수를 반복문 없이 닫힌 식으로 세는 문제입니다.
+# 발표 노트: 기본 타일×블록(64×32)에서 인과 마스크를 켠 채 N을 64에서 512로 올려 보세요. 주황색(대각선) 블록 수는 타일 수에 비례해, 파란색은 그 제곱에 비례해 늘어 "사용" 비율이 100%에 다가갑니다. 128×64로 바꾸면 N이 128의 배수가 아닐 때(192, 320, 448)마다 범위 밖 행 때문에 사용 비율이 한 번씩 떨어져 톱니 모양으로 오르내립니다(25, 50, 45, 67, 57, 75, 65, 80%). 연습문제 14-1은 이 방문 수를 반복문 없이 닫힌 식으로 세는 문제입니다.
 
 # %% [markdown]
 # ## 7. GPU 벤치마크: 재는 법과 저장된 결과
