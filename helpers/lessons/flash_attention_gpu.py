@@ -206,7 +206,7 @@ def tile_map_view(ax, max_n=None):
     image = ax.imshow(tile_map(256, 64, 32, False).numpy(), cmap=TILE_COLORS, vmin=0, vmax=2, aspect="auto",
                       interpolation="nearest")
     edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.8), autolim=False)
-    (end,) = ax.plot([], [], color="black", linestyle="--", linewidth=1)  # the sequence's end: past it is padding
+    (end,) = ax.plot([], [], color="black", linestyle="--", linewidth=1)  # the sequence's end: past it, out-of-range rows
     end_label = ax.text(0, 0, "N ", ha="right", va="top", fontsize=9,
                         path_effects=[patheffects.withStroke(linewidth=2, foreground="white")])  # readable on any cell
     ax.set_xlabel("키 위치 (토큰), 세로 선 사이 = 키 블록")

@@ -145,7 +145,7 @@ def tile_config(d, dtype, device):
 #
 # $$m \leftarrow \max(m, \max_j s_j), \quad c = 2^{m_{\text{old}} - m}, \quad \ell \leftarrow c\,\ell + \textstyle\sum_j 2^{s_j - m}, \quad \text{acc} \leftarrow c\,\text{acc} + P V_j$$
 #
-# 끝나면 $O = \text{acc}/\ell$을 쓰고, 역전파를 위해 행마다 logsumexp 하나 $L = (m + \log_2 \ell)\ln 2$(자연로그 단위)를 저장합니다. 입력은 연속된(contiguous) `(B, h, N, d)` 텐서라서 `(행, 열)`의 주소가 `base + 행·d + 열`입니다. 위치가 N 이상인 키는 `mask=`로 읽지 않고(0으로 채움) 그 점수를 $-\infty$로 두며, 위치가 N 이상인 쿼리 행은 0으로 채워 계산만 하고 저장하지 않습니다.
+# 끝나면 $O = \text{acc}/\ell$을 쓰고, 역전파를 위해 행마다 logsumexp 하나 $L = (m + \log_2 \ell)\ln 2$(자연로그 단위)를 저장합니다. 입력은 연속된(contiguous) `(B, h, N, d)` 텐서라서 `(행, 열)`의 주소가 `base + 행·d + 열`입니다. 위치가 N 이상인 키는 `mask=`로 읽지 않고(0으로 채움) 그 점수를 $-\infty$로 두며, 위치가 N 이상인 쿼리 행도 `mask=`로 읽지 않고(0으로 채움) 계산만 한 뒤 결과를 저장하지 않습니다.
 
 # %% tags=["save"] slideshow={"slide_type": "subslide"}
 @triton.jit
@@ -447,7 +447,7 @@ def tile_map(n, block_m, block_n, causal):
 dense, causal_grid = tile_map(1024, 128, 64, False), tile_map(1024, 128, 64, True)
 visited = int((causal_grid > 0).sum())
 print(f"N = 1024, 타일×블록 128×64: 비인과 {int((dense > 0).sum())}개, 인과 {visited}개 방문 "
-      f"({visited / dense.numel():.1%}), 그중 마스크가 필요한 블록 {int((causal_grid == 2).sum())}개")
+      f"({visited / dense.numel():.1%}), 그중 계산하고 일부 버리는 블록(주황) {int((causal_grid == 2).sum())}개")
 assert int((dense > 0).sum()) == 8 * 16 and visited == 72  # a little more than half (the text's 72 / 128)
 useful = 1024 * 1025 // 2  # pairs j <= i
 print(f"인과에서 실제로 쓰는 점수 {useful:,}개 / 계산하는 점수 {visited * 128 * 64:,}개 = {useful / (visited * 128 * 64):.1%}")
@@ -475,7 +475,7 @@ def tile_map_view(ax, max_n=None):
     image = ax.imshow(tile_map(256, 64, 32, False).numpy(), cmap=TILE_COLORS, vmin=0, vmax=2, aspect="auto",
                       interpolation="nearest")
     edges = ax.add_collection(LineCollection([], colors="white", linewidths=0.8), autolim=False)
-    (end,) = ax.plot([], [], color="black", linestyle="--", linewidth=1)  # the sequence's end: past it is padding
+    (end,) = ax.plot([], [], color="black", linestyle="--", linewidth=1)  # the sequence's end: past it, out-of-range rows
     end_label = ax.text(0, 0, "N ", ha="right", va="top", fontsize=9,
                         path_effects=[patheffects.withStroke(linewidth=2, foreground="white")])  # readable on any cell
     ax.set_xlabel("키 위치 (토큰), 세로 선 사이 = 키 블록")
@@ -547,13 +547,15 @@ print(f"N = 512, 128×64, 인과=True : 블록 {int((big > 0).sum()):3d}/{big.nu
 assert views[2]["used"] < big_used < views[1]["used"]  # bigger tiles waste more; N = 448 past the last tile, more still
 assert (round(views[1]["used"], 2), round(big_used, 2), round(views[2]["used"], 2)) == (0.89, 0.80, 0.65)  # the text's
 query_tiles = math.ceil(448 / 128)  # 4 query tiles reach row 511
-pad = (query_tiles * 128 - 448) * 448  # scores of the out-of-range rows 448-511 against the 448 keys
-unpadded = 448 * 449 // 2 / (views[2]["visited"] * 128 * 64 - pad)
-print(f"N = 448, 128×64에서 범위 밖 행 {pad // 448}개를 빼고 세면 사용 {unpadded:.1%}")
-assert pad == 64 * 448 and round(unpadded, 2) == 0.79  # without the padding rows: about the 80% at N = 512
+out_of_range = (query_tiles * 128 - 448) * 448  # scores of the out-of-range rows 448-511 against the 448 keys
+in_range_used = 448 * 449 // 2 / (views[2]["visited"] * 128 * 64 - out_of_range)
+print(f"N = 448, 128×64에서 범위 밖 행 {out_of_range // 448}개를 빼고 세면 사용 {in_range_used:.1%}")
+assert out_of_range == 64 * 448 and round(in_range_used, 2) == 0.79  # without them: about the 80% at N = 512
 saw = [round(100 * n * (n + 1) / 2 / (int((tile_map(n, 128, 64, True) > 0).sum()) * 128 * 64)) for n in range(64, 513, 64)]
 print(f"128×64, 인과, N = 64, 128, …, 512: 사용 {saw} %")
 assert saw == [25, 50, 45, 67, 57, 75, 65, 80]  # the presenter note's sawtooth: out-of-range rows whenever 128 ∤ N
+rise = [n * (n + 1) / 2 / (int((tile_map(n, 64, 32, True) > 0).sum()) * 64 * 32) for n in range(64, 513, 64)]
+assert all(a < b for a, b in zip(rise, rise[1:])) and (round(rise[0], 2), round(rise[-1], 2)) == (0.51, 0.89)  # the note's 51% to 89%
 narrow = 512 * 513 / 2 / (int((tile_map(512, 128, 32, True) > 0).sum()) * 128 * 32)
 assert round(narrow, 4) == round(big_used, 4)  # the waste depends on B_M only: 128×32 uses the same 80%
 grid_8k = tile_map(8192, 128, 64, True)  # (64, 128)
@@ -561,10 +563,10 @@ waste = 1 - 8192 * 8193 / 2 / (int((grid_8k > 0).sum()) * 128 * 64)
 assert abs(waste - 128 / 8192) < 0.05 * 128 / 8192  # at large N the waste is about B_M / N
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 쿼리 타일($B_M$)이 클수록 대각선에서 버리는 몫이 커집니다. N = 512에서 타일×블록이 64×32이면 계산한 점수의 89%를, 128×64이면 80%만 씁니다(키 블록 $B_N$과는 상관없습니다: 128×32도 80%). N이 쿼리 타일 크기의 배수가 아니면 마지막 쿼리 타일이 N을 넘어 더 버립니다. 오른쪽 그림(N = 448, 128×64)에서 맨 아래 쿼리 타일은 위치 384–511을 맡으므로, 점선 아래의 448–511행은 범위 밖 행이라 계산한 뒤 모두 버립니다. 그래서 사용 비율이 65%로 떨어집니다. 이 범위 밖 행을 빼고 세면 79%로, N = 512, 128×64의 80%(위 출력 넷째 줄)와 거의 같습니다. 타일이 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 대략 $B_M/N$으로 줄어 인과 커널의 처리량이 비인과에 다가갑니다.
+# 쿼리 타일($B_M$)이 클수록 대각선에서 버리는 몫이 커집니다. N = 512에서 타일×블록이 64×32이면 계산한 점수의 89%를, 128×64이면 80%만 씁니다(키 블록 $B_N$과는 상관없습니다: 128×32도 80%). N이 쿼리 타일 크기의 배수가 아니면 마지막 쿼리 타일이 N을 넘어 더 버립니다. 오른쪽 그림(N = 448, 128×64)에서 맨 아래 쿼리 타일은 위치 384–511을 맡으므로, 점선 아래의 448–511행은 범위 밖 행이라 계산한 뒤 모두 버립니다. 그래서 사용 비율이 65%로 떨어집니다. 이 범위 밖 행을 빼고 세면 79%로, N = 512, 128×64의 80%(위 출력 넷째 줄)와 거의 같습니다. 타일이 작을수록 버리는 몫은 줄지만 프로그램이 많아지고 `tl.dot`이 작아집니다. 큰 N에서는 버리는 몫이 대략 $B_M/N$으로 줄어, 버리는 계산만 보면 인과 커널의 처리량이 비인과에 다가갑니다(실제 처리량에는 프로그램마다 일의 양이 달라 마지막 프로그램들이 오래 도는 몫도 들어가므로, 7절의 벤치마크로 GPU에서 재야 압니다).
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 기본 타일×블록(64×32)에서 인과 마스크를 켠 채 N을 64에서 512로 올려 보세요. 주황색(대각선) 블록 수는 타일 수에 비례해, 파란색은 그 제곱에 비례해 늘어 "사용" 비율이 100%에 다가갑니다. 128×64로 바꾸면 N이 128의 배수가 아닐 때(192, 320, 448)마다 범위 밖 행 때문에 사용 비율이 한 번씩 떨어져 톱니 모양으로 오르내립니다(25, 50, 45, 67, 57, 75, 65, 80%). 연습문제 14-1은 이 방문 수를 반복문 없이 닫힌 식으로 세는 문제입니다.
+# 발표 노트: 기본 타일×블록(64×32)에서 인과 마스크를 켠 채 N을 64에서 512로 올려 보세요. 주황색(대각선) 블록 수는 타일 수에 비례해, 파란색은 그 제곱에 비례해 늘어 "사용" 비율이 51%에서 89%(N = 512)까지 오르며 100%에 다가갑니다. 128×64로 바꾸면 N이 128의 배수가 아닌 192, 320, 448에서 범위 밖 행 때문에 바로 앞보다 떨어져 톱니 모양으로 오르내립니다(25, 50, 45, 67, 57, 75, 65, 80%). 연습문제 14-1은 이 방문 수를 반복문 없이 닫힌 식으로 세는 문제입니다.
 
 # %% [markdown]
 # ## 7. GPU 벤치마크: 재는 법과 저장된 결과
