@@ -15,6 +15,7 @@ leaves the canvas is refused and every blitted frame is compared with a whole dr
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import inspect
@@ -64,11 +65,11 @@ def _step_count(low: float, high: float, step: float) -> int:
 def _steps(widget):
     """A control's positions as (count, value at k, position of a value), computed rather than listed (a
     slider may have millions): the values tools/explorer_export.py's `every_value` gives a slider (floats
-    rounded to 12 digits, or 12 significant ones on a log slider), or a selector's options; otherwise None."""
+    rounded to 12 digits, or 12 significant ones on a log slider), a selector's options or a checkbox's two; else None."""
     import ipywidgets as widgets
 
-    if hasattr(widget, "_options_values"):
-        options = list(widget._options_values)
+    if hasattr(widget, "_options_values") or isinstance(widget, widgets.Checkbox | widgets.ToggleButton):
+        options = list(getattr(widget, "_options_values", (False, True)))
         return len(options), options.__getitem__, options.index
     if isinstance(widget, widgets.IntSlider | widgets.FloatSlider | widgets.FloatLogSlider) and widget.step:
         low, high, step = widget.min, widget.max, widget.step
@@ -675,6 +676,7 @@ class Explorer:
         self.drawn = 0  # of these, drawn by matplotlib
         self.drawn_ahead = 0  # PNGs drawn ahead of a hand (`_draw_ahead`), not shown when drawn
         self._ahead = None  # the values being drawn ahead
+        self._queue, self._filling = iter(()), None  # values to draw ahead in a kernel, the loop's handle (_fill)
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
         # Shown at the figure's own pixel width (never wider than its cell or slide), so a small
         # figure is not stretched to the slide's width in the static decks.
@@ -854,12 +856,13 @@ class Explorer:
         if steps:
             self._draw_ahead(moved, change["old"], steps)
 
-    # A hand mostly moves a control on the same way at the same speed (a key press: one step). Right after
-    # the picture for a front end's move is sent, the value as far again that way is drawn into the kept
-    # PNGs in the same message handler, so no two draws of a figure interleave; the next message waits for
-    # that one draw. Moves made by code (set(), a cell, the tests) draw nothing ahead. update() runs for a
-    # value nobody chose, then again for the values shown (the figure and `last` belong to them), so it
-    # must not move controls or do anything but change the figure.
+    # A hand mostly moves a control on the same way at the same speed (a key press: one step). After the
+    # picture for a front end's move is sent, the value as far again that way is drawn into the kept PNGs.
+    # In a kernel (an asyncio event loop runs) more follow, one per turn of the loop while the kernel has
+    # nothing else to do, nearest first (`_values_near`): a message or a cell waits for one draw at most.
+    # Without a loop (a script, the tests) only that one, in the handler. Moves made by code (set(), a cell,
+    # the tests) draw nothing ahead. update() runs for values nobody chose, then again for the values shown
+    # (the figure and `last` belong to them), so it must not move controls or do anything but change the figure.
     def _draw_ahead(self, moved, old, steps) -> None:
         name = next(n for n, w in self.controls.items() if w is moved)
         shown, (count, value_at, position) = self.values, steps
@@ -870,9 +873,49 @@ class Explorer:
         if here == before:
             return
         ahead = min(max(here + (here - before), 0), count - 1)  # as far again (a key press: one step)
-        target = dict(shown, **{name: value_at(ahead)})
-        if ahead == here or self._shown_key(target) is None or self._remembered(target) is not None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop: that one value, now
+            if ahead != here:
+                self._draw_for(dict(shown, **{name: value_at(ahead)}))
             return
+        self._queue = self._values_near(shown, name, here, ahead)
+        if not self._filling:
+            self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
+
+    FILL_GAP_S = 0.01  # between two draws ahead: a message that came meanwhile is handled first
+
+    def _values_near(self, shown: dict, name: str, here: int, ahead: int):
+        """The values a hand may reach next: the moved control's value as far again and a step either side of
+        it (an unsteady hand), then the values one step away of each other selector or checkbox (a slider's
+        next move is seldom one step)."""
+        count, value_at, _ = _steps(self.controls[name])
+        for k in (ahead, ahead + (ahead >= here) * 2 - 1, ahead - (ahead >= here) * 2 + 1):
+            if 0 <= k < count:
+                yield dict(shown, **{name: value_at(k)})
+        for other, widget in self.controls.items():
+            steps = _steps(widget) if other != name and not hasattr(widget, "step") else None
+            with contextlib.suppress(ValueError, TypeError, ArithmeticError):
+                for k in (steps[2](shown[other]) + 1, steps[2](shown[other]) - 1) if steps else ():
+                    if 0 <= k < steps[0]:
+                        yield dict(shown, **{other: steps[1](k)})
+
+    def _fill(self, loop) -> None:
+        """Draw the next value of `_queue` not kept yet, then give the loop back (up to half the PNG budget)."""
+        self._filling = None
+        for target in self._queue:
+            if self._shown_bytes > self.MAX_SHOWN_BYTES // 2:
+                break
+            if self._draw_for(target):
+                self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
+                return
+
+    def _draw_for(self, target: dict) -> bool:
+        """Draw the picture for values a hand has not chosen into the kept PNGs, unless kept already (False);
+        the figure is left at the values shown."""
+        shown = self.values
+        if self._shown_key(target) is None or self._remembered(target) is not None:
+            return False
         try:
             self._ahead = target  # named by a BlitMismatch
             self.update(**target)
@@ -885,6 +928,7 @@ class Explorer:
         finally:
             self._ahead = None
             self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
+        return True
 
     # ------------------------------------------------------------------ redraw only what changed
     # Most of a redraw lays out axes, ticks and tick labels a move does not change. A whole draw paints the

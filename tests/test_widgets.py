@@ -1438,6 +1438,54 @@ def test_animated_artists_stay_out_as_in_a_whole_draw():
     plt.close(fig)
 
 
+def test_in_a_kernel_a_hand_move_draws_the_values_near_it_while_the_loop_is_idle():
+    """In a kernel (an asyncio event loop runs), a hand's move draws nothing ahead in its handler: afterwards,
+    one draw per turn of the loop, the value as far again and a step either side of it, then each selector's
+    and checkbox's values one step away (not the other slider's). The figure stays at the values shown, a
+    hand that gets there is shown the kept PNG without drawing, and every kept PNG is a whole draw's."""
+    import asyncio
+
+    def build():
+        fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
+        (line,) = ax.plot([0, 1], [0, 0])
+        ax.set_ylim(-30, 30)
+        controls = {
+            "n": widgets.IntSlider(value=5, min=0, max=20),
+            "m": widgets.IntSlider(value=0, min=0, max=3),
+            "flip": widgets.Checkbox(value=False),
+            "mode": widgets.Dropdown(options=["a", "b", "c"], value="b"),
+        }
+
+        def update(n, m, flip, mode):
+            line.set_ydata([n + m, -n if flip else n + "abc".index(mode)])
+
+        return Explorer(fig, update, controls), line
+
+    ex, line = build()
+
+    async def hand_moves():
+        ex.controls["n"].set_state({"value": 8})  # a hand moves 5 -> 8
+        assert ex.drawn_ahead == 0, "nothing drawn ahead in the handler"
+        await asyncio.sleep(0.5)
+        assert ex._filling is None, "done"
+
+    asyncio.run(hand_moves())
+    kept = {tuple(dict(key[0]).values()) for key in ex._shown}
+    near = {(11, 0, False, "b"), (12, 0, False, "b"), (10, 0, False, "b"), (8, 0, True, "b")}
+    near |= {(8, 0, False, "a"), (8, 0, False, "c")}
+    assert kept == near | {(5, 0, False, "b"), (8, 0, False, "b")} and ex.drawn_ahead == len(near)
+    assert tuple(line.get_ydata()) == (8, 9) and ex.values == {"n": 8, "m": 0, "flip": False, "mode": "b"}
+    twin, _ = build()
+    for key, png in ex._shown.items():
+        twin.set(**dict(key[0]))
+        assert png == full_png(twin), dict(key[0])
+    drawn = ex.drawn
+    ex.controls["flip"].set_state({"value": True})  # kept: shown without drawing
+    assert ex.drawn == drawn and ex.png == ex._shown[ex._shown_key(ex.values)]
+    plt.close(ex.figure)
+    plt.close(twin.figure)
+
+
 def test_a_hand_float_is_snapped_to_the_slider_step():
     """A front end sends a slider's float as its own arithmetic gives it (0.2999999999999998, or Math.pow
     for a log slider): it is set to the step's value, so update gets 0.3 and the PNG drawn ahead for the
