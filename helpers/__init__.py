@@ -32,12 +32,5 @@ def setup(seed: int = SEED) -> None:
     seed_everything(seed)
     torch.set_printoptions(precision=4, sci_mode=False)
     np.set_printoptions(precision=4, suppress=True)
-    mpl.rcParams.update(
-        {
-            "figure.figsize": plots.FIGSIZE,
-            "figure.dpi": 100,
-            "axes.grid": False,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-        }
-    )
+    mpl.rcParams.update({"figure.figsize": plots.FIGSIZE, "figure.dpi": 100, "axes.grid": False})
+    mpl.rcParams.update({"axes.spines.top": False, "axes.spines.right": False})

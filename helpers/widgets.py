@@ -24,6 +24,7 @@ import numbers
 import operator
 import os
 import struct
+import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -98,16 +99,9 @@ def _figure_texts(figure: Figure):
 
 def _axes_texts(ax):
     """_figure_texts for one axes (a tick label's own .axes is not set: the axes is known only from here)."""
-    for name, text in (
-        ("title", ax.title),
-        ("left title", ax._left_title),
-        ("right title", ax._right_title),
-        ("x label", ax.xaxis.label),
-        ("y label", ax.yaxis.label),
-        ("x offset", ax.xaxis.offsetText),
-        ("y offset", ax.yaxis.offsetText),
-    ):
-        yield name, text
+    yield from [("title", ax.title), ("left title", ax._left_title), ("right title", ax._right_title)]
+    yield from [("x label", ax.xaxis.label), ("y label", ax.yaxis.label)]
+    yield from [("x offset", ax.xaxis.offsetText), ("y offset", ax.yaxis.offsetText)]
     for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
         if not axis.get_visible() or ax.name == "3d":  # a 3D axis places its tick labels in its own draw
             continue
@@ -206,12 +200,9 @@ def _font_key(prop) -> tuple:
     """What decides the glyphs a FontProperties gives: its own fields, the hinting, and the rcParams that say
     what a generic family name means (both caches below key on it)."""
     rc = matplotlib.rcParams
-    return (
-        (tuple(prop.get_family()), prop.get_style(), prop.get_variant(), prop.get_weight()),
-        (prop.get_stretch(), prop.get_size_in_points(), prop.get_file()),
-        get_hinting_flag(),
-        tuple(tuple(rc[k]) if isinstance(rc[k], list) else rc[k] for k in FONT_RC),
-    )
+    fields = (prop.get_family(), prop.get_style(), prop.get_variant(), prop.get_weight(), prop.get_stretch())
+    rcs = tuple(tuple(rc[k]) if isinstance(rc[k], list) else rc[k] for k in FONT_RC)
+    return (tuple(fields[0]), *fields[1:], prop.get_size_in_points(), prop.get_file(), get_hinting_flag(), rcs)
 
 
 class _TextCachingRenderer(RendererAgg):
@@ -227,20 +218,14 @@ class _TextCachingRenderer(RendererAgg):
         if ismath:
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
         features = mtext.get_fontfeatures() if mtext is not None else None
-        key = (
-            s,
-            _font_key(prop),
-            angle,
-            x,
-            y,
-            gc.get_antialiased(),
-            tuple(features) if features else None,
-            mtext.get_language() if mtext is not None else None,
-        )
+        language = mtext.get_language() if mtext is not None else None
+        key = (s, _font_key(prop), angle, x, y, gc.get_antialiased(), tuple(features) if features else None, language)
         cache = self.__dict__.setdefault("_course_glyphs", {})
         glyphs = cache.get(key)
         if glyphs is None:
             real = self._renderer
+            while isinstance(real, _GlyphRecorder):  # left by a draw that never ended: one failure stops no later draw
+                real = real.real
             self._renderer = recorder = _GlyphRecorder(real)
             try:
                 super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
@@ -258,6 +243,7 @@ class _TextCachingRenderer(RendererAgg):
 
 
 _TEXT_LAYOUT = Text._get_layout  # matplotlib's own
+_DRAWING = threading.RLock()  # one explorer draw at a time in a process, whichever thread asks (Explorer._fill)
 
 
 def _remembered_layout(text: Text, renderer):
@@ -272,20 +258,10 @@ def _remembered_layout(text: Text, renderer):
     if cache is None or text.get_wrap() or text.get_usetex() or "$" in s or not isinstance(renderer, RendererAgg):
         return _TEXT_LAYOUT(text, renderer)
     prop = text.get_fontproperties()
-    key = (
-        s,
-        _font_key(prop),
-        prop.get_math_fontfamily(),
-        text.get_rotation(),
-        text.get_rotation_mode(),
-        text.get_horizontalalignment(),
-        text.get_verticalalignment(),
-        text._get_multialignment(),
-        text.get_linespacing(),
-        text.get_figure(root=True).dpi,
-        renderer.dpi,
-        len(font_manager.fontManager.ttflist),  # a font added since
-    )
+    key = (s, _font_key(prop), prop.get_math_fontfamily(), text.get_rotation(), text.get_rotation_mode())
+    key += (text.get_horizontalalignment(), text.get_verticalalignment(), text._get_multialignment())
+    key += (text.get_linespacing(), text.get_figure(root=True).dpi, renderer.dpi)
+    key += (len(font_manager.fontManager.ttflist),)  # a font added since
     found = cache.get(key)
     if found is None:
         if len(cache) >= _TextCachingRenderer.MAX_TEXTS:
@@ -676,7 +652,7 @@ class Explorer:
         self.drawn = 0  # of these, drawn by matplotlib
         self.drawn_ahead = 0  # PNGs drawn ahead of a hand (`_draw_ahead`), not shown when drawn
         self._ahead = None  # the values being drawn ahead
-        self._queue, self._filling = iter(()), None  # values to draw ahead in a kernel, the loop's handle (_fill)
+        self._queue, self._filling = [], None  # values to draw ahead in a kernel, the loop's handle (_fill)
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
         # Shown at the figure's own pixel width (never wider than its cell or slide), so a small
         # figure is not stretched to the slide's width in the static decks.
@@ -711,7 +687,7 @@ class Explorer:
         a whole draw (fitting marks ticks; a colorbar's axes is placed by its first draw), then leaf 0 drawn as if
         changed: every leaf's layers, and the comparison that decides whether this figure blits (`_blit`)."""
         canvas = self.figure.canvas
-        with _layouts_remembered(_caching_renderer(canvas)):
+        with _DRAWING, _layouts_remembered(_caching_renderer(canvas)):
             self._draw_whole(canvas)
             self._layout, self._parts = self._layout_key(), {}
             if self._order and self._layout is not None:
@@ -788,13 +764,14 @@ class Explorer:
         harder). Only what update() changed is redrawn over a kept background where that gives the
         same pixels (`_blit`); `full` draws the whole figure."""
         canvas = self.figure.canvas
-        self._mark_unmarked_changes()
-        with _layouts_remembered(_caching_renderer(canvas)):
-            changed = self._changed()
-            if full or not changed or not self._blit_or_not(canvas, changed):
-                self._draw_whole(canvas)
-        self._keep_unmarked()
-        return self._png(canvas)
+        with _DRAWING:
+            self._mark_unmarked_changes()
+            with _layouts_remembered(_caching_renderer(canvas)):
+                changed = self._changed()
+                if full or not changed or not self._blit_or_not(canvas, changed):
+                    self._draw_whole(canvas)
+            self._keep_unmarked()
+            return self._png(canvas)
 
     def _mark_unmarked_changes(self) -> None:
         """Changes some setters make without marking the artist stale (Collection.set_array and set_paths,
@@ -834,9 +811,8 @@ class Explorer:
             return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
         header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA, deflate, no interlace
-        return (
-            b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 1)) + chunk(b"IEND", b"")
-        )
+        body = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 1)) + chunk(b"IEND", b"")
+        return b"\x89PNG\r\n\x1a\n" + body
 
     def _on_change(self, change) -> None:
         moved = change["owner"]
@@ -849,20 +825,17 @@ class Explorer:
         renders = self.renders
         if snapped != moved.value:
             moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
-        if (
-            snapped == moved.value and self.renders == renders
-        ):  # not snapped, or the widget kept its value (no change came)
+        if snapped == moved.value and self.renders == renders:  # not snapped, or no change came (value kept)
             self.redraw()
         if steps:
             self._draw_ahead(moved, change["old"], steps)
 
-    # A hand mostly moves a control on the same way at the same speed (a key press: one step). After the
-    # picture for a front end's move is sent, the value as far again that way is drawn into the kept PNGs.
-    # In a kernel (an asyncio event loop runs) more follow, one per turn of the loop while the kernel has
-    # nothing else to do, nearest first (`_values_near`): a message or a cell waits for one draw at most.
-    # Without a loop (a script, the tests) only that one, in the handler. Moves made by code (set(), a cell,
-    # the tests) draw nothing ahead. update() runs for values nobody chose, then again for the values shown
-    # (the figure and `last` belong to them), so it must not move controls or do anything but change the figure.
+    # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front
+    # end's move, in a kernel (an asyncio loop runs), the values it may reach next (`_values_near`) are drawn
+    # into the kept PNGs, one per turn of the loop while the kernel is idle: a message or a cell waits for one
+    # draw at most. Without a loop (a script, the tests) only the value as far again, in the handler. Moves by
+    # code draw nothing ahead. update() runs for values nobody chose, then for the values shown again (the
+    # figure and `last` belong to them): it must not move controls or do anything but change the figure.
     def _draw_ahead(self, moved, old, steps) -> None:
         name = next(n for n, w in self.controls.items() if w is moved)
         shown, (count, value_at, position) = self.values, steps
@@ -889,16 +862,13 @@ class Explorer:
         """The values a hand may reach next: the moved control's value as far again and a step either side of
         it (an unsteady hand), then the values one step away of each other selector or checkbox (a slider's
         next move is seldom one step)."""
-        count, value_at, _ = _steps(self.controls[name])
-        for k in (ahead, ahead + (ahead >= here) * 2 - 1, ahead - (ahead >= here) * 2 + 1):
-            if 0 <= k < count:
-                yield dict(shown, **{name: value_at(k)})
-        for other, widget in self.controls.items():
-            steps = _steps(widget) if other != name and not hasattr(widget, "step") else None
+        way = 1 if ahead >= here else -1
+        near = [(name, _steps(self.controls[name]), k) for k in (ahead, ahead + way, ahead - way)]
+        for other, widget in self.controls.items():  # a position off the list: nothing near it
             with contextlib.suppress(ValueError, TypeError, ArithmeticError):
-                for k in (steps[2](shown[other]) + 1, steps[2](shown[other]) - 1) if steps else ():
-                    if 0 <= k < steps[0]:
-                        yield dict(shown, **{other: steps[1](k)})
+                if other != name and not hasattr(widget, "step") and (steps := _steps(widget)):
+                    near += [(other, steps, steps[2](shown[other]) + d) for d in (1, -1)]
+        return [dict(shown, **{n: steps[1](k)}) for n, steps, k in near if 0 <= k < steps[0]]
 
     def _fill(self, loop) -> None:
         """Draw the next value of `_queue` not kept yet, then give the loop back (up to half the PNG budget)."""
@@ -1076,15 +1046,10 @@ class Explorer:
                 for group in layers:
                     for places, _ in group:
                         taken[places] = False
-                self._parts[("leaf", k)] = (
-                    None
-                    if paints.twice
-                    else [
-                        _layer(np.concatenate([p for p, _ in g]), np.concatenate([c for _, c in g]))
-                        for g in layers
-                        if g
-                    ]
-                )
+                merged = [
+                    _layer(np.concatenate([p for p, _ in g]), np.concatenate([c for _, c in g])) for g in layers if g
+                ]
+                self._parts[("leaf", k)] = None if paints.twice else merged
 
             return draw
 
