@@ -718,14 +718,15 @@ class Explorer:
         the values shown. A figure left undrawn keeps its artists marked stale, and the next draw draws them
         (`_blit` redraws every artist changed since the canvas was last drawn). An update() must give the
         same picture for the same values (the site's frames and tests/test_widgets.py rely on it too)."""
-        values = self.values
-        self.last = self.update(**values)
-        png = self._remembered(values)
-        if png is None:
-            png = self._remember(values, self.render_png())
-            self.drawn += 1
-        self.image.value = png
-        self.renders += 1
+        with _DRAWING:  # JupyterLab sends a hand's moves to a kernel subshell: another thread than the cells'
+            values = self.values
+            self.last = self.update(**values)
+            png = self._remembered(values)
+            if png is None:
+                png = self._remember(values, self.render_png())
+                self.drawn += 1
+            self.image.value = png
+            self.renders += 1
 
     MAX_SHOWN_BYTES = 32 * 2**20  # PNGs kept per explorer (11's 144 frames take about 5 MB)
 
@@ -883,22 +884,23 @@ class Explorer:
     def _draw_for(self, target: dict) -> bool:
         """Draw the picture for values a hand has not chosen into the kept PNGs, unless kept already (False);
         the figure is left at the values shown."""
-        shown = self.values
-        if self._shown_key(target) is None or self._remembered(target) is not None:
-            return False
-        try:
-            self._ahead = target  # named by a BlitMismatch
-            self.update(**target)
-            self._remember(target, self.render_png())
-            self.drawn_ahead += 1
-        except BlitMismatch:  # COURSE_CHECK_FIGURES=1 found a wrong frame: say so, whatever the value
-            raise
-        except Exception:  # a value the hand has not chosen: its error shows when the hand gets there
-            pass
-        finally:
-            self._ahead = None
-            self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
-        return True
+        with _DRAWING:
+            shown = self.values
+            if self._shown_key(target) is None or self._remembered(target) is not None:
+                return False
+            try:
+                self._ahead = target  # named by a BlitMismatch
+                self.update(**target)
+                self._remember(target, self.render_png())
+                self.drawn_ahead += 1
+            except BlitMismatch:  # COURSE_CHECK_FIGURES=1 found a wrong frame: say so, whatever the value
+                raise
+            except Exception:  # a value the hand has not chosen: its error shows when the hand gets there
+                pass
+            finally:
+                self._ahead = None
+                self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
+            return True
 
     # ------------------------------------------------------------------ redraw only what changed
     # Most of a redraw lays out axes, ticks and tick labels a move does not change. A whole draw paints the

@@ -1488,6 +1488,50 @@ def test_in_a_kernel_a_hand_move_draws_the_values_near_it_while_the_loop_is_idle
     plt.close(twin.figure)
 
 
+def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time():
+    """JupyterLab sends a hand's moves to a kernel subshell, another thread than the cells' (ipykernel 7): a
+    draw there and one in the main thread (a draw ahead, a cell's set()) must not run at the same time, or
+    one draws the figure with the other's update() half done, or leaves the shared Agg renderer holding a
+    glyph recorder (every later draw fails). Every picture shown is a whole draw's for its value."""
+    import sys
+    import threading
+
+    expected = {}
+    for n in range(1, 9):
+        twin, _ = parity_explorer()
+        twin.set(n=n)
+        expected[n] = full_png(twin)
+        plt.close(twin.figure)
+    ex, _ = parity_explorer()
+    ex.MAX_SHOWN_BYTES = 0  # nothing kept: every move and every draw ahead draws
+    slider, wrong, failed = ex.controls["n"], [], []
+
+    def hand():
+        try:
+            for k in range(60):
+                n = 1 + k % 8
+                slider.set_state({"value": n})
+                if ex.png != expected[n]:
+                    wrong.append(n)
+        except Exception as error:
+            failed.append(error)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, as a busy kernel may
+    try:
+        subshell = threading.Thread(target=hand)
+        subshell.start()
+        for k in range(60):  # the main thread draws other values ahead meanwhile
+            ex._draw_for({"n": 1 + (k * 3) % 8})
+        subshell.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failed == [] and wrong == [], (failed, wrong)
+    ex.set(n=5)
+    assert ex.png == expected[5], "the explorer still draws right"
+    plt.close(ex.figure)
+
+
 def test_a_hand_float_is_snapped_to_the_slider_step():
     """A front end sends a slider's float as its own arithmetic gives it (0.2999999999999998, or Math.pow
     for a log slider): it is set to the step's value, so update gets 0.3 and the PNG drawn ahead for the
