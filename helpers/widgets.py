@@ -831,12 +831,11 @@ class Explorer:
         if steps:
             self._draw_ahead(moved, change["old"], steps)
 
-    # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front
-    # end's move, in a kernel (an asyncio loop runs), the values it may reach next (`_values_near`) are drawn
-    # into the kept PNGs, one per turn of the loop while the kernel is idle: a message or a cell waits for one
-    # draw at most. Without a loop (a script, the tests) only the value as far again, in the handler. Moves by
-    # code draw nothing ahead. update() runs for values nobody chose, then for the values shown again (the
-    # figure and `last` belong to them): it must not move controls or do anything but change the figure.
+    # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front end's
+    # move, in a kernel (an asyncio loop runs in the handler's thread), the values it may reach next (`_values_near`)
+    # are drawn into the kept PNGs, one per turn of that loop: a message waits for one draw at most. Without a loop
+    # (a script, the tests) only the value as far again, in the handler; moves by code draw nothing ahead. update()
+    # runs for values nobody chose, then for those shown again: it must do nothing but change the figure.
     def _draw_ahead(self, moved, old, steps) -> None:
         name = next(n for n, w in self.controls.items() if w is moved)
         shown, (count, value_at, position) = self.values, steps
@@ -874,9 +873,7 @@ class Explorer:
     def _fill(self, loop) -> None:
         """Draw the next value of `_queue` not kept yet, then give the loop back (up to half the PNG budget)."""
         self._filling = None
-        for target in self._queue:
-            if self._shown_bytes > self.MAX_SHOWN_BYTES // 2:
-                break
+        for target in self._queue if self._shown_bytes <= self.MAX_SHOWN_BYTES // 2 else ():
             if self._draw_for(target):
                 self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
                 return
