@@ -3,7 +3,7 @@
 A lesson builds its figure once, writes ``update(**values)`` that changes its artists through setters
 (``set_data``, ``set_height``, ``set_text``), and hands both to ``Explorer``. Each move runs ``update``
 and puts the figure, redrawn in place as a PNG, into an ``Image`` widget (``Explorer.redraw``: PNGs of
-values shown before are kept; ``_draw_ahead``: a hand's next value is drawn ahead; ``_blit``: only what
+values shown before are kept; ``_draw_ahead``: a hand's next values are drawn ahead; ``_blit``: only what
 changed is redrawn). Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
 
 Without a kernel (the static site and decks) an explorer plays frames drawn in advance by tools/explorer_export.py
@@ -224,8 +224,6 @@ class _TextCachingRenderer(RendererAgg):
         glyphs = cache.get(key)
         if glyphs is None:
             real = self._renderer
-            while isinstance(real, _GlyphRecorder):  # left by a draw that never ended: one failure stops no later draw
-                real = real.real
             self._renderer = recorder = _GlyphRecorder(real)
             try:
                 super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
@@ -288,6 +286,8 @@ def _caching_renderer(canvas) -> RendererAgg:
     renderer = canvas.get_renderer()
     if type(renderer) is RendererAgg:
         renderer.__class__ = _TextCachingRenderer
+    while isinstance(renderer._renderer, _GlyphRecorder):  # left by a draw that never ended: later ones still draw
+        renderer._renderer = renderer._renderer.real
     return renderer
 
 

@@ -1496,6 +1496,8 @@ def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time()
     import sys
     import threading
 
+    import helpers.widgets as hw
+
     expected = {}
     for n in range(1, 9):
         twin, _ = parity_explorer()
@@ -1529,6 +1531,11 @@ def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time()
     assert failed == [] and wrong == [], (failed, wrong)
     ex.set(n=5)
     assert ex.png == expected[5], "the explorer still draws right"
+    # A glyph recorder left on the renderer all the same (a draw that never ended) is taken off by the next draw.
+    renderer = ex.figure.canvas.get_renderer()
+    renderer._renderer = hw._GlyphRecorder(renderer._renderer)
+    ex.set(n=6)
+    assert ex.png == expected[6] and ex._blit_state is True
     plt.close(ex.figure)
 
 

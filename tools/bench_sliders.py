@@ -27,10 +27,11 @@ worst, new, fast-drag frames and settle); the last line is
 
 X = the median of all samples of all explorers, Y = the largest per-explorer median. An explorer keeps
 the PNG of every value it has shown and shows it again without drawing (helpers/widgets.py,
-`Explorer.redraw`), and after each move of a hand it draws the value as far again the same way into them
-(`Explorer._draw_ahead`). The second and third drags go back over the first one's values, so `new`, X'
-and Y' count only the moves to a value not shown before in that control's run: drawn then, or drawn
-ahead after the move before, or (02, 06, 07) shown by a notebook cell's `set` before the run.
+`Explorer.redraw`), and after each move of a hand, while the kernel is idle, it draws into them the values
+the hand may reach next: as far again the same way, a step either side of that, and a step of each other
+selector or checkbox (`Explorer._draw_ahead`). The second and third drags go back over the first one's
+values, so `new`, X' and Y' count only the moves to a value not shown before in that control's run: drawn
+then, or drawn ahead after a move before, or (02, 06, 07) shown by a notebook cell's `set` before the run.
 """
 
 from __future__ import annotations
