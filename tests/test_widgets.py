@@ -87,15 +87,21 @@ def parity_explorer():
     return Explorer(fig, update, {"n": widgets.IntSlider(value=1, min=1, max=8)}), title
 
 
+def parity_pngs(values) -> dict:
+    """{n: the whole draw of a new parity explorer set to n}: what each of its pictures must be."""
+    pngs = {}
+    for n in values:
+        twin, _ = parity_explorer()
+        twin.set(n=n)
+        pngs[n] = full_png(twin)
+        plt.close(twin.figure)
+    return pngs
+
+
 def test_a_picture_shown_again_is_the_picture_drawn():
     """Values shown before take their PNG from memory, without drawing; update() still runs, so the
     figure and `last` follow the values, and the next draw includes what that update changed."""
-    expected = {}
-    for n in (1, 2, 3, 4):
-        twin, _ = parity_explorer()
-        twin.set(n=n)
-        expected[n] = full_png(twin)
-        plt.close(twin.figure)
+    expected = parity_pngs((1, 2, 3, 4))
     ex, title = parity_explorer()
     assert ex.drawn == 1 and ex.png == expected[1]
     ex.set(n=2)  # drawn: bars and title over a background without them
@@ -322,12 +328,7 @@ def test_a_hand_move_draws_the_next_value_ahead():
     """After a move from a front end (ipywidgets' set_state), the value as far again the same way is drawn
     into the kept PNGs in the same handler; the figure is left at the values shown, and a hand that goes
     on gets that PNG without drawing. Moves made by code draw nothing ahead."""
-    expected = {}
-    for n in range(1, 9):
-        twin, _ = parity_explorer()
-        twin.set(n=n)
-        expected[n] = full_png(twin)
-        plt.close(twin.figure)
+    expected = parity_pngs(range(1, 9))
     ex, text = parity_explorer()
     slider = ex.controls["n"]
     ex.set(n=2)  # by code: nothing drawn ahead
@@ -1498,12 +1499,7 @@ def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time()
 
     import helpers.widgets as hw
 
-    expected = {}
-    for n in range(1, 9):
-        twin, _ = parity_explorer()
-        twin.set(n=n)
-        expected[n] = full_png(twin)
-        plt.close(twin.figure)
+    expected = parity_pngs(range(1, 9))
     ex, _ = parity_explorer()
     ex.MAX_SHOWN_BYTES = 0  # nothing kept: every move and every draw ahead draws
     slider, wrong, failed = ex.controls["n"], [], []
