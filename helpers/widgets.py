@@ -66,7 +66,7 @@ def _step_count(low: float, high: float, step: float) -> int:
 def _steps(widget):
     """A control's positions as (count, value at k, position of a value), computed rather than listed (a
     slider may have millions): the values tools/explorer_export.py's `every_value` gives a slider (floats
-    rounded to 12 digits, or 12 significant ones on a log slider), a selector's options or a checkbox's two; else None."""
+    rounded to 12 digits, 12 significant ones on a log slider), a selector's options, a checkbox's two; or None."""
     import ipywidgets as widgets
 
     if hasattr(widget, "_options_values") or isinstance(widget, widgets.Checkbox | widgets.ToggleButton):
@@ -241,7 +241,7 @@ class _TextCachingRenderer(RendererAgg):
 
 
 _TEXT_LAYOUT = Text._get_layout  # matplotlib's own
-_DRAWING = threading.RLock()  # one explorer draw at a time in a process, whichever thread asks (Explorer._fill)
+_DRAWING = threading.RLock()  # one explorer draw at a time in a process, whichever thread asks (Explorer.redraw)
 
 
 def _remembered_layout(text: Text, renderer):
@@ -286,8 +286,9 @@ def _caching_renderer(canvas) -> RendererAgg:
     renderer = canvas.get_renderer()
     if type(renderer) is RendererAgg:
         renderer.__class__ = _TextCachingRenderer
-    while isinstance(renderer._renderer, _GlyphRecorder):  # left by a draw that never ended: later ones still draw
-        renderer._renderer = renderer._renderer.real
+    while isinstance(renderer._renderer, _GlyphRecorder):  # left by a draw that never ended: later ones still draw,
+        renderer._renderer = renderer._renderer.real  # with no glyphs that draw may have mixed up
+        renderer.__dict__.pop("_course_glyphs", None)
     return renderer
 
 
@@ -729,6 +730,7 @@ class Explorer:
             self.renders += 1
 
     MAX_SHOWN_BYTES = 32 * 2**20  # PNGs kept per explorer (11's 144 frames take about 5 MB)
+    FILL_GAP_S = 0.01  # before each draw ahead in a kernel (`_fill`): a message that came meanwhile goes first
 
     def _shown_key(self, values: dict):
         # Exact values: a front end's 0.30000000000000004 is not 0.3 (an update may print either).
@@ -833,8 +835,8 @@ class Explorer:
 
     # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front end's
     # move, in a kernel (an asyncio loop runs in the handler's thread), the values it may reach next (`_values_near`)
-    # are drawn into the kept PNGs, one per turn of that loop: a message waits for one draw at most. Without a loop
-    # (a script, the tests) only the value as far again, in the handler; moves by code draw nothing ahead. update()
+    # are drawn into the kept PNGs, one per FILL_GAP_S timer: a message waits for the draw under way at most. With
+    # no loop (a script) only the value as far again, in the handler; moves by code draw nothing ahead. update()
     # runs for values nobody chose, then for those shown again: it must do nothing but change the figure.
     def _draw_ahead(self, moved, old, steps) -> None:
         name = next(n for n, w in self.controls.items() if w is moved)
@@ -848,25 +850,22 @@ class Explorer:
         ahead = min(max(here + (here - before), 0), count - 1)  # as far again (a key press: one step)
         try:
             loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop: that one value, now
-            if ahead != here:
-                self._draw_for(dict(shown, **{name: value_at(ahead)}))
+        except RuntimeError:  # no event loop: that one value, now (nothing if it is the value shown: kept)
+            self._draw_for(dict(shown, **{name: value_at(ahead)}))
             return
         self._queue = self._values_near(shown, name, here, ahead)
         if not self._filling:
             self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
 
-    FILL_GAP_S = 0.01  # between two draws ahead: a message that came meanwhile is handled first
-
     def _values_near(self, shown: dict, name: str, here: int, ahead: int):
         """The values a hand may reach next: the moved control's value as far again and a step either side of
-        it (an unsteady hand), then the values one step away of each other selector or checkbox (a slider's
-        next move is seldom one step)."""
+        it (an unsteady hand), then the values one step away of each other control that is not a slider (a
+        selector, a checkbox: a slider's next move, SelectionSlider's too, is seldom one step)."""
         way = 1 if ahead >= here else -1
         near = [(name, _steps(self.controls[name]), k) for k in (ahead, ahead + way, ahead - way)]
         for other, widget in self.controls.items():  # a position off the list: nothing near it
             with contextlib.suppress(ValueError, TypeError, ArithmeticError):
-                if other != name and not hasattr(widget, "step") and (steps := _steps(widget)):
+                if other != name and "Slider" not in type(widget).__name__ and (steps := _steps(widget)):
                     near += [(other, steps, steps[2](shown[other]) + d) for d in (1, -1)]
         return [dict(shown, **{n: steps[1](k)}) for n, steps, k in near if 0 <= k < steps[0]]
 

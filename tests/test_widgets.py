@@ -1439,46 +1439,58 @@ def test_animated_artists_stay_out_as_in_a_whole_draw():
     plt.close(fig)
 
 
-def test_in_a_kernel_a_hand_move_draws_the_values_near_it_while_the_loop_is_idle():
+def test_in_a_kernel_a_hand_move_draws_the_values_near_it_after_the_handler():
     """In a kernel (an asyncio event loop runs), a hand's move draws nothing ahead in its handler: afterwards,
-    one draw per turn of the loop, the value as far again and a step either side of it, then each selector's
-    and checkbox's values one step away (not the other slider's). The figure stays at the values shown, a
-    hand that gets there is shown the kept PNG without drawing, and every kept PNG is a whole draw's."""
+    one draw per timer callback of the loop, the value as far again and a step either side of it (this order),
+    then each other control's values one step away unless it is a slider (a checkbox, a selector; not an
+    IntSlider, not a SelectionSlider). The figure stays at the values shown, a hand that gets there is shown
+    the kept PNG without drawing, and every kept PNG is a whole draw's."""
     import asyncio
 
-    def build():
+    def build(calls):
         fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
         (line,) = ax.plot([0, 1], [0, 0])
-        ax.set_ylim(-30, 30)
+        ax.set_ylim(-40, 40)
         controls = {
             "n": widgets.IntSlider(value=5, min=0, max=20),
             "m": widgets.IntSlider(value=0, min=0, max=3),
+            "s": widgets.SelectionSlider(options=[0, 1, 2], value=1),
             "flip": widgets.Checkbox(value=False),
             "mode": widgets.Dropdown(options=["a", "b", "c"], value="b"),
         }
 
-        def update(n, m, flip, mode):
-            line.set_ydata([n + m, -n if flip else n + "abc".index(mode)])
+        def update(n, m, s, flip, mode):
+            calls.append((n, m, s, flip, mode))
+            line.set_ydata([n + m + s, -n if flip else n + "abc".index(mode)])
 
         return Explorer(fig, update, controls), line
 
-    ex, line = build()
+    calls = []
+    ex, line = build(calls)
 
     async def hand_moves():
         ex.controls["n"].set_state({"value": 8})  # a hand moves 5 -> 8
         assert ex.drawn_ahead == 0, "nothing drawn ahead in the handler"
-        for _ in range(200):  # each draw is a turn of the loop; ten seconds at most on a busy machine
+        ex._filling.cancel()  # the first timer's callback, called here: it draws one value and sets the next timer
+        ex._fill(asyncio.get_running_loop())
+        assert ex.drawn_ahead == 1 and ex._filling is not None
+        for _ in range(200):  # ten seconds at most on a busy machine
             if ex._filling is None:
                 break
             await asyncio.sleep(0.05)
 
+    shown = (8, 0, 1, False, "b")
+    calls.clear()
     asyncio.run(hand_moves())
-    kept = {tuple(dict(key[0]).values()) for key in ex._shown}
-    near = {(11, 0, False, "b"), (12, 0, False, "b"), (10, 0, False, "b"), (8, 0, True, "b")}
-    near |= {(8, 0, False, "a"), (8, 0, False, "c")}
-    assert kept == near | {(5, 0, False, "b"), (8, 0, False, "b")} and ex.drawn_ahead == len(near)
-    assert tuple(line.get_ydata()) == (8, 9) and ex.values == {"n": 8, "m": 0, "flip": False, "mode": "b"}
-    twin, _ = build()
+    ahead = [c for c in calls if c != shown]
+    assert ahead == [(11, 0, 1, False, "b"), (12, 0, 1, False, "b"), (10, 0, 1, False, "b")] + [
+        (8, 0, 1, True, "b"),
+        (8, 0, 1, False, "c"),
+        (8, 0, 1, False, "a"),
+    ], "drawn in this order, each followed by update() for the values shown"
+    assert calls[-1] == shown and ex.drawn_ahead == len(ahead) and tuple(line.get_ydata()) == (9, 9)
+    assert {tuple(dict(key[0]).values()) for key in ex._shown} == {*ahead, shown, (5, 0, 1, False, "b")}
+    twin, _ = build([])
     for key, png in ex._shown.items():
         twin.set(**dict(key[0]))
         assert png == full_png(twin), dict(key[0])

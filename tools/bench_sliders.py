@@ -27,9 +27,9 @@ worst, new, fast-drag frames and settle); the last line is
 
 X = the median of all samples of all explorers, Y = the largest per-explorer median. An explorer keeps
 the PNG of every value it has shown and shows it again without drawing (helpers/widgets.py,
-`Explorer.redraw`), and after each move of a hand, while the kernel is idle, it draws into them the values
+`Explorer.redraw`), and after each move of a hand, on the kernel's event loop after the move, it draws into them the values
 the hand may reach next: as far again the same way, a step either side of that, and a step of each other
-selector or checkbox (`Explorer._draw_ahead`). The second and third drags go back over the first one's
+control that is not a slider (`Explorer._draw_ahead`). The second and third drags go back over the first one's
 values, so `new`, X' and Y' count only the moves to a value not shown before in that control's run: drawn
 then, or drawn ahead after a move before, or (02, 06, 07) shown by a notebook cell's `set` before the run.
 """
@@ -271,7 +271,7 @@ def reference_redraw(repeats: int = 21) -> float:
     Pillow's PNG at compress_level=1, as Explorer drew when the first tables were measured (less its walk
     over stale marks), so it stays a yardstick while Explorer's drawing gets faster (its glyph cache and
     PNG writer are not used here). Drawn at dpi 100 (the explorer is at 80 now). Runs on one
-    machine differ by up to about 2x over a day (63-119 ms on 2026-11-29)."""
+    machine differ by up to about 2x over a day (59-119 ms on 2026-11-29)."""
     import io
     import os
 
