@@ -286,7 +286,7 @@ def _caching_renderer(canvas) -> RendererAgg:
     renderer = canvas.get_renderer()
     if type(renderer) is RendererAgg:
         renderer.__class__ = _TextCachingRenderer
-    while isinstance(renderer._renderer, _GlyphRecorder):  # left by a draw that never ended: later ones still draw,
+    while isinstance(renderer._renderer, _GlyphRecorder):  # left by two draws interleaved: later ones still draw,
         renderer._renderer = renderer._renderer.real  # with no glyphs that draw may have mixed up
         renderer.__dict__.pop("_course_glyphs", None)
     return renderer

@@ -325,8 +325,8 @@ def test_blitted_frames_are_whole_draws():
 
 
 def test_a_hand_move_draws_the_next_value_ahead():
-    """After a move from a front end (ipywidgets' set_state), the value as far again the same way is drawn
-    into the kept PNGs in the same handler; the figure is left at the values shown, and a hand that goes
+    """After a move from a front end (ipywidgets' set_state) with no event loop running (as here), the value as
+    far again the same way is drawn into the kept PNGs in the same handler; the figure is left at the values shown, and a hand that goes
     on gets that PNG without drawing. Moves made by code draw nothing ahead."""
     expected = parity_pngs(range(1, 9))
     ex, text = parity_explorer()
@@ -1488,7 +1488,10 @@ def test_in_a_kernel_a_hand_move_draws_the_values_near_it_after_the_handler():
         (8, 0, 1, False, "c"),
         (8, 0, 1, False, "a"),
     ], "drawn in this order, each followed by update() for the values shown"
-    assert calls[-1] == shown and ex.drawn_ahead == len(ahead) and tuple(line.get_ydata()) == (9, 9)
+    assert calls == [shown] + [c for value in ahead for c in (value, shown)], (
+        "each followed by update() for those shown"
+    )
+    assert ex.drawn_ahead == len(ahead) and tuple(line.get_ydata()) == (9, 9)
     assert {tuple(dict(key[0]).values()) for key in ex._shown} == {*ahead, shown, (5, 0, 1, False, "b")}
     twin, _ = build([])
     for key, png in ex._shown.items():
@@ -1497,6 +1500,15 @@ def test_in_a_kernel_a_hand_move_draws_the_values_near_it_after_the_handler():
     drawn = ex.drawn
     ex.controls["flip"].set_state({"value": True})  # kept: shown without drawing
     assert ex.drawn == drawn and ex.png == ex._shown[ex._shown_key(ex.values)]
+
+    async def move_over_half_the_budget():
+        ex.MAX_SHOWN_BYTES = ex._shown_bytes  # the kept PNGs are over half of it: nothing more is drawn ahead
+        ex.controls["n"].set_state({"value": 15})
+        await asyncio.sleep(0.3)
+
+    ahead = ex.drawn_ahead
+    asyncio.run(move_over_half_the_budget())
+    assert ex.drawn_ahead == ahead and ex._filling is None
     plt.close(ex.figure)
     plt.close(twin.figure)
 
@@ -1539,8 +1551,10 @@ def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time()
     assert failed == [] and wrong == [], (failed, wrong)
     ex.set(n=5)
     assert ex.png == expected[5], "the explorer still draws right"
-    # A glyph recorder left on the renderer all the same (a draw that never ended) is taken off by the next draw.
+    # A glyph recorder left on the renderer all the same (two draws interleaved outside the lock: the outer one
+    # put back the inner one's recorder) is taken off by the next draw, with the glyphs kept (maybe mixed up).
     renderer = ex.figure.canvas.get_renderer()
+    renderer._course_glyphs = {key: [] for key in renderer._course_glyphs}  # mixed up: here, no glyph at all
     renderer._renderer = hw._GlyphRecorder(renderer._renderer)
     ex.set(n=6)
     assert ex.png == expected[6] and ex._blit_state is True

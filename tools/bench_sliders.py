@@ -27,9 +27,9 @@ worst, new, fast-drag frames and settle); the last line is
 
 X = the median of all samples of all explorers, Y = the largest per-explorer median. An explorer keeps
 the PNG of every value it has shown and shows it again without drawing (helpers/widgets.py,
-`Explorer.redraw`), and after each move of a hand, on the kernel's event loop after the move, it draws into them the values
-the hand may reach next: as far again the same way, a step either side of that, and a step of each other
-control that is not a slider (`Explorer._draw_ahead`). The second and third drags go back over the first one's
+`Explorer.redraw`), and after each move of a hand it draws into them, on the event loop of the thread that
+handled the move, the values the hand may reach next: as far again the same way, a step either side of
+that, and a step of each other control that is not a slider (`Explorer._draw_ahead`). The second and third drags go back over the first one's
 values, so `new`, X' and Y' count only the moves to a value not shown before in that control's run: drawn
 then, or drawn ahead after a move before, or (02, 06, 07) shown by a notebook cell's `set` before the run.
 """
