@@ -872,8 +872,8 @@ class Explorer:
     def _fill(self, loop) -> None:
         """Draw the next value of `_queue` not kept yet, then give the loop back (up to half the PNG budget)."""
         self._filling = None
-        for target in self._queue if self._shown_bytes <= self.MAX_SHOWN_BYTES // 2 else ():
-            if self._draw_for(target):
+        while self._queue and self._shown_bytes <= self.MAX_SHOWN_BYTES // 2:
+            if self._draw_for(self._queue.pop(0)):  # taken off: a value whose update() fails is tried once
                 self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
                 return
 

@@ -325,8 +325,8 @@ def test_blitted_frames_are_whole_draws():
 
 
 def test_a_hand_move_draws_the_next_value_ahead():
-    """After a move from a front end (ipywidgets' set_state) with no event loop running (as here), the value as
-    far again the same way is drawn into the kept PNGs in the same handler; the figure is left at the values shown, and a hand that goes
+    """After a move from a front end (ipywidgets' set_state) with no event loop running (as here), the value
+    as far again the same way is drawn into the kept PNGs in the same handler; the figure is left at the values shown, and a hand that goes
     on gets that PNG without drawing. Moves made by code draw nothing ahead."""
     expected = parity_pngs(range(1, 9))
     ex, text = parity_explorer()
@@ -1511,6 +1511,26 @@ def test_in_a_kernel_a_hand_move_draws_the_values_near_it_after_the_handler():
     assert ex.drawn_ahead == ahead and ex._filling is None
     plt.close(ex.figure)
     plt.close(twin.figure)
+    # A value whose update() fails is tried once, not again at every timer while the hand rests.
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
+    (line,) = ax.plot([0, 1], [0, 0])
+    tried = []
+
+    def fussy(n):
+        tried.append(n)
+        if n == 7:
+            raise ValueError("n = 7 is not allowed")
+        line.set_ydata([n, n])
+
+    fussy_ex = Explorer(fig, fussy, {"n": widgets.IntSlider(value=5, min=0, max=20)})
+
+    async def rest_after_a_move():
+        fussy_ex.controls["n"].set_state({"value": 6})  # as far again: 7, which fails
+        await asyncio.sleep(0.3)
+
+    asyncio.run(rest_after_a_move())
+    assert tried.count(7) == 1 and fussy_ex._filling is None and tuple(line.get_ydata()) == (6, 6)
+    plt.close(fig)
 
 
 def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time():
@@ -1552,7 +1572,8 @@ def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time()
     ex.set(n=5)
     assert ex.png == expected[5], "the explorer still draws right"
     # A glyph recorder left on the renderer all the same (two draws interleaved outside the lock: the outer one
-    # put back the inner one's recorder) is taken off by the next draw, with the glyphs kept (maybe mixed up).
+    # put back the inner one's recorder) is taken off by the next draw, and the glyphs kept so far (maybe mixed
+    # up) are dropped.
     renderer = ex.figure.canvas.get_renderer()
     renderer._course_glyphs = {key: [] for key in renderer._course_glyphs}  # mixed up: here, no glyph at all
     renderer._renderer = hw._GlyphRecorder(renderer._renderer)
