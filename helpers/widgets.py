@@ -853,20 +853,20 @@ class Explorer:
         except RuntimeError:  # no event loop: that one value, now (nothing if it is the value shown: kept)
             self._draw_for(dict(shown, **{name: value_at(ahead)}))
             return
-        self._queue = self._values_near(shown, name, here, ahead)
+        self._queue = self._values_near(shown, name, steps, here, ahead)
         if not self._filling:
             self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
 
-    def _values_near(self, shown: dict, name: str, here: int, ahead: int):
+    def _values_near(self, shown: dict, name: str, steps: tuple, here: int, ahead: int):
         """The values a hand may reach next: the moved control's value as far again and a step either side of
         it (an unsteady hand), then the values one step away of each other control that is not a slider (a
         selector, a checkbox: a slider's next move, SelectionSlider's too, is seldom one step)."""
         way = 1 if ahead >= here else -1
-        near = [(name, _steps(self.controls[name]), k) for k in (ahead, ahead + way, ahead - way)]
+        near = [(name, steps, k) for k in (ahead, ahead + way, ahead - way)]
         for other, widget in self.controls.items():  # a position off the list: nothing near it
             with contextlib.suppress(ValueError, TypeError, ArithmeticError):
-                if other != name and "Slider" not in type(widget).__name__ and (steps := _steps(widget)):
-                    near += [(other, steps, steps[2](shown[other]) + d) for d in (1, -1)]
+                if other != name and "Slider" not in type(widget).__name__ and (listed := _steps(widget)):
+                    near += [(other, listed, listed[2](shown[other]) + d) for d in (1, -1)]
         return [dict(shown, **{n: steps[1](k)}) for n, steps, k in near if 0 <= k < steps[0]]
 
     def _fill(self, loop) -> None:
