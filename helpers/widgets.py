@@ -286,9 +286,11 @@ def _caching_renderer(canvas) -> RendererAgg:
     renderer = canvas.get_renderer()
     if type(renderer) is RendererAgg:
         renderer.__class__ = _TextCachingRenderer
-    while isinstance(renderer._renderer, _GlyphRecorder):  # left by two draws interleaved: later ones still draw,
-        renderer._renderer = renderer._renderer.real  # with no glyphs that draw may have mixed up
-        renderer.__dict__.pop("_course_glyphs", None)
+    while isinstance(renderer._renderer, _GlyphRecorder | _Paints):  # left by a draw outside the lock (a cell's
+        renderer._renderer = renderer._renderer.real  # savefig while a hand moves): later draws go on, without the
+        renderer._update_methods()  # draw methods `_painting_alone` bound to a _Paints, the glyphs and the kept
+        renderer.__dict__.pop("_course_glyphs", None)  # pixels (Explorer._parts) that draw may have mixed up (a
+        renderer._course_left = True  # _Paints clears what it paints)
     return renderer
 
 
@@ -742,8 +744,7 @@ class Explorer:
         return key
 
     def _remembered(self, values: dict) -> bytes | None:
-        key = self._shown_key(values)
-        png = self._shown.get(key) if key is not None else None
+        png = self._shown.get(key := self._shown_key(values))  # None (values not hashable) is never a key
         if png is not None:
             self._shown.move_to_end(key)
         return png
@@ -769,7 +770,9 @@ class Explorer:
         canvas = self.figure.canvas
         with _DRAWING:
             self._mark_unmarked_changes()
-            with _layouts_remembered(_caching_renderer(canvas)):
+            with _layouts_remembered(renderer := _caching_renderer(canvas)):
+                if renderer.__dict__.pop("_course_left", False):
+                    self._parts = {}
                 changed = self._changed()
                 if full or not changed or not self._blit_or_not(canvas, changed):
                     self._draw_whole(canvas)
@@ -853,8 +856,8 @@ class Explorer:
         except RuntimeError:  # no event loop: that one value, now (nothing if it is the value shown: kept)
             self._draw_for(dict(shown, **{name: value_at(ahead)}))
             return
-        self._queue = self._values_near(shown, name, steps, here, ahead)
-        if not self._filling:
+        self._queue = self._values_near(shown, name, steps, here, ahead)  # `_fill` pops it under the lock; a
+        if not self._filling:  # second chain (a move on another thread's loop meanwhile) draws under it too
             self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
 
     def _values_near(self, shown: dict, name: str, steps: tuple, here: int, ahead: int):
@@ -871,11 +874,12 @@ class Explorer:
 
     def _fill(self, loop) -> None:
         """Draw the next value of `_queue` not kept yet, then give the loop back (up to half the PNG budget)."""
-        self._filling = None
-        while self._queue and self._shown_bytes <= self.MAX_SHOWN_BYTES // 2:
-            if self._draw_for(self._queue.pop(0)):  # taken off: a value whose update() fails is tried once
-                self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
-                return
+        with _DRAWING:  # the queue is filled on the thread of the last move, maybe not this one's
+            self._filling = None
+            while self._queue and self._shown_bytes <= self.MAX_SHOWN_BYTES // 2:
+                if self._draw_for(self._queue.pop(0)):  # taken off: a value whose update() fails is tried once
+                    self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
+                    return
 
     def _draw_for(self, target: dict) -> bool:
         """Draw the picture for values a hand has not chosen into the kept PNGs, unless kept already (False);
@@ -889,10 +893,9 @@ class Explorer:
                 self.update(**target)
                 self._remember(target, self.render_png())
                 self.drawn_ahead += 1
-            except BlitMismatch:  # COURSE_CHECK_FIGURES=1 found a wrong frame: say so, whatever the value
-                raise
-            except Exception:  # a value the hand has not chosen: its error shows when the hand gets there
-                pass
+            except Exception as error:  # a value the hand has not chosen: its error shows when the hand gets there
+                if isinstance(error, BlitMismatch):  # COURSE_CHECK_FIGURES=1 found a wrong frame: say so
+                    raise
             finally:
                 self._ahead = None
                 self.update(**shown)  # the figure belongs to the values shown again; what changed stays stale
@@ -1059,10 +1062,8 @@ class Explorer:
         COURSE_CHECK_FIGURES=1, where the error is raised (a case `_blit` should learn)."""
         try:
             return self._blit(canvas, changed)
-        except BlitMismatch:
-            raise
-        except Exception:
-            if os.environ.get(CHECK_ENV) == "1":
+        except Exception as error:
+            if isinstance(error, BlitMismatch) or os.environ.get(CHECK_ENV) == "1":
                 raise
             self._blit_state = False
             return False

@@ -1579,6 +1579,17 @@ def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time()
     renderer._renderer = hw._GlyphRecorder(renderer._renderer)
     ex.set(n=6)
     assert ex.png == expected[6] and ex._blit_state is True
+    # A layer-paint recorder left the same way (a cell's savefig while the explorer recorded a leaf's layers, with
+    # the draw methods bound to it) is taken off too, and the kept pixels (maybe holding the other draw's paints,
+    # here none at all) are dropped.
+    left = hw._painting_alone(renderer, np.asarray(renderer.buffer_rgba()))
+    assert isinstance(left.__enter__(), hw._Paints)  # never left (kept referred to: its finally would leave it)
+    assert any(key[0] == "leaf" for key in ex._parts)
+    ex._parts = {key: [] if key[0] == "leaf" else part for key, part in ex._parts.items()}
+    ex.set(n=7)
+    assert ex.png == expected[7] and ex._blit_state is True
+    ex.set(n=6)  # kept pixels again, and right
+    assert ex.png == expected[6] and any(key[0] == "leaf" for key in ex._parts)
     plt.close(ex.figure)
 
 
