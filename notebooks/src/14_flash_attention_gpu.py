@@ -543,11 +543,17 @@ assert views[0]["used"] == 1.0  # non-causal, N a multiple of both tiles: nothin
 assert views[1]["visited"] == visited  # 512 with 64×32 tiles: the same count as 1024 with 128×64
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 타일만 키운 경우(N = 512, 128×64), 범위 밖 행을 뺀 경우, N을 바꿔 가며 본 사용 비율을 셉니다.
+# 타일만 키운 경우(N = 512, 128×64), 범위 밖 행을 뺀 경우, N을 바꿔 가며 본 사용 비율을 셉니다. `used`는 그림 제목의 '사용'(계산한 점수 중 쓰는 몫)을 `tile_map`으로 셉니다.
 
 # %%
+def used(n, block_m, block_n, causal=True):
+    """The share of the scores a kernel computes that it keeps (the title's 사용)."""
+    visited = int((tile_map(n, block_m, block_n, causal) > 0).sum())  # blocks computed
+    return (n * (n + 1) // 2 if causal else n * n) / (visited * block_m * block_n)
+
+
 big = tile_map(512, 128, 64, True)  # the tiles alone made bigger, N kept at 512
-big_used = 512 * 513 // 2 / (int((big > 0).sum()) * 128 * 64)
+big_used = used(512, 128, 64)
 print(f"N = 512, 128×64, 인과=True : 블록 {int((big > 0).sum()):3d}/{big.numel():3d}, 사용 {big_used:.1%} (N은 그대로, 타일만 키움)")
 assert views[2]["used"] < big_used < views[1]["used"]  # bigger tiles waste more; N = 448 past the last tile, more still
 assert (round(views[1]["used"], 2), round(big_used, 2), round(views[2]["used"], 2)) == (0.89, 0.80, 0.65)  # the text's
@@ -558,15 +564,14 @@ print(f"N = 448, 128×64에서 범위 밖 행 {out_of_range // 448}개를 빼고
 assert out_of_range == 64 * 448 and round(in_range_used, 2) == 0.79  # without them: about the 80% at N = 512
 
 # %% slideshow={"slide_type": "subslide"}
-saw = [round(100 * n * (n + 1) / 2 / (int((tile_map(n, 128, 64, True) > 0).sum()) * 128 * 64)) for n in range(64, 513, 64)]
+saw = [round(100 * used(n, 128, 64)) for n in range(64, 513, 64)]
 print(f"128×64, 인과, N = 64, 128, …, 512: 사용 {saw} %")
 assert saw == [25, 50, 45, 67, 57, 75, 65, 80]  # the presenter note's sawtooth: out-of-range rows whenever 128 ∤ N
-rise = [n * (n + 1) / 2 / (int((tile_map(n, 64, 32, True) > 0).sum()) * 64 * 32) for n in range(64, 513, 64)]
+rise = [used(n, 64, 32) for n in range(64, 513, 64)]
 assert all(a < b for a, b in zip(rise, rise[1:])) and (round(rise[0], 2), round(rise[-1], 2)) == (0.51, 0.89)  # the note's 51% to 89%
-narrow = 512 * 513 / 2 / (int((tile_map(512, 128, 32, True) > 0).sum()) * 128 * 32)
+narrow = used(512, 128, 32)
 assert round(narrow, 4) == round(big_used, 4)  # the waste depends on B_M only: 128×32 uses the same 80%
-grid_8k = tile_map(8192, 128, 64, True)  # (64, 128)
-waste = 1 - 8192 * 8193 / 2 / (int((grid_8k > 0).sum()) * 128 * 64)
+waste = 1 - used(8192, 128, 64)  # a (64, 128) tile map
 assert abs(waste - 128 / 8192) < 0.05 * 128 / 8192  # at large N the waste is about B_M / N
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
