@@ -39,6 +39,7 @@ from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.cm import ScalarMappable
 from matplotlib.figure import Figure, SubFigure
+from matplotlib.image import _draw_list_compositing_images
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.table import Cell
 from matplotlib.text import Text
@@ -286,11 +287,11 @@ def _caching_renderer(canvas) -> RendererAgg:
     renderer = canvas.get_renderer()
     if type(renderer) is RendererAgg:
         renderer.__class__ = _TextCachingRenderer
-    while isinstance(renderer._renderer, _GlyphRecorder | _Paints):  # left by a draw outside the lock (a cell's
-        renderer._renderer = renderer._renderer.real  # savefig while a hand moves): later draws go on, without the
-        renderer._update_methods()  # draw methods `_painting_alone` bound to a _Paints, the glyphs and the kept
-        renderer.__dict__.pop("_course_glyphs", None)  # pixels (Explorer._parts) that draw may have mixed up (a
-        renderer._course_left = True  # _Paints clears what it paints)
+    while isinstance(renderer._renderer, _GlyphRecorder | _Paints):  # left by a draw outside the lock (not through
+        renderer._renderer = renderer._renderer.real  # the canvas's methods): later draws go on, without the draw
+        renderer._update_methods()  # methods `_painting_alone` bound to a _Paints, the glyphs, and the kept pixels
+        renderer.__dict__.pop("_course_glyphs", None)  # and PNGs (Explorer.render_png) that draw may have mixed up
+        renderer._course_left = True  # (a _Paints clears what it paints)
     return renderer
 
 
@@ -386,8 +387,7 @@ def _drawing_as(replaced: dict, name: str = "draw"):
     """Each object in `replaced` ({key: (object, function)}) has its method `name` replaced by the function
     while inside: an instance attribute hides the class's method (matplotlib calls ``artist.draw(renderer)``
     and ``self._update_title_position(renderer)``)."""
-    missing = object()
-    kept = []
+    missing, kept = object(), []
     for obj, function in replaced.values():
         kept.append((obj, obj.__dict__.get(name, missing)))
         setattr(obj, name, function)
@@ -418,10 +418,8 @@ def _titles_placed(ax, renderer) -> None:
 
 def _draw_figure(figure: Figure, renderer) -> None:
     """What Figure.draw paints, in its order, without running its layout engine or its draw event."""
-    from matplotlib import image
-
     figure.patch.draw(renderer)
-    image._draw_list_compositing_images(renderer, figure, figure._get_draw_artists(renderer), figure.suppressComposite)
+    _draw_list_compositing_images(renderer, figure, figure._get_draw_artists(renderer), figure.suppressComposite)
 
 
 def _paints_twice(name: str, args: tuple) -> bool:
@@ -575,6 +573,18 @@ class Drawing:
         self.kind, self.moving, self.params = kind, list(moving), dict(params or {})
 
 
+class _LockedCanvas(FigureCanvasAgg):
+    """An explorer's canvas: a cell's draw or savefig of its figure waits for an explorer draw (`_DRAWING`)."""
+
+    def draw(self):
+        with _DRAWING:
+            return super().draw()
+
+    def print_figure(self, *args, **kwargs):
+        with _DRAWING:
+            return super().print_figure(*args, **kwargs)
+
+
 class Explorer:
     """Sliders (any ipywidgets value widgets) that redraw one matplotlib figure in place.
 
@@ -609,15 +619,11 @@ class Explorer:
         if not controls:
             raise ValueError("an explorer needs at least one control (a slider or a selector)")
         if not isinstance(controls, Mapping) or not all(isinstance(w, widgets.ValueWidget) for w in controls.values()):
-            raise TypeError(
-                f"controls must be {{name: ipywidgets value widget (IntSlider, Dropdown...)}}, got {controls!r:.60}"
-            )
+            raise TypeError(f"controls must be {{name: ipywidgets value widget (IntSlider...)}}, got {controls!r:.60}")
         try:  # the names reach update as keyword arguments
             inspect.signature(update).bind(**dict.fromkeys(controls))
         except (TypeError, ValueError) as err:  # ValueError: a builtin without a signature
-            raise TypeError(
-                f"update must take the controls' names ({', '.join(controls)}) as keywords: {err}"
-            ) from None
+            raise TypeError(f"update must take the control names ({', '.join(controls)}) as keywords: {err}") from None
         if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, numbers.Real) or not 0 < dpi < math.inf):
             raise ValueError(f"dpi must be a positive number (or None: the figure's own), got {dpi!r}")
         frames = {} if frames is None else frames
@@ -635,15 +641,10 @@ class Explorer:
         plt.close(figure)  # owned by the widget from now on, never shown twice by the inline backend
         if dpi:
             figure.set_dpi(dpi)
-        if not isinstance(figure.canvas, FigureCanvasAgg):
-            FigureCanvasAgg(figure)  # renders in memory whatever backend made the figure
-        self.figure = figure
-        self.update = update
-        self.controls = dict(controls)
-        self.drawing = drawing
+        _LockedCanvas(figure)  # renders in memory whatever backend made the figure
+        self.figure, self.update, self.controls, self.drawing = figure, update, dict(controls), drawing
         self.frames_given, self.first_values = dict(frames), self.values  # tools/explorer_export.py: frames_of
-        self.max_frames = max_frames
-        self.dpi = dpi or figure.dpi
+        self.max_frames, self.dpi = max_frames, dpi or figure.dpi
         self._layout, self._blit_state = None, None  # see _blit
         self._order, self._chains, self._containers = [], [], []  # what the last whole draw drew (_draw_whole)
         self._parts = {}  # kept pixels: ("before", k) the canvas before leaf k, ("leaf", k) its layers (_blit)
@@ -737,11 +738,10 @@ class Explorer:
     def _shown_key(self, values: dict):
         # Exact values: a front end's 0.30000000000000004 is not 0.3 (an update may print either).
         key = (tuple(values.items()), tuple(self.figure.bbox.bounds), self.figure.dpi)
-        try:
+        with contextlib.suppress(TypeError):  # a selector whose values cannot be dict keys: always drawn
             hash(key)
-        except TypeError:  # a selector whose values cannot be dict keys: always drawn
-            return None
-        return key
+            return key
+        return None
 
     def _remembered(self, values: dict) -> bytes | None:
         png = self._shown.get(key := self._shown_key(values))  # None (values not hashable) is never a key
@@ -750,8 +750,7 @@ class Explorer:
         return png
 
     def _remember(self, values: dict, png: bytes) -> bytes:
-        key = self._shown_key(values)
-        if key is not None:
+        if (key := self._shown_key(values)) is not None:
             old = self._shown.pop(key, None)
             self._shown_bytes += len(png) - (len(old) if old is not None else 0)
             self._shown[key] = png
@@ -771,8 +770,9 @@ class Explorer:
         with _DRAWING:
             self._mark_unmarked_changes()
             with _layouts_remembered(renderer := _caching_renderer(canvas)):
-                if renderer.__dict__.pop("_course_left", False):
+                if renderer.__dict__.pop("_course_left", False):  # a recorder was left: what was kept may be wrong
                     self._parts = {}
+                    self._forget_shown()
                 changed = self._changed()
                 if full or not changed or not self._blit_or_not(canvas, changed):
                     self._draw_whole(canvas)
@@ -809,8 +809,7 @@ class Explorer:
         charts (flat colours, few gradients); any PNG decoder reads it (tests decode it with Pillow)."""
         rgba = np.asarray(canvas.buffer_rgba())  # (H, W, 4) uint8, a view of the Agg buffer
         height, width, _ = rgba.shape
-        rows = np.empty((height, 1 + 4 * width), np.uint8)  # each PNG row: filter type 0 (none), then pixels
-        rows[:, 0] = 0
+        rows = np.zeros((height, 1 + 4 * width), np.uint8)  # each PNG row: filter type 0 (none), then pixels
         rows[:, 1:] = rgba.reshape(height, -1)
 
         def chunk(kind: bytes, data: bytes) -> bytes:
@@ -828,11 +827,12 @@ class Explorer:
         if steps and isinstance(snapped, float):  # a front end's float (0.30000000000000004): the step's value
             value = steps[1](min(max(steps[2](snapped), 0), steps[0] - 1))
             snapped = value if math.isclose(value, snapped, rel_tol=1e-9, abs_tol=1e-12) else snapped
-        renders = self.renders
-        if snapped != moved.value:
-            moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
-        if snapped == moved.value and self.renders == renders:  # not snapped, or no change came (value kept)
-            self.redraw()
+        with _DRAWING:  # a redraw on another thread (a cell's set()) between the two reads may show older values
+            renders = self.renders
+            if snapped != moved.value:
+                moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
+            if snapped == moved.value and self.renders == renders:  # not snapped, or no change came (value kept)
+                self.redraw()
         if steps:
             self._draw_ahead(moved, change["old"], steps)
 

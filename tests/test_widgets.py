@@ -1035,7 +1035,7 @@ def test_explorer_refuses_bad_controls_update_dpi_and_frames_clearly():
         (dict(controls=slider), TypeError, "controls must be"),
         (dict(controls={"a": 3}), TypeError, "value widget"),
         (dict(controls={"a": widgets.Button()}), TypeError, "value widget"),
-        (dict(update=lambda b: None), TypeError, r"controls' names \(a\) as keywords"),
+        (dict(update=lambda b: None), TypeError, r"control names \(a\) as keywords"),
         (dict(dpi="high"), ValueError, "dpi must be a positive number"),
         (dict(dpi=-10), ValueError, "dpi must be a positive number"),
         (dict(dpi=float("inf")), ValueError, "dpi must be a positive number"),
@@ -1579,9 +1579,9 @@ def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time()
     renderer._renderer = hw._GlyphRecorder(renderer._renderer)
     ex.set(n=6)
     assert ex.png == expected[6] and ex._blit_state is True
-    # A layer-paint recorder left the same way (a cell's savefig while the explorer recorded a leaf's layers, with
-    # the draw methods bound to it) is taken off too, and the kept pixels (maybe holding the other draw's paints,
-    # here none at all) are dropped.
+    # A layer-paint recorder left the same way (a draw outside the lock while the explorer recorded a leaf's layers;
+    # here the draw methods stay bound to it too, more than that race leaves) is taken off too, and the kept pixels
+    # (maybe holding the other draw's paints, here none at all) are dropped.
     left = hw._painting_alone(renderer, np.asarray(renderer.buffer_rgba()))
     assert isinstance(left.__enter__(), hw._Paints)  # never left (kept referred to: its finally would leave it)
     assert any(key[0] == "leaf" for key in ex._parts)
@@ -1590,6 +1590,45 @@ def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time()
     assert ex.png == expected[7] and ex._blit_state is True
     ex.set(n=6)  # kept pixels again, and right
     assert ex.png == expected[6] and any(key[0] == "leaf" for key in ex._parts)
+    plt.close(ex.figure)
+
+
+def test_a_cell_saving_an_explorer_figure_while_a_hand_moves_it_waits_for_the_hand():
+    """A cell's savefig (or canvas.draw) of an explorer's figure runs on the main thread while a hand moves the
+    explorer on a subshell's: the explorer's canvas takes the drawing lock for both, so neither draw sees the
+    other's update() half done or leaves a recorder on the shared renderer."""
+    import io
+    import sys
+    import threading
+
+    expected = parity_pngs(range(1, 9))
+    ex, _ = parity_explorer()
+    ex.MAX_SHOWN_BYTES = 0  # nothing kept: every move draws
+    slider, wrong, failed = ex.controls["n"], [], []
+
+    def hand():
+        try:
+            for k in range(80):
+                slider.set_state({"value": 1 + k % 8})
+                if ex.png != expected[1 + k % 8]:
+                    wrong.append(1 + k % 8)
+        except Exception as error:
+            failed.append(error)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        subshell = threading.Thread(target=hand)
+        subshell.start()
+        for k in range(30):  # a cell saves the figure meanwhile, at the figure's dpi and at another
+            ex.figure.savefig(io.BytesIO(), format="png", dpi=(None, 50)[k % 2])
+            ex.figure.canvas.draw()
+        subshell.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failed == [] and wrong == [], (failed, wrong)
+    ex.set(n=5)
+    assert ex.png == expected[5]
     plt.close(ex.figure)
 
 

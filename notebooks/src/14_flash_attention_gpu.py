@@ -543,7 +543,7 @@ assert views[0]["used"] == 1.0  # non-causal, N a multiple of both tiles: nothin
 assert views[1]["visited"] == visited  # 512 with 64×32 tiles: the same count as 1024 with 128×64
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 타일만 키운 경우(N = 512, 128×64), 범위 밖 행을 뺀 경우, N을 바꿔 가며 본 사용 비율을 셉니다. `used`는 그림 제목의 '사용'(계산한 점수 중 쓰는 몫)을 `tile_map`으로 셉니다.
+# 타일만 키운 경우(N = 512, 128×64), 범위 밖 행을 뺀 경우, N을 바꿔 가며 본 사용 비율을 셉니다. `used`는 그림 제목의 '사용'(계산한 점수 가운데 쓰는 몫)을 `tile_map`의 방문 블록 수로 구합니다.
 
 # %%
 def used(n, block_m, block_n, causal=True):
@@ -554,6 +554,7 @@ def used(n, block_m, block_n, causal=True):
 
 big = tile_map(512, 128, 64, True)  # the tiles alone made bigger, N kept at 512
 big_used = used(512, 128, 64)
+assert used(512, 64, 32) == views[1]["used"] and used(512, 64, 32, causal=False) == views[0]["used"]  # the titles' 사용
 print(f"N = 512, 128×64, 인과=True : 블록 {int((big > 0).sum()):3d}/{big.numel():3d}, 사용 {big_used:.1%} (N은 그대로, 타일만 키움)")
 assert views[2]["used"] < big_used < views[1]["used"]  # bigger tiles waste more; N = 448 past the last tile, more still
 assert (round(views[1]["used"], 2), round(big_used, 2), round(views[2]["used"], 2)) == (0.89, 0.80, 0.65)  # the text's
