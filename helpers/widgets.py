@@ -42,8 +42,8 @@ from matplotlib.figure import Figure, SubFigure
 from matplotlib.image import _draw_list_compositing_images
 from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.table import Cell
-from matplotlib.text import Text
-from matplotlib.transforms import Bbox
+from matplotlib.text import Annotation, Text
+from matplotlib.transforms import Bbox, Transform
 
 __all__ = ["Drawing", "Explorer", "fit_figure"]
 
@@ -526,8 +526,6 @@ def _dependents(figure: Figure) -> list:
     from matplotlib.legend import Legend
     from matplotlib.offsetbox import AnnotationBbox
     from matplotlib.patches import ConnectionPatch, FancyArrowPatch, Shadow
-    from matplotlib.text import Annotation
-    from matplotlib.transforms import Transform
 
     def free(coords) -> bool:
         if isinstance(coords, tuple):
@@ -574,10 +572,13 @@ class Drawing:
 
 
 class _LockedCanvas(FigureCanvasAgg):
-    """An explorer's canvas: a cell's draw or savefig of its figure waits for an explorer draw (`_DRAWING`)."""
+    """An explorer's canvas: a cell's draw or savefig of its figure waits for an explorer draw (`_DRAWING`). Still
+    outside the lock: Agg's print_png, print_jpg, ... called directly (not through print_figure), and
+    Figure.draw_without_rendering."""
 
     def draw(self):
         with _DRAWING:
+            _caching_renderer(self)  # a recorder left by a draw outside the lock is taken off first
             return super().draw()
 
     def print_figure(self, *args, **kwargs):
@@ -639,8 +640,9 @@ class Explorer:
         if isinstance(max_frames, bool) or not isinstance(max_frames, numbers.Integral) or max_frames < 1:
             raise ValueError(f"max_frames must be a positive int, got {max_frames!r}")
         plt.close(figure)  # owned by the widget from now on, never shown twice by the inline backend
-        if dpi:
+        if dpi:  # savefig's default dpi ("figure") is the one the figure was made with: this one from now on
             figure.set_dpi(dpi)
+            figure._original_dpi = dpi
         _LockedCanvas(figure)  # renders in memory whatever backend made the figure
         self.figure, self.update, self.controls, self.drawing = figure, update, dict(controls), drawing
         self.frames_given, self.first_values = dict(frames), self.values  # tools/explorer_export.py: frames_of
@@ -690,8 +692,7 @@ class Explorer:
         """The first blit's work done while the cell runs, not on a hand's first move (two or three whole draws):
         a whole draw (fitting marks ticks; a colorbar's axes is placed by its first draw), then leaf 0 drawn as if
         changed: every leaf's layers, and the comparison that decides whether this figure blits (`_blit`)."""
-        canvas = self.figure.canvas
-        with _DRAWING, _layouts_remembered(_caching_renderer(canvas)):
+        with _DRAWING, _layouts_remembered(_caching_renderer(canvas := self.figure.canvas)):
             self._draw_whole(canvas)
             self._layout, self._parts = self._layout_key(), {}
             if self._order and self._layout is not None:
@@ -766,8 +767,8 @@ class Explorer:
         time matters more than bytes on a local kernel; savefig draws the same pixels, compressed
         harder). Only what update() changed is redrawn over a kept background where that gives the
         same pixels (`_blit`); `full` draws the whole figure."""
-        canvas = self.figure.canvas
         with _DRAWING:
+            canvas = self.figure.canvas  # read under the lock: a savefig to another format swaps it meanwhile
             self._mark_unmarked_changes()
             with _layouts_remembered(renderer := _caching_renderer(canvas)):
                 if renderer.__dict__.pop("_course_left", False):  # a recorder was left: what was kept may be wrong
@@ -1074,8 +1075,7 @@ class Explorer:
         """Draw the changed leaves over kept pixels of the rest; False: draw the figure whole."""
         if self._blit_state is False:
             return False
-        renderer = canvas.get_renderer()
-        rgba = np.asarray(renderer.buffer_rgba())  # (H, W, 4) uint8, the canvas itself
+        rgba = np.asarray((renderer := canvas.get_renderer()).buffer_rgba())  # (H, W, 4) uint8, the canvas itself
         first, now = changed[0], set(changed)
         befores = [key for key in self._parts if key[0] == "before"]
         for key in befores[: max(len(befores) - self.MAX_BEFORES, 0)]:  # whole canvases: the oldest go

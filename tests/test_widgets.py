@@ -1601,10 +1601,13 @@ def test_a_cell_saving_an_explorer_figure_while_a_hand_moves_it_waits_for_the_ha
     import sys
     import threading
 
+    from PIL import Image
+
     expected = parity_pngs(range(1, 9))
+    pictures = {np.asarray(Image.open(io.BytesIO(png))).tobytes() for png in expected.values()}
     ex, _ = parity_explorer()
     ex.MAX_SHOWN_BYTES = 0  # nothing kept: every move draws
-    slider, wrong, failed = ex.controls["n"], [], []
+    slider, wrong, failed, saved = ex.controls["n"], [], [], []
 
     def hand():
         try:
@@ -1621,15 +1624,25 @@ def test_a_cell_saving_an_explorer_figure_while_a_hand_moves_it_waits_for_the_ha
         subshell = threading.Thread(target=hand)
         subshell.start()
         for k in range(30):  # a cell saves the figure meanwhile, at the figure's dpi and at another
-            ex.figure.savefig(io.BytesIO(), format="png", dpi=(None, 50)[k % 2])
+            saved.append(io.BytesIO())
+            ex.figure.savefig(saved[-1], format="png", dpi=(None, 50)[k % 2])
             ex.figure.canvas.draw()
         subshell.join()
     finally:
         sys.setswitchinterval(interval)
     assert failed == [] and wrong == [], (failed, wrong)
+    torn = [k for k in range(0, 30, 2) if np.asarray(Image.open(saved[k]).convert("RGBA")).tobytes() not in pictures]
+    assert torn == [], f"saved pictures that are no value's whole draw: {torn}"
     ex.set(n=5)
     assert ex.png == expected[5]
     plt.close(ex.figure)
+    # An explorer given its own dpi saves at it too (savefig's default dpi is the one the figure was made with).
+    fig = plt.figure(figsize=(3, 2), dpi=100)
+    small = Explorer(fig, lambda n: None, {"n": widgets.IntSlider(value=1)}, dpi=40)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    assert Image.open(buffer).size == Image.open(io.BytesIO(small.png)).size == (120, 80)
+    plt.close(fig)
 
 
 def test_a_hand_float_is_snapped_to_the_slider_step():
