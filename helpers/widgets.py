@@ -92,8 +92,7 @@ def _steps(widget):
 def _figure_texts(figure: Figure):
     """The texts a draw shows, with a name each: figure texts, and per axes the titles, axis labels,
     offset texts, the tick labels of the ticks drawn, free texts and legend texts."""
-    for text in [*figure.texts, *([figure._suptitle] if figure._suptitle else [])]:
-        yield "figure text", text
+    yield from (("figure text", text) for text in [*figure.texts, *([figure._suptitle] if figure._suptitle else [])])
     for ax in figure.axes:
         yield from _axes_texts(ax)
 
@@ -107,14 +106,11 @@ def _axes_texts(ax):
         if not axis.get_visible() or ax.name == "3d":  # a 3D axis places its tick labels in its own draw
             continue
         for tick in axis._update_ticks():  # the ticks a draw shows (the private call Axis.draw makes)
-            yield f"{axis_name} tick label", tick.label1
-            yield f"{axis_name} tick label", tick.label2
-    for text in ax.texts:
-        yield "text", text
+            yield from ((f"{axis_name} tick label", label) for label in (tick.label1, tick.label2))
+    yield from (("text", text) for text in ax.texts)
     legend = ax.get_legend()
     if legend is not None and legend.get_visible():
-        for text in [legend.get_title(), *legend.get_texts()]:
-            yield "legend", text
+        yield from (("legend", text) for text in [legend.get_title(), *legend.get_texts()])
 
 
 def _overflow(figure: Figure) -> tuple[dict[str, float], list[str]]:
@@ -287,11 +283,14 @@ def _caching_renderer(canvas) -> RendererAgg:
     renderer = canvas.get_renderer()
     if type(renderer) is RendererAgg:
         renderer.__class__ = _TextCachingRenderer
-    while isinstance(renderer._renderer, _GlyphRecorder | _Paints):  # left by a draw outside the lock (not through
-        renderer._renderer = renderer._renderer.real  # the canvas's methods): later draws go on, without the draw
-        renderer._update_methods()  # methods `_painting_alone` bound to a _Paints, the glyphs, and the kept pixels
-        renderer.__dict__.pop("_course_glyphs", None)  # and PNGs (Explorer.render_png) that draw may have mixed up
-        renderer._course_left = True  # (a _Paints clears what it paints)
+    while isinstance(renderer._renderer, _GlyphRecorder | _Paints):  # left by a draw outside the lock: later draws
+        renderer._renderer, renderer._course_left = renderer._renderer.real, True  # go on, without the glyphs, kept
+        renderer.__dict__.pop("_course_glyphs", None)  # pixels and PNGs it may have mixed up (Explorer.render_png)
+    real = renderer._renderer  # draw methods bound to a _Paints (`_painting_alone`) or a draw_without_rendering's
+    for name in [n for n, f in vars(renderer).items() if n[:5] == "draw_" and getattr(f, "__self__", 0) is not real]:
+        delattr(renderer, name)  # no-ops, left the same way, are bound to Agg again
+        renderer._course_left = True
+    renderer._update_methods()
     return renderer
 
 
@@ -857,9 +856,9 @@ class Explorer:
         except RuntimeError:  # no event loop: that one value, now (nothing if it is the value shown: kept)
             self._draw_for(dict(shown, **{name: value_at(ahead)}))
             return
-        self._queue = self._values_near(shown, name, steps, here, ahead)  # `_fill` pops it under the lock; a
-        if not self._filling:  # second chain (a move on another thread's loop meanwhile) draws under it too
-            self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
+        self._queue = self._values_near(shown, name, steps, here, ahead)  # `_fill` pops it under the lock
+        if getattr(self._filling, "_loop", None) is not loop:  # no chain on this loop: one more (another thread's
+            self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)  # loop may be busy with a cell)
 
     def _values_near(self, shown: dict, name: str, steps: tuple, here: int, ahead: int):
         """The values a hand may reach next: the moved control's value as far again and a step either side of

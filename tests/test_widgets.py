@@ -1590,6 +1590,14 @@ def test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time()
     assert ex.png == expected[7] and ex._blit_state is True
     ex.set(n=6)  # kept pixels again, and right
     assert ex.png == expected[6] and any(key[0] == "leaf" for key in ex._parts)
+    # A draw_without_rendering (outside the lock) overlapping a leaf's layers, in either order, leaves on the renderer
+    # draw methods bound to a _Paints (they clear what they paint) or its no-ops: the next draw binds Agg's again.
+    for order in (0, 1):
+        paints, disabled = hw._painting_alone(renderer, np.asarray(renderer.buffer_rgba())), renderer._draw_disabled()
+        first, second = (paints, disabled) if order == 0 else (disabled, paints)
+        first.__enter__(), second.__enter__(), first.__exit__(None, None, None), second.__exit__(None, None, None)
+        ex.set(n=3 + order)
+        assert ex.png == expected[3 + order], order
     plt.close(ex.figure)
 
 
