@@ -582,6 +582,7 @@ class _LockedCanvas(FigureCanvasAgg):
 
     def print_figure(self, *args, **kwargs):
         with _DRAWING:
+            _caching_renderer(self)
             return super().print_figure(*args, **kwargs)
 
 
@@ -856,9 +857,9 @@ class Explorer:
         except RuntimeError:  # no event loop: that one value, now (nothing if it is the value shown: kept)
             self._draw_for(dict(shown, **{name: value_at(ahead)}))
             return
-        self._queue = self._values_near(shown, name, steps, here, ahead)  # `_fill` pops it under the lock
-        if getattr(self._filling, "_loop", None) is not loop:  # no chain on this loop: one more (another thread's
-            self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)  # loop may be busy with a cell)
+        self._queue = self._values_near(shown, name, steps, here, ahead)  # `_fill` pops it under the lock; a
+        if not self._filling:  # second chain (a move on another thread's loop meanwhile) draws under it too
+            self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
 
     def _values_near(self, shown: dict, name: str, steps: tuple, here: int, ahead: int):
         """The values a hand may reach next: the moved control's value as far again and a step either side of
