@@ -284,12 +284,12 @@ def _caching_renderer(canvas) -> RendererAgg:
     if type(renderer) is RendererAgg:
         renderer.__class__ = _TextCachingRenderer
     while isinstance(renderer._renderer, _GlyphRecorder | _Paints):  # left by a draw outside the lock: later draws
-        renderer._renderer, renderer._course_left = renderer._renderer.real, True  # go on, without the glyphs, kept
+        renderer._renderer, canvas._course_left = renderer._renderer.real, True  # go on, without the glyphs, kept
         renderer.__dict__.pop("_course_glyphs", None)  # pixels and PNGs it may have mixed up (Explorer.render_png)
     real = renderer._renderer  # draw methods bound to a _Paints (`_painting_alone`) or a draw_without_rendering's
     for name in [n for n, f in vars(renderer).items() if n[:5] == "draw_" and getattr(f, "__self__", 0) is not real]:
         delattr(renderer, name)  # no-ops, left the same way, are bound to Agg again
-        renderer._course_left = True
+        canvas._course_left = True  # on the canvas: a savefig at another dpi makes a new renderer
     renderer._update_methods()
     return renderer
 
@@ -572,8 +572,8 @@ class Drawing:
 
 class _LockedCanvas(FigureCanvasAgg):
     """An explorer's canvas: a cell's draw or savefig of its figure waits for an explorer draw (`_DRAWING`). Still
-    outside the lock: Agg's print_png, print_jpg, ... called directly (not through print_figure), and
-    Figure.draw_without_rendering."""
+    outside the lock: Agg's print_png, print_jpg, ... called directly (not through print_figure),
+    FigureCanvasAgg.draw(canvas) and Figure.draw_without_rendering."""
 
     def draw(self):
         with _DRAWING:
@@ -770,8 +770,8 @@ class Explorer:
         with _DRAWING:
             canvas = self.figure.canvas  # read under the lock: a savefig to another format swaps it meanwhile
             self._mark_unmarked_changes()
-            with _layouts_remembered(renderer := _caching_renderer(canvas)):
-                if renderer.__dict__.pop("_course_left", False):  # a recorder was left: what was kept may be wrong
+            with _layouts_remembered(_caching_renderer(canvas)):
+                if canvas.__dict__.pop("_course_left", False):  # a recorder was left: what was kept may be wrong
                     self._parts = {}
                     self._forget_shown()
                 changed = self._changed()
