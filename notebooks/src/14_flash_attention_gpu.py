@@ -543,7 +543,7 @@ assert views[0]["used"] == 1.0  # non-causal, N a multiple of both tiles: nothin
 assert views[1]["visited"] == visited  # 512 with 64×32 tiles: the same count as 1024 with 128×64
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
-# 타일만 키운 경우(N = 512, 128×64)와 N = 448에서 범위 밖 행을 뺀 경우의 사용 비율, 그리고 N을 바꿔 가며 본 사용 비율(다음 셀)을 셉니다. `used`는 그림 제목의 '사용', 곧 계산한 점수(방문한 블록 수 × $B_M$ × $B_N$) 가운데 쓰는 점수의 몫을 구합니다.
+# 타일만 키운 경우(N = 512, 128×64)와 N = 448에서 범위 밖 행을 뺀 경우의 사용 비율은 다음 셀에서, N을 바꿔 가며 본 사용 비율은 그다음 셀에서 셉니다. `used`는 그림 제목의 '사용', 곧 계산한 점수(방문한 블록 수 × $B_M$ × $B_N$) 가운데 쓰는 점수의 몫을 구합니다.
 
 # %%
 def used(n, block_m, block_n, causal=True):
