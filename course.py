@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -187,7 +188,45 @@ def ensure_env() -> None:
         subprocess.run(install + ["--quiet", "-r", "requirements.lock"], cwd=ROOT, check=True)
     except subprocess.CalledProcessError as error:
         sys.exit(PIP_FAILED.format(code=error.returncode))
+    _remove_unlocked()
     STAMP.write_text(_stamp() + "\n")
+
+
+# Installed but pinned by neither lock file: the installer and the course's own package.
+NOT_LOCKED = {"pip", "self-attention-course"}
+
+
+def _unlocked(installed: list[str]) -> list[str]:
+    """The names in `installed` that neither lock file pins (names compared as PyPI normalizes them)."""
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    pinned = {norm(n) for n in NOT_LOCKED}
+    for lock in LOCKS[:2]:
+        for line in (ROOT / lock).read_text(encoding="utf-8").splitlines():
+            name = re.match(r"([A-Za-z0-9_.\-]+)==", line)
+            if name:
+                pinned.add(norm(name.group(1)))
+    return sorted({n for n in installed if n and norm(n) not in pinned})
+
+
+def _remove_unlocked() -> None:
+    """Uninstall what an earlier lock installed and this one no longer pins (pip install -r only adds), so that
+    an updated venv holds exactly the lock, as a new one does (tests/test_lock.py)."""
+    listed = subprocess.run(
+        [
+            str(PYTHON),
+            "-c",
+            "from importlib import metadata\nfor d in metadata.distributions(): print(d.metadata['Name'] or '')",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    extra = _unlocked(listed.stdout.split())
+    if listed.returncode == 0 and extra:
+        print(f"course: removing what requirements.lock no longer pins: {', '.join(extra)}", flush=True)
+        subprocess.run([str(PYTHON), "-m", "pip", "uninstall", "--quiet", "-y", *extra], check=False)
 
 
 def _why_rebuild_fast() -> bool:
@@ -323,8 +362,9 @@ def cmd_test(extra: list[str]) -> int:
     check = {"COURSE_CHECK_FIGURES": "1"}
     # The portable pass (notebooks only) would end minutes before the first; the browser modules (their
     # plain-run sample: decks, handout cells, site pages 01 and 05, and on <= 3 cores JupyterLab), the
-    # benchmark script's CPU check and, on <= 3 cores, the explorer tests (matplotlib only, about a minute)
-    # run in it instead, so that both passes end together.
+    # benchmark script's CPU check and, on <= 3 cores, the four slowest explorer tests run in it instead, so
+    # that both passes end together (2 cores, 2026-11-30: 4:4x and 4:4x; the whole of test_widgets.py, about
+    # 75 s, in the portable pass made it end a minute after the first).
     moved = (
         [
             "tests/test_slides.py",
@@ -332,7 +372,17 @@ def cmd_test(extra: list[str]) -> int:
             "tests/test_site.py",
             "tests/test_benchmark_gpu.py",  # notebook 14's benchmark script (--quick) and its kernel check
         ]
-        + (["tests/test_browser.py", "tests/test_widgets.py"] if workers == 1 else [])
+        + (
+            [
+                "tests/test_browser.py",
+                "tests/test_widgets.py::test_blitted_frames_match_a_fresh_whole_draw_in_round_20_cases",
+                "tests/test_widgets.py::test_a_cell_saving_an_explorer_figure_while_a_hand_moves_it_waits_for_the_hand",
+                "tests/test_widgets.py::test_blitted_frames_match_a_fresh_whole_draw_in_round_22_cases",
+                "tests/test_widgets.py::test_a_hand_in_a_subshell_and_a_draw_in_the_main_thread_draw_one_at_a_time",
+            ]
+            if workers == 1
+            else []
+        )
         if workers and both
         else []
     )

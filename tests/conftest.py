@@ -114,3 +114,37 @@ def sample_run(request) -> bool:
 def selected_notebooks(request) -> list[str]:
     """The two-digit numbers `--nb` selects ([] = every notebook)."""
     return selected_numbers(request.config)
+
+
+# Run in a fresh interpreter by `fresh_imports`: which of these modules `import helpers, helpers.attention`
+# brings in, then which importing every lesson module (helpers/lessons/*.py) brings in.
+_FRESH_IMPORTS = r"""
+import importlib, json, pathlib, sys
+watched = sys.argv[1].split(",")
+import helpers, helpers.attention
+facts = {"helpers": [m for m in watched if m in sys.modules]}
+for path in sorted(pathlib.Path("helpers/lessons").glob("[a-z]*.py")):
+    importlib.import_module(f"helpers.lessons.{path.stem}")
+facts["lessons"] = [m for m in watched if m in sys.modules]
+print(json.dumps(facts))
+"""
+
+
+@pytest.fixture(scope="session")
+def fresh_imports() -> dict[str, list[str]]:
+    """What a new Python imports with the course's modules: {"helpers": [...], "lessons": [...]} among triton and
+    ipywidgets (tests/test_flash_gpu.py, test_structure.py). One interpreter for both: each costs 3-5 s of CPU."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", _FRESH_IMPORTS, "triton,ipywidgets"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)

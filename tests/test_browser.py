@@ -6,7 +6,8 @@ explorer is moved as a hand would (a slider's handle dragged through ten pointer
 switched, a checkbox flipped): its readout must change and so must the picture (the image bytes, not
 just the URL). The explorers are found from the notebooks themselves, so a new one is covered without
 editing this file. A scratch notebook with a working and a dead Explorer (its update stops changing
-the figure) proves the check fails when a slider is dead. In the live RISE slideshow the 04 and 05
+the figure) proves the check fails when a slider is dead (a `sweep` item: its own kernel and JupyterLab
+tab cost about 13 s of the plain run). In the live RISE slideshow the 04 and 05
 explorers must render on their slide and follow a drag there too, with no request leaving the machine.
 
 One JupyterLab (loopback, random port, its own token and temporary config/runtime/settings
@@ -198,6 +199,7 @@ for _nb in WITH_EXPLORERS:  # Test_04_scaling_variance, ...: `-k 04_scaling` sti
 del _nb, _marks
 
 
+@pytest.mark.sweep
 def test_dead_explorer_is_caught(tab, scratch_dir):
     """The check above passes a working Explorer and fails one whose update stops changing the figure."""
     import nbformat

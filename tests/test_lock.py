@@ -219,3 +219,11 @@ def test_requirements_txt_says_what_it_is():
     assert "CPU-only build" not in text.split("torch==")[0].replace("CPU-only build of the same version", "")
     for fact in ("tools/lock.py", "requirements.lock", "3.11", "CUDA"):
         assert fact in text, f"requirements.txt's comments do not mention {fact}"
+
+
+def test_an_update_removes_what_the_lock_no_longer_pins(monkeypatch, tmp_path):
+    """`pip install -r` only adds: after a lock drops a package (jsonschema 4.24.1 dropped rfc3987-syntax and lark),
+    course.py uninstalls it, comparing names as PyPI normalizes them."""
+    course = _course_module(monkeypatch, tmp_path)
+    installed = ["lark", "rfc3987_syntax", "JSONSchema", "jupyterlab_widgets", "pip", "self_attention_course"]
+    assert course._unlocked(installed + ["nvidia-cublas", ""]) == ["lark", "rfc3987_syntax"]

@@ -69,6 +69,13 @@ def site(tmp_path_factory, numbers) -> Path:
 
 
 @pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module (each test opens its own context): a launch costs about 2 s of CPU."""
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
 def deck(tmp_path_factory) -> Path:
     require_npm_cache()
     out = tmp_path_factory.mktemp("deck")
@@ -303,54 +310,53 @@ def open_page(page, path: Path) -> float:
 
 
 @pytest.mark.notebook(*NUMBERS)
-def test_site_pages_and_explorers(site, numbers):
+def test_site_pages_and_explorers(site, numbers, browser):
     """Pages 04 and 05 from file://: title, rendered math, Hangul, folded solutions, no notes, links
     that stay in the folder, the first picture within 2 s, and every control of every explorer moved
     by mouse and keyboard; every frame shown equals the live explorer's PNG for those values."""
     shown_by_page: dict[str, list] = {}
-    with chromium() as browser:
-        context, outside = offline_context(browser)
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        open_page(page, site / "index.html".replace("index.html", f"{NOTEBOOKS[numbers[0]].stem}.html"))  # warm-up
-        for number in numbers:
-            notebook = NOTEBOOKS[number]
-            seconds = open_page(page, site / f"{notebook.stem}.html")
-            assert seconds < 2.0, f"{notebook.stem}: the first picture took {seconds:.2f} s (budget 2 s)"
-            page.wait_for_function(
-                "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
-                " && document.querySelectorAll('.MathJax_CHTML').length > 0",
-                timeout=60_000,
+    context, outside = offline_context(browser)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    open_page(page, site / "index.html".replace("index.html", f"{NOTEBOOKS[numbers[0]].stem}.html"))  # warm-up
+    for number in numbers:
+        notebook = NOTEBOOKS[number]
+        seconds = open_page(page, site / f"{notebook.stem}.html")
+        assert seconds < 2.0, f"{notebook.stem}: the first picture took {seconds:.2f} s (budget 2 s)"
+        page.wait_for_function(
+            "() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+            " && document.querySelectorAll('.MathJax_CHTML').length > 0",
+            timeout=60_000,
+        )
+        facts = page.evaluate(PAGE_FACTS_JS)
+        assert facts["title"].startswith(f"{number}. ") and HANGUL.search(facts["title"]), facts["title"]
+        assert facts["hangul"] > 200, f"{notebook.stem}: little Hangul text: {facts['hangul']}"
+        assert facts["math"] > 0 and facts["mathErrors"] == 0 and facts["rawDisplayMath"] == 0, facts
+        assert (
+            facts["solutions"] == hidden_cells(notebook)
+            and facts["openSolutions"] == 0
+            and facts["solutionCodeShown"] == 0
+        ), f"{notebook.stem}: a solution shows unfolded: {facts}"
+        assert facts["explorers"] == len(explorer_cells(notebook)) == facts["notes"], facts
+        local = [h for h in facts["links"] if not h.startswith(("#", "http://", "https://", "mailto:"))]
+        assert all(not h.startswith("/") and "://" not in h for h in local), local
+        assert "index.html" in local and "glossary.html" in local, local
+        for target in {h.split("#")[0] for h in local if h.split("#")[0].endswith(".html")}:
+            # pages of notebooks not built here are the only ones allowed to be missing
+            assert (site / target).exists() or re.match(r"\d\d_", target), (
+                f"{notebook.stem} links to a missing page {target}"
             )
-            facts = page.evaluate(PAGE_FACTS_JS)
-            assert facts["title"].startswith(f"{number}. ") and HANGUL.search(facts["title"]), facts["title"]
-            assert facts["hangul"] > 200, f"{notebook.stem}: little Hangul text: {facts['hangul']}"
-            assert facts["math"] > 0 and facts["mathErrors"] == 0 and facts["rawDisplayMath"] == 0, facts
-            assert (
-                facts["solutions"] == hidden_cells(notebook)
-                and facts["openSolutions"] == 0
-                and facts["solutionCodeShown"] == 0
-            ), f"{notebook.stem}: a solution shows unfolded: {facts}"
-            assert facts["explorers"] == len(explorer_cells(notebook)) == facts["notes"], facts
-            local = [h for h in facts["links"] if not h.startswith(("#", "http://", "https://", "mailto:"))]
-            assert all(not h.startswith("/") and "://" not in h for h in local), local
-            assert "index.html" in local and "glossary.html" in local, local
-            for target in {h.split("#")[0] for h in local if h.split("#")[0].endswith(".html")}:
-                # pages of notebooks not built here are the only ones allowed to be missing
-                assert (site / target).exists() or re.match(r"\d\d_", target), (
-                    f"{notebook.stem} links to a missing page {target}"
-                )
-            roots = page.locator(".course-explorer")
-            shown_by_page[number] = []
-            for k in range(roots.count()):
-                root = roots.nth(k)
-                shown = move_all(page, root, f"site_{notebook.stem}_{k}.png")
-                instant = swap_is_instant(root)
-                assert instant["changed"] and instant["complete"], f"a frame swap waited for the image: {instant}"
-                shown_by_page[number].append((k, shown))
-            page.screenshot(path=artifact(f"site_{notebook.stem}.png"), full_page=False)
-        context.close()
+        roots = page.locator(".course-explorer")
+        shown_by_page[number] = []
+        for k in range(roots.count()):
+            root = roots.nth(k)
+            shown = move_all(page, root, f"site_{notebook.stem}_{k}.png")
+            instant = swap_is_instant(root)
+            assert instant["changed"] and instant["complete"], f"a frame swap waited for the image: {instant}"
+            shown_by_page[number].append((k, shown))
+        page.screenshot(path=artifact(f"site_{notebook.stem}.png"), full_page=False)
+    context.close()
     assert outside == [], f"the site tried to reach the network: {outside}"
     assert errors == [], f"JavaScript errors: {errors}"
     for number, explorers in shown_by_page.items():
@@ -421,30 +427,29 @@ def test_alt_text_names_the_nearest_heading():
 
 
 @pytest.mark.notebook(DECK)
-def test_deck_explorer_moves_offline(deck):
+def test_deck_explorer_moves_offline(deck, browser):
     """The offline deck for 05: the explorer's controls move by mouse and keyboard inside reveal.js,
     the frames equal the live explorer's PNGs, and nothing outside file:// is requested."""
     notebook = NOTEBOOKS[DECK]
-    with chromium() as browser:
-        context, outside = offline_context(browser, (1280, 800))
-        page = context.new_page()
-        page.goto(deck.as_uri())
-        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
-        roots = page.locator(".course-explorer")
-        assert roots.count() == len(explorer_cells(notebook))
-        page.evaluate("""async () => {
-          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
-          const where = Reveal.getIndices(document.querySelector('.course-explorer').closest('section'));
-          Reveal.slide(where.h, where.v); }""")
-        page.wait_for_timeout(800)
-        root = roots.nth(0)
-        slide_before = page.evaluate("() => location.hash")
-        shown = move_all(page, root, f"deck_{notebook.stem}_explorer.png")
-        assert page.evaluate("() => location.hash") == slide_before, "the arrow keys turned the slide"
-        instant = swap_is_instant(root)
-        assert instant["changed"] and instant["complete"], f"a frame swap waited for the image: {instant}"
-        assert root.locator(".course-explorer-note").count() == 1
-        context.close()
+    context, outside = offline_context(browser, (1280, 800))
+    page = context.new_page()
+    page.goto(deck.as_uri())
+    page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+    roots = page.locator(".course-explorer")
+    assert roots.count() == len(explorer_cells(notebook))
+    page.evaluate("""async () => {
+      const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+      const where = Reveal.getIndices(document.querySelector('.course-explorer').closest('section'));
+      Reveal.slide(where.h, where.v); }""")
+    page.wait_for_timeout(800)
+    root = roots.nth(0)
+    slide_before = page.evaluate("() => location.hash")
+    shown = move_all(page, root, f"deck_{notebook.stem}_explorer.png")
+    assert page.evaluate("() => location.hash") == slide_before, "the arrow keys turned the slide"
+    instant = swap_is_instant(root)
+    assert instant["changed"] and instant["complete"], f"a frame swap waited for the image: {instant}"
+    assert root.locator(".course-explorer-note").count() == 1
+    context.close()
     assert outside == [], f"the deck tried to reach the network: {outside}"
     assert_live(deck.parent, DECK, 0, shown)
 
@@ -462,42 +467,39 @@ def built_site_pages() -> list[Path]:
 
 
 @pytest.mark.sweep
-def test_every_explorer_of_the_built_site_moves():
+def test_every_explorer_of_the_built_site_moves(browser):
     """CI builds the whole site first: every explorer on every page swaps frames for every control."""
     require_built_site()
     moved = 0
-    with chromium() as browser:
-        context, outside = offline_context(browser)
-        page = context.new_page()
-        for path in built_site_pages():
-            notebook = ROOT / "notebooks" / path.name.replace(".html", ".ipynb")
-            page.goto(path.as_uri())
-            roots = page.locator(".course-explorer")
-            assert roots.count() == len(explorer_cells(notebook)), f"{path.name}: not every explorer is static"
-            for k in range(roots.count()):
-                root = roots.nth(k)
-                controls = root.locator("[data-control]")
-                for i in range(controls.count()):
-                    control = controls.nth(i)
-                    control.scroll_into_view_if_needed()
-                    before = wait_loaded(page, root)
-                    control.focus()
-                    kind = control.evaluate("e => e.tagName.toLowerCase() + ':' + (e.type || '')")
-                    if kind == "input:range":
-                        page.keyboard.press("Home" if control.evaluate("e => Number(e.value) > 0") else "End")
-                    elif kind.startswith("select"):
-                        page.keyboard.press(
-                            "ArrowUp"
-                            if control.evaluate("e => e.selectedIndex === e.options.length - 1")
-                            else "ArrowDown"
-                        )
-                    else:
-                        page.keyboard.press("Space")
-                    after = wait_loaded(page, root)
-                    changed = after["drawn"] != before["drawn"] if after["drawn"] else after["src"] != before["src"]
-                    assert changed, f"{path.name} explorer {k} control {i} did not change its picture"
-                moved += 1
-        context.close()
+    context, outside = offline_context(browser)
+    page = context.new_page()
+    for path in built_site_pages():
+        notebook = ROOT / "notebooks" / path.name.replace(".html", ".ipynb")
+        page.goto(path.as_uri())
+        roots = page.locator(".course-explorer")
+        assert roots.count() == len(explorer_cells(notebook)), f"{path.name}: not every explorer is static"
+        for k in range(roots.count()):
+            root = roots.nth(k)
+            controls = root.locator("[data-control]")
+            for i in range(controls.count()):
+                control = controls.nth(i)
+                control.scroll_into_view_if_needed()
+                before = wait_loaded(page, root)
+                control.focus()
+                kind = control.evaluate("e => e.tagName.toLowerCase() + ':' + (e.type || '')")
+                if kind == "input:range":
+                    page.keyboard.press("Home" if control.evaluate("e => Number(e.value) > 0") else "End")
+                elif kind.startswith("select"):
+                    page.keyboard.press(
+                        "ArrowUp" if control.evaluate("e => e.selectedIndex === e.options.length - 1") else "ArrowDown"
+                    )
+                else:
+                    page.keyboard.press("Space")
+                after = wait_loaded(page, root)
+                changed = after["drawn"] != before["drawn"] if after["drawn"] else after["src"] != before["src"]
+                assert changed, f"{path.name} explorer {k} control {i} did not change its picture"
+            moved += 1
+    context.close()
     assert outside == [], f"the site tried to reach the network: {outside}"
     size = build_site.folder_size(build_site.DEFAULT_OUT)
     assert size <= 60 * 2**20, f"build/site/ is {size / 2**20:.1f} MB (budget 60 MB)"
@@ -624,7 +626,7 @@ def dead_links(folder: Path, missing_ok=re.compile(r"^$")) -> list[str]:
 
 
 @pytest.mark.notebook(*NUMBERS)
-def test_site_reader_tools(site, numbers):
+def test_site_reader_tools(site, numbers, browser):
     """The tools a reader gets on every page of 04, 05, the map, the glossary and the sources (from
     file://, network blocked), at a laptop's and a phone's width: nothing wider than the screen except
     code and tables that scroll in their own box, code not wrapped, lang="ko", a course sidebar with
@@ -633,55 +635,54 @@ def test_site_reader_tools(site, numbers):
     page, a theme switch remembered across pages; and no dead link on the site."""
     out = site
     names = ["index.html", "glossary.html", "sources.html", *(f"{NOTEBOOKS[n].stem}.html" for n in numbers)]
-    with chromium() as browser:
-        context, outside = offline_context(browser, PHONE)
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        for name in names:
-            page.set_viewport_size(dict(zip(("width", "height"), PHONE)))
-            page.goto((out / name).as_uri())
-            page.wait_for_function(
-                "() => !window.MathJax || (MathJax.Hub && MathJax.Hub.queue.pending === 0)", timeout=60_000
-            )
-            for size in (PHONE, LAPTOP):
-                page.set_viewport_size(dict(zip(("width", "height"), size)))
-                fit = page.evaluate(OVERFLOW_JS)
-                assert fit["page"] <= 0 and not fit["bad"], f"{name} at {size}: wider than the screen: {fit}"
-            facts = page.evaluate(READER_JS)
-            assert facts["lang"] == "ko" and facts["current"] == name and facts["sidebar"] >= 3 + len(numbers), (
-                name,
-                facts,
-            )
-            assert facts["englishAlt"] == 0 and facts["emoji"] == 0 and facts["bareTables"] == 0, (name, facts)
-            if name.startswith(tuple(numbers)):
-                stem = name.removesuffix(".html")
-                assert len(facts["toc"]) >= 5 and facts["tocBroken"] == 0, (name, facts["toc"])
-                assert facts["exercises"] and facts["exercises"] in facts["toc"], (name, facts["exercises"])
-                assert facts["copy"] == facts["code"] > 0 and facts["wrapped"] == 0, (name, facts)
-                assert facts["actions"][0] == f"notebooks/{stem}.ipynb" and (out / facts["actions"][0]).exists()
-                assert (
-                    f"{REPO.removeprefix('https://github.com/')}/HEAD?urlpath=lab/tree/notebooks/{stem}.ipynb"
-                    in (" ".join(facts["actions"]))
-                    and REPO in facts["actions"]
-                ), facts["actions"]
-        page.set_viewport_size(dict(zip(("width", "height"), LAPTOP)))
-        page.screenshot(path=artifact("site_reader_laptop.png"))
-        check_search(page, out)
-        for term in ("온도", "마스크", "어텐션"):  # a glossary term as written: its row comes first
-            first = page.evaluate("(q) => window.courseSearch(q)", term)[0]
-            assert first["url"] == f"glossary.html#용어-{term}", (term, first)
-        # the search box: type, see results, Enter goes to the first one
-        page.fill("#course-search-input", search_terms(out)["glossary.html"])
-        page.wait_for_selector("#course-search-results a", timeout=10_000)
-        page.keyboard.press("Enter")
-        page.wait_for_url("**/*.html#*", timeout=10_000)
-        # the theme: dark after one press, remembered on the next page
-        page.click("#course-theme")
-        assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
-        page.goto((out / "index.html").as_uri())
-        assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
-        context.close()
+    context, outside = offline_context(browser, PHONE)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    for name in names:
+        page.set_viewport_size(dict(zip(("width", "height"), PHONE)))
+        page.goto((out / name).as_uri())
+        page.wait_for_function(
+            "() => !window.MathJax || (MathJax.Hub && MathJax.Hub.queue.pending === 0)", timeout=60_000
+        )
+        for size in (PHONE, LAPTOP):
+            page.set_viewport_size(dict(zip(("width", "height"), size)))
+            fit = page.evaluate(OVERFLOW_JS)
+            assert fit["page"] <= 0 and not fit["bad"], f"{name} at {size}: wider than the screen: {fit}"
+        facts = page.evaluate(READER_JS)
+        assert facts["lang"] == "ko" and facts["current"] == name and facts["sidebar"] >= 3 + len(numbers), (
+            name,
+            facts,
+        )
+        assert facts["englishAlt"] == 0 and facts["emoji"] == 0 and facts["bareTables"] == 0, (name, facts)
+        if name.startswith(tuple(numbers)):
+            stem = name.removesuffix(".html")
+            assert len(facts["toc"]) >= 5 and facts["tocBroken"] == 0, (name, facts["toc"])
+            assert facts["exercises"] and facts["exercises"] in facts["toc"], (name, facts["exercises"])
+            assert facts["copy"] == facts["code"] > 0 and facts["wrapped"] == 0, (name, facts)
+            assert facts["actions"][0] == f"notebooks/{stem}.ipynb" and (out / facts["actions"][0]).exists()
+            assert (
+                f"{REPO.removeprefix('https://github.com/')}/HEAD?urlpath=lab/tree/notebooks/{stem}.ipynb"
+                in (" ".join(facts["actions"]))
+                and REPO in facts["actions"]
+            ), facts["actions"]
+    page.set_viewport_size(dict(zip(("width", "height"), LAPTOP)))
+    page.screenshot(path=artifact("site_reader_laptop.png"))
+    check_search(page, out)
+    for term in ("온도", "마스크", "어텐션"):  # a glossary term as written: its row comes first
+        first = page.evaluate("(q) => window.courseSearch(q)", term)[0]
+        assert first["url"] == f"glossary.html#용어-{term}", (term, first)
+    # the search box: type, see results, Enter goes to the first one
+    page.fill("#course-search-input", search_terms(out)["glossary.html"])
+    page.wait_for_selector("#course-search-results a", timeout=10_000)
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/*.html#*", timeout=10_000)
+    # the theme: dark after one press, remembered on the next page
+    page.click("#course-theme")
+    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    page.goto((out / "index.html").as_uri())
+    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    context.close()
     assert outside == [], f"the site tried to reach the network: {outside}"
     assert errors == [], f"JavaScript errors: {errors}"
     unbuilt = re.compile(r"^(\d\d_\w+\.html)$")
@@ -689,27 +690,26 @@ def test_site_reader_tools(site, numbers):
 
 
 @pytest.mark.sweep
-def test_built_site_fits_screens_links_and_search():
+def test_built_site_fits_screens_links_and_search(browser):
     """CI builds the whole site first: every page fits a laptop and a phone (only code and tables scroll
     sideways), every link and anchor on the site resolves, and search finds every page."""
     require_built_site()
     site = build_site.DEFAULT_OUT
     assert dead_links(site) == []
-    with chromium() as browser:
-        context, outside = offline_context(browser, PHONE)
-        page = context.new_page()
-        # MathJax is checked on 04 and 05 (test_site_reader_tools); here it would double the time
-        page.route("**/lib/mathjax/**", lambda route: route.abort())
-        for path in sorted(site.glob("*.html")):
-            page.set_viewport_size(dict(zip(("width", "height"), PHONE)))
-            page.goto(path.as_uri(), wait_until="domcontentloaded")
-            for size in (PHONE, LAPTOP):
-                page.set_viewport_size(dict(zip(("width", "height"), size)))
-                fit = page.evaluate(OVERFLOW_JS)
-                assert fit["page"] <= 0 and not fit["bad"], f"{path.name} at {size}: wider than the screen: {fit}"
-            assert page.evaluate("() => document.documentElement.lang") == "ko", path.name
-        check_search(page, site)
-        context.close()
+    context, outside = offline_context(browser, PHONE)
+    page = context.new_page()
+    # MathJax is checked on 04 and 05 (test_site_reader_tools); here it would double the time
+    page.route("**/lib/mathjax/**", lambda route: route.abort())
+    for path in sorted(site.glob("*.html")):
+        page.set_viewport_size(dict(zip(("width", "height"), PHONE)))
+        page.goto(path.as_uri(), wait_until="domcontentloaded")
+        for size in (PHONE, LAPTOP):
+            page.set_viewport_size(dict(zip(("width", "height"), size)))
+            fit = page.evaluate(OVERFLOW_JS)
+            assert fit["page"] <= 0 and not fit["bad"], f"{path.name} at {size}: wider than the screen: {fit}"
+        assert page.evaluate("() => document.documentElement.lang") == "ko", path.name
+    check_search(page, site)
+    context.close()
     assert outside == [], f"the site tried to reach the network: {outside}"
 
 
@@ -833,83 +833,81 @@ def values_at(live, idx: list[int]) -> list[float]:
 
 
 @pytest.mark.notebook("01")
-def test_site_draws_every_state_as_01_does(built01, live01, sample_run):
-    """01's page: the defaults, all four moved, the extremes and 40 random states (12 in the plain run)
+def test_site_draws_every_state_as_01_does(built01, live01, sample_run, browser):
+    """01's page: the defaults, all four moved, the extremes and 40 random states (4 in the plain run)
     set by script, then by mouse and keyboard; each time the SVG shows what 01's update() draws."""
     rng = np.random.default_rng(2)
     states = [[60, 55, 70, 40], [20, 90, 35, 75], [0, 0, 0, 0], [100, 100, 100, 100], [0, 100, 0, 100]]
-    states += [list(map(int, rng.integers(0, 101, 4))) for _ in range(12 if sample_run else 40)]
-    with chromium() as browser:
-        context, outside = offline_context(browser, (1200, 900))
-        page = context.new_page()
-        page.goto(built01["page"].as_uri())
-        root = page.locator(".course-explorer")
-        assert root.count() == 1 and root.locator(".course-explorer-resets").count() == 0
-        root.scroll_into_view_if_needed()
-        page.wait_for_function("r => r.querySelector('img.course-frame').complete", arg=root.element_handle())
-        first = root.evaluate(DRAWN_JS)
-        assert first["frame"] == "60,55,70,40" and first["values"] == [60, 55, 70, 40], first["frame"]
-        assert_same_picture(first, matplotlib_says(live01, values_at(live01, first["values"])), "page at first")
-        assert first["title"] == "가중합 = 80.47" and "가중합 = 80.47" in first["alt"]
-        root.screenshot(path=artifact("site_01_drawn_explorer.png"))
-        for idx in states:
-            page.evaluate(SET_JS, [root.element_handle(), idx])
-            shown = root.evaluate(DRAWN_JS)
-            assert shown["frame"] == ",".join(map(str, idx))
-            assert_same_picture(shown, matplotlib_says(live01, values_at(live01, idx)), f"page at {idx}")
-        # The hand: a click on the first slider's track, then the keyboard on the last.
-        sliders = root.locator("input[type=range]")
-        box = sliders.nth(0).bounding_box()
-        page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
-        sliders.nth(3).focus()
-        for key in ["End", "ArrowLeft", "ArrowLeft"]:
-            page.keyboard.press(key)
+    states += [list(map(int, rng.integers(0, 101, 4))) for _ in range(4 if sample_run else 40)]
+    context, outside = offline_context(browser, (1200, 900))
+    page = context.new_page()
+    page.goto(built01["page"].as_uri())
+    root = page.locator(".course-explorer")
+    assert root.count() == 1 and root.locator(".course-explorer-resets").count() == 0
+    root.scroll_into_view_if_needed()
+    page.wait_for_function("r => r.querySelector('img.course-frame').complete", arg=root.element_handle())
+    first = root.evaluate(DRAWN_JS)
+    assert first["frame"] == "60,55,70,40" and first["values"] == [60, 55, 70, 40], first["frame"]
+    assert_same_picture(first, matplotlib_says(live01, values_at(live01, first["values"])), "page at first")
+    assert first["title"] == "가중합 = 80.47" and "가중합 = 80.47" in first["alt"]
+    root.screenshot(path=artifact("site_01_drawn_explorer.png"))
+    for idx in states:
+        page.evaluate(SET_JS, [root.element_handle(), idx])
         shown = root.evaluate(DRAWN_JS)
-        assert shown["values"][3] == 98 and shown["values"][0] > 80, shown["values"]
-        assert_same_picture(shown, matplotlib_says(live01, values_at(live01, shown["values"])), "page by hand")
-        # A phone: the drawing shrinks with the picture.
-        page.set_viewport_size({"width": 390, "height": 844})
-        shown = root.evaluate(DRAWN_JS)
-        assert shown["imgBox"][2] < 390 and np.allclose(shown["svgBox"], shown["imgBox"], atol=0.5), shown
-        context.close()
+        assert shown["frame"] == ",".join(map(str, idx))
+        assert_same_picture(shown, matplotlib_says(live01, values_at(live01, idx)), f"page at {idx}")
+    # The hand: a click on the first slider's track, then the keyboard on the last.
+    sliders = root.locator("input[type=range]")
+    box = sliders.nth(0).bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
+    sliders.nth(3).focus()
+    for key in ["End", "ArrowLeft", "ArrowLeft"]:
+        page.keyboard.press(key)
+    shown = root.evaluate(DRAWN_JS)
+    assert shown["values"][3] == 98 and shown["values"][0] > 80, shown["values"]
+    assert_same_picture(shown, matplotlib_says(live01, values_at(live01, shown["values"])), "page by hand")
+    # A phone: the drawing shrinks with the picture.
+    page.set_viewport_size({"width": 390, "height": 844})
+    shown = root.evaluate(DRAWN_JS)
+    assert shown["imgBox"][2] < 390 and np.allclose(shown["svgBox"], shown["imgBox"], atol=0.5), shown
+    context.close()
     assert outside == [], f"the page tried to reach the network: {outside}"
 
 
 @pytest.mark.sweep
 @pytest.mark.notebook("01")
-def test_deck_draws_01s_explorer(deck01, live01):
+def test_deck_draws_01s_explorer(deck01, live01, browser):
     """01's offline deck: the drawn explorer sits on its slide, scaled with it; the keyboard moves a
     slider without turning the slide, and the SVG shows what 01's update() draws."""
-    with chromium() as browser:
-        context, outside = offline_context(browser, (1280, 800))
-        page = context.new_page()
-        page.goto(deck01.as_uri())
-        page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
-        page.evaluate("""async () => {
-          const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
-          const where = Reveal.getIndices(document.querySelector('.course-explorer').closest('section'));
-          Reveal.slide(where.h, where.v); }""")
-        page.wait_for_timeout(800)
-        root = page.locator(".course-explorer")
-        assert root.count() == 1 and root.locator(".course-explorer-resets").count() == 0
-        slide = page.evaluate("() => location.hash")
-        slider = root.locator("input[type=range]").nth(2)
-        slider.focus()
-        for key in ["Home", "ArrowRight"]:
-            page.keyboard.press(key)
-        shown = root.evaluate(DRAWN_JS)
-        assert page.evaluate("() => location.hash") == slide, "the arrow keys turned the slide"
-        assert shown["values"] == [60, 55, 1, 40], shown["values"]
-        want = matplotlib_says(live01, values_at(live01, shown["values"]))
-        # reveal.js scales the whole slide to the window; the SVG scales with the picture under it.
-        scale = shown["imgBox"][2] / live01.figure.bbox.width
-        assert 0.3 < scale < 1.5 and np.allclose(shown["svgBox"], shown["imgBox"], atol=0.5), shown
-        assert_same_picture(shown, want, "deck")
-        root.screenshot(path=artifact("deck_01_drawn_explorer.png"))
-        page.keyboard.press("PageDown")  # a clicker's key lets go of the slider and turns the slide
-        page.wait_for_timeout(300)
-        assert page.evaluate("() => location.hash") != slide, "PageDown stayed in the slider"
-        context.close()
+    context, outside = offline_context(browser, (1280, 800))
+    page = context.new_page()
+    page.goto(deck01.as_uri())
+    page.wait_for_function("() => document.querySelector('.reveal.ready')", timeout=90_000)
+    page.evaluate("""async () => {
+      const Reveal = await new Promise(r => require(['lib/reveal.js/dist/reveal.js'], r));
+      const where = Reveal.getIndices(document.querySelector('.course-explorer').closest('section'));
+      Reveal.slide(where.h, where.v); }""")
+    page.wait_for_timeout(800)
+    root = page.locator(".course-explorer")
+    assert root.count() == 1 and root.locator(".course-explorer-resets").count() == 0
+    slide = page.evaluate("() => location.hash")
+    slider = root.locator("input[type=range]").nth(2)
+    slider.focus()
+    for key in ["Home", "ArrowRight"]:
+        page.keyboard.press(key)
+    shown = root.evaluate(DRAWN_JS)
+    assert page.evaluate("() => location.hash") == slide, "the arrow keys turned the slide"
+    assert shown["values"] == [60, 55, 1, 40], shown["values"]
+    want = matplotlib_says(live01, values_at(live01, shown["values"]))
+    # reveal.js scales the whole slide to the window; the SVG scales with the picture under it.
+    scale = shown["imgBox"][2] / live01.figure.bbox.width
+    assert 0.3 < scale < 1.5 and np.allclose(shown["svgBox"], shown["imgBox"], atol=0.5), shown
+    assert_same_picture(shown, want, "deck")
+    root.screenshot(path=artifact("deck_01_drawn_explorer.png"))
+    page.keyboard.press("PageDown")  # a clicker's key lets go of the slider and turns the slide
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => location.hash") != slide, "PageDown stayed in the slider"
+    context.close()
     assert outside == [], f"the deck tried to reach the network: {outside}"
 
 

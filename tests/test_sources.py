@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 from pathlib import Path
@@ -24,6 +25,7 @@ SEED = re.compile(r"원문 (00[0-4])(?![–-]00)")  # "원문 000–004" (the so
 LINK_TO_SOURCES = re.compile(r"\[[^\]]*\]\(\.\./SOURCES\.md[^)]*\)")
 
 
+@functools.cache  # read once: several tests read every notebook's prose
 def prose(path: Path) -> str:
     nb = jupytext.read(path, fmt="py:percent")
     return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")

@@ -1,9 +1,6 @@
 """One implementation per algorithm: unique saved names, and no notebook uses code from a later one."""
 
 import ast
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -146,22 +143,8 @@ def test_the_structure_test_can_fail():
         assert key in keys, f"{importer} no longer imports {key}: remove it from ALLOWED_FORWARD"
 
 
-def test_importing_every_lesson_module_does_not_import_ipywidgets():
-    names = sorted(p.stem for p in build_notebooks.generated_modules())
-    code = (
-        "import sys\n"
-        + "".join(f"import helpers.lessons.{n}\n" for n in names)
-        + "print('ipywidgets' in sys.modules)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert out.stdout.strip() == "False", (
+def test_importing_every_lesson_module_does_not_import_ipywidgets(fresh_imports):
+    assert "ipywidgets" not in fresh_imports["lessons"], (
         "a saved cell imports ipywidgets at module level: import it inside the explorer"
     )
 

@@ -28,6 +28,7 @@ unchanged: a loaded machine's numbers would otherwise change the bytes on every 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import re
@@ -151,13 +152,18 @@ def module_name(source: Path) -> str:
 
 def saved_module_text(source: Path) -> str | None:
     """The generated module for one notebook source, or None if it saves no cell."""
-    nb = jupytext.read(source, fmt="py:percent")
+    return _saved_module_text(source.name, source.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=64)  # keyed by the text: the tests ask for every module several times
+def _saved_module_text(name: str, text: str) -> str | None:
+    nb = jupytext.reads(text, fmt="py:percent")
     imports: list[ast.stmt] = []
     bodies: list[str] = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or SAVE_TAG not in cell.metadata.get("tags", []):
             continue
-        where = f"{source.name}, cell {i}"
+        where = f"{name}, cell {i}"
         try:
             tree = ast.parse(cell.source)
         except SyntaxError as err:
@@ -185,7 +191,7 @@ def saved_module_text(source: Path) -> str | None:
     if not bodies and not imports:
         return None
     header = (
-        f'"""Generated from notebooks/src/{source.name} by `python3 course.py build`.\n\n'
+        f'"""Generated from notebooks/src/{name} by `python3 course.py build`.\n\n'
         f'Do not edit: change the cells tagged "{SAVE_TAG}" in the notebook source and rebuild.\n'
         '"""\n'
     )
