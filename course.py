@@ -363,8 +363,8 @@ def cmd_test(extra: list[str]) -> int:
     # The portable pass (notebooks only) would end minutes before the first; the browser modules (their
     # plain-run sample: decks, handout cells, site pages 01 and 05, and on <= 3 cores JupyterLab), the
     # benchmark script's CPU check and, on <= 3 cores, the four slowest explorer tests run in it instead, so
-    # that both passes end together (2 cores, 2026-11-30: 4:4x and 4:4x; the whole of test_widgets.py, about
-    # 75 s, in the portable pass made it end a minute after the first).
+    # that both passes end together (2 cores, 2026-11-30, in CI: 4:41 and 4:50; the whole of test_widgets.py,
+    # about 75 s, in the portable pass made it end about two minutes after the first).
     moved = (
         [
             "tests/test_slides.py",

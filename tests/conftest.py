@@ -116,11 +116,22 @@ def selected_notebooks(request) -> list[str]:
     return selected_numbers(request.config)
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium per test module (tests/test_slides.py, test_site.py; each test opens its own page or
+    context): a launch costs about 2 s of CPU. Closed when the module ends: Playwright's sync API runs one at a
+    time, and tests/test_browser.py starts its own (its `browser` fixture, beside its JupyterLab)."""
+    from tools.browser_support import chromium
+
+    with chromium() as b:
+        yield b
+
+
 # Run in a fresh interpreter by `fresh_imports`: which of these modules `import helpers, helpers.attention`
 # brings in, then which importing every lesson module (helpers/lessons/*.py) brings in.
 _FRESH_IMPORTS = r"""
 import importlib, json, pathlib, sys
-watched = sys.argv[1].split(",")
+watched = ("triton", "ipywidgets")
 import helpers, helpers.attention
 facts = {"helpers": [m for m in watched if m in sys.modules]}
 for path in sorted(pathlib.Path("helpers/lessons").glob("[a-z]*.py")):
@@ -140,7 +151,7 @@ def fresh_imports() -> dict[str, list[str]]:
 
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run(
-        [sys.executable, "-c", _FRESH_IMPORTS, "triton,ipywidgets"],
+        [sys.executable, "-c", _FRESH_IMPORTS],
         cwd=root,
         capture_output=True,
         text=True,

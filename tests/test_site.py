@@ -28,7 +28,7 @@ import pytest
 from matplotlib.colors import to_hex
 
 from tools import build_site, explorer_export, explorer_frames, export_slides
-from tools.browser_support import ROOT, artifact, chromium, explorer_cells, skip_or_fail
+from tools.browser_support import ROOT, artifact, explorer_cells, skip_or_fail
 
 NUMBERS = ["04", "05"]
 NOTEBOOKS = {n: next((ROOT / "notebooks").glob(f"{n}_*.ipynb")) for n in NUMBERS}
@@ -66,13 +66,6 @@ def site(tmp_path_factory, numbers) -> Path:
         live_future(number)
     assert result["pages"] == len(numbers) and result["explorers"] >= len(numbers), result
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """One Chromium for the module (each test opens its own context): a launch costs about 2 s of CPU."""
-    with chromium() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from tools import export_slides, measure_slides
-from tools.browser_support import ROOT, artifact, chromium, explorer_cells, skip_or_fail
+from tools.browser_support import ROOT, artifact, explorer_cells, skip_or_fail
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
@@ -244,12 +244,6 @@ def test_skipped_cells_are_not_on_the_slides(decks, stem):
 
 
 # --------------------------------------------------------------------------- offline browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 def only_local(page) -> list[str]:
