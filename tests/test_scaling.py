@@ -12,6 +12,7 @@ import torch
 
 from helpers.attention import entropy
 from helpers.exercises import check
+from helpers.exercises.ex04 import _LargestTensor
 from helpers.lessons.query_key_value import attention_scores
 from helpers.lessons.query_key_value import scaled_dot_product_attention as sdpa03
 from helpers.lessons.scaling_variance import (
@@ -344,5 +345,12 @@ def test_04_1_bmm_on_2d_input_gets_a_hint():
 def test_saturation_rows_refuses_a_request_too_large_for_a_small_kernel():
     with pytest.raises(ValueError, match="exceeds 2\\*\\*24"):
         saturation_rows(64, "sqrt", n_keys=4096)  # 512 rows: about 1.6 GB of k and v
-    r = saturation_rows(64, "sqrt", n_keys=1024, n_rows=128)  # the size the notebook's note suggests
-    assert r["grad_q"].shape == (128,)
+    # The size the presenter's note suggests for question 4. Its 128 Jacobians of 1024×1024 would be 1 GiB
+    # at once (3.5 GB peak when J was formed for all rows: more than a Binder kernel gets): the largest tensor must be k.
+    with _LargestTensor() as seen:
+        r = saturation_rows(64, "sqrt", n_keys=1024, n_rows=128)
+    assert r["grad_q"].shape == r["jacobian"].shape == (128,)
+    assert seen.largest == 128 * 1024 * 64, f"a tensor of {seen.largest:,} values: J is formed for too many rows"
+    w = torch.softmax(torch.randn(3, 1024, dtype=torch.float64), -1)
+    parts = torch.cat([softmax_jacobian(row).flatten(-2).norm(dim=-1) for row in w.split(1)])
+    assert torch.equal(parts, softmax_jacobian(w).flatten(-2).norm(dim=-1))  # the same numbers, part by part

@@ -51,8 +51,11 @@ def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
     out = torch.einsum("nt,ntv->nv", w, v)                                       # (n, d_v)
     (out * g).sum().backward()              # a linear loss: its gradient reaches q only through w
     w, top2 = w.detach(), scores.detach().topk(2, dim=-1).values                 # (n, T), (n, 2)
+    jac, step = w.new_empty(n_rows), max(1, 2**21 // n_keys**2)                # (n,)
+    for i in range(0, n_rows, step):        # J is T×T per row: a few rows at a time (at most 16 MiB)
+        jac[i:i + step] = softmax_jacobian(w[i:i + step]).flatten(-2).norm(dim=-1)
     return {"entropy": torch.special.entr(w).sum(-1), "max_weight": w.max(-1).values,
-            "jacobian": softmax_jacobian(w).flatten(-2).norm(dim=-1), "grad_q": q.grad.norm(dim=-1),
+            "jacobian": jac, "grad_q": q.grad.norm(dim=-1),
             "grad_s": scores.grad.norm(dim=-1), "top_gap": top2[:, 0] - top2[:, 1]}
 
 
