@@ -363,9 +363,9 @@ def cmd_test(extra: list[str]) -> int:
     # The portable pass (notebooks only) would end minutes before the first; the browser modules (their
     # plain-run sample: decks, handout cells, site pages 01 and 05, and on <= 3 cores JupyterLab), the
     # benchmark script's CPU check and, on <= 3 cores, the two explorer tests with a second thread run in
-    # it instead, so that both passes end together (2 cores, 2026-11-30, in CI: 4:41 and 4:50; the whole of
-    # test_widgets.py, about 75 s, in the portable pass made it end about two minutes after the first).
-    # Two more explorer tests ran there until 04's saturation test took 8 s less in the first pass.
+    # it instead, so that both passes end together (2 cores, 2026-11-30, in CI with two more explorer
+    # tests moved: 4:41 and 4:50; those two went back once 04's saturation test took 8 s less in the first
+    # pass). The whole of test_widgets.py (about 75 s) in the portable pass made it end two minutes later.
     moved = (
         [
             "tests/test_slides.py",

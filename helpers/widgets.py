@@ -1104,7 +1104,7 @@ class Explorer:
             if (self._blit_state is not None or checked) and not same:
                 raise BlitMismatch(
                     f"explorer: a blitted frame differs from a whole draw at {self._ahead or self.values}: update "
-                    "changed an artist without a setter (docs/explorer.md: `update`는 아티스트를 setter로 바꾸세요), "
+                    "changed an artist without a setter (docs/explorer.md, '보이지 않는 것'), "
                     "or _blit misses a case (report it)"
                 )
             self._blit_state = same

@@ -344,13 +344,24 @@ def test_04_1_bmm_on_2d_input_gets_a_hint():
 
 def test_saturation_rows_refuses_a_request_too_large_for_a_small_kernel():
     with pytest.raises(ValueError, match="exceeds 2\\*\\*24"):
-        saturation_rows(64, "sqrt", n_keys=4096)  # 512 rows: about 1.6 GB of k and v
+        saturation_rows(64, "sqrt", n_keys=4096)  # 512 rows: about 1.3 GB of k and v
+    with pytest.raises(ValueError, match="n_keys=1449 > 1448: one row's T×T Jacobian would be over 16 MiB"):
+        saturation_rows(1, "sqrt", n_keys=1449, n_rows=1)  # one row's J alone would be over 16 MiB
     # The size the presenter's note suggests for question 4. Its 128 Jacobians of 1024×1024 would be 1 GiB
-    # at once (3.5 GB peak when J was formed for all rows: more than a Binder kernel gets): the largest tensor must be k.
+    # at once (3.5 GB peak when J was formed for all rows: more than a Binder kernel gets): the largest
+    # tensor must be k.
     with _LargestTensor() as seen:
         r = saturation_rows(64, "sqrt", n_keys=1024, n_rows=128)
     assert r["grad_q"].shape == r["jacobian"].shape == (128,)
     assert seen.largest == 128 * 1024 * 64, f"a tensor of {seen.largest:,} values: J is formed for too many rows"
-    w = torch.softmax(torch.randn(3, 1024, dtype=torch.float64), -1)
-    parts = torch.cat([softmax_jacobian(row).flatten(-2).norm(dim=-1) for row in w.split(1)])
-    assert torch.equal(parts, softmax_jacobian(w).flatten(-2).norm(dim=-1))  # the same numbers, part by part
+
+
+def test_saturation_rows_jacobian_in_parts_is_the_whole_one():
+    """J a few rows at a time (600 keys: 5 rows per part, so 5 + 5 + 3) equals J formed for all rows at once,
+    bit for bit, last short part included."""
+    r = saturation_rows(8, "none", n_rows=13, n_keys=600, seed=2)
+    gen = torch.Generator().manual_seed(2 + 8)
+    q = torch.randn(13, 8, generator=gen).double()
+    k = torch.randn(13, 600, 8, generator=gen).double()
+    w = torch.softmax(torch.einsum("nd,ntd->nt", q, k), dim=-1)
+    assert torch.equal(r["jacobian"], softmax_jacobian(w).flatten(-2).norm(dim=-1))
