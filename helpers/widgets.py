@@ -745,6 +745,8 @@ class Explorer:
         return None
 
     def _remembered(self, values: dict) -> bytes | None:
+        if self.figure.canvas.__dict__.get("_course_left"):  # a cell's draw or savefig took a recorder off
+            self._forget_shown()  # the kept PNGs may be mixed up (render_png drops the kept pixels and the flag)
         png = self._shown.get(key := self._shown_key(values))  # None (values not hashable) is never a key
         if png is not None:
             self._shown.move_to_end(key)

@@ -1655,6 +1655,19 @@ def test_a_cell_saving_an_explorer_figure_while_a_hand_moves_it_waits_for_the_ha
     ex.figure.savefig(io.BytesIO(), format="png", dpi=50)
     ex.set(n=8)
     assert len(ex._shown) == 1 and ex.png == expected[8]
+    # So is one a cell's canvas.draw() meets (the same renderer): it paints a whole draw of the value shown, and
+    # the explorer drops what it kept before it shows anything again, a value it kept a PNG of too.
+    for n in (6, 7, 6):
+        ex.set(n=n)
+    renderer = ex.figure.canvas.get_renderer()
+    renderer._renderer = hw._GlyphRecorder(renderer._renderer)
+    ex.figure.canvas.draw()
+    assert not isinstance(renderer._renderer, hw._GlyphRecorder), "canvas.draw() left the recorder on"
+    shown = np.asarray(Image.open(io.BytesIO(expected[6])).convert("RGBA"))
+    assert np.array_equal(np.asarray(ex.figure.canvas.buffer_rgba()), shown)
+    drawn = ex.drawn
+    ex.set(n=7)  # kept before: drawn again all the same
+    assert ex.drawn == drawn + 1 and len(ex._shown) == 1 and ex.png == expected[7]
     plt.close(ex.figure)
     # An explorer given its own dpi saves at it too (savefig's default dpi is the one the figure was made with).
     fig = plt.figure(figsize=(3, 2), dpi=100)
