@@ -345,8 +345,11 @@ def test_04_1_bmm_on_2d_input_gets_a_hint():
 def test_saturation_rows_refuses_a_request_too_large_for_a_small_kernel():
     with pytest.raises(ValueError, match="exceeds 2\\*\\*24"):
         saturation_rows(64, "sqrt", n_keys=4096)  # 512 rows: about 1.3 GB of k and v
-    with pytest.raises(ValueError, match="n_keys=1449 > 1448: one row's T×T Jacobian would be over 16 MiB"):
-        saturation_rows(1, "sqrt", n_keys=1449, n_rows=1)  # one row's J alone would be over 16 MiB
+    with pytest.raises(ValueError, match="n_keys=4097: T×T Jacobian per row over 128 MiB; use n_keys <= 4096"):
+        saturation_rows(1, "sqrt", n_keys=4097, n_rows=1)  # one row's J alone would be over 128 MiB
+    with pytest.raises(ValueError, match="n_keys=4097: T×T Jacobian"):  # said first: fewer rows would not help
+        saturation_rows(64, "sqrt", n_keys=4097)
+    assert saturation_rows(1, "sqrt", n_keys=4096, n_rows=1)["jacobian"].shape == (1,)
     # The size the presenter's note suggests for question 4. Its 128 Jacobians of 1024×1024 would be 1 GiB
     # at once (3.5 GB peak when J was formed for all rows: more than a Binder kernel gets): the largest
     # tensor must be k.
@@ -354,6 +357,9 @@ def test_saturation_rows_refuses_a_request_too_large_for_a_small_kernel():
         r = saturation_rows(64, "sqrt", n_keys=1024, n_rows=128)
     assert r["grad_q"].shape == r["jacobian"].shape == (128,)
     assert seen.largest == 128 * 1024 * 64, f"a tensor of {seen.largest:,} values: J is formed for too many rows"
+    with _LargestTensor() as seen:  # small k: the largest tensor is a part of J, two rows of 1024×1024 (16 MiB)
+        saturation_rows(8, "sqrt", n_keys=1024, n_rows=8, d_v=8)
+    assert seen.largest == 2**21, f"a part of J of {seen.largest:,} values, not 2**21"
 
 
 def test_saturation_rows_jacobian_in_parts_is_the_whole_one():

@@ -36,11 +36,11 @@ SCALES = {"none": lambda d: 1.0, "sqrt": lambda d: d**0.5, "linear": lambda d: f
 
 def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
     """Per-row statistics of softmax(q·k / SCALES[scale](d_k)) for random rows (seed + d_k)."""
+    if n_keys > 4096:                               # one row's T×T Jacobian (below): over 128 MiB
+        raise ValueError(f"n_keys={n_keys}: T×T Jacobian per row over 128 MiB; use n_keys <= 4096")
     if n_rows * n_keys * (d_k + d_v) > 2**24:      # k and v in float64 over 128 MiB: a small kernel may die
         raise ValueError(f"n_rows * n_keys * (d_k + d_v) exceeds 2**24 float64 values (128 MiB): use fewer rows, "
                          f"e.g. n_rows={max(1, 2**24 // (n_keys * (d_k + d_v)))}")
-    if n_keys > 1448:                               # one row's T×T Jacobian (below): over 16 MiB
-        raise ValueError(f"n_keys={n_keys} > 1448: one row's T×T Jacobian would be over 16 MiB")
     gen = torch.Generator().manual_seed(seed + d_k)
     q = torch.randn(n_rows, d_k, generator=gen).double().requires_grad_(True)   # (n, d_k)
     k = torch.randn(n_rows, n_keys, d_k, generator=gen).double()                # (n, T, d_k)
@@ -53,7 +53,7 @@ def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
     (out * g).sum().backward()              # a linear loss: its gradient reaches q only through w
     w, top2 = w.detach(), scores.detach().topk(2, dim=-1).values                 # (n, T), (n, 2)
     jac, step = w.new_empty(n_rows), max(1, 2**21 // n_keys**2)                # (n,)
-    for i in range(0, n_rows, step):        # T×T per row: a few rows at a time, ≤ 16 MiB of J
+    for i in range(0, n_rows, step):        # T×T per row: 16 MiB of J at a time (or one row)
         jac[i:i + step] = softmax_jacobian(w[i:i + step]).flatten(-2).norm(dim=-1)
     return {"entropy": torch.special.entr(w).sum(-1), "max_weight": w.max(-1).values,
             "jacobian": jac, "grad_q": q.grad.norm(dim=-1),

@@ -217,11 +217,11 @@ SCALES = {"none": lambda d: 1.0, "sqrt": lambda d: d**0.5, "linear": lambda d: f
 
 def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
     """Per-row statistics of softmax(q·k / SCALES[scale](d_k)) for random rows (seed + d_k)."""
+    if n_keys > 4096:                               # one row's T×T Jacobian (below): over 128 MiB
+        raise ValueError(f"n_keys={n_keys}: T×T Jacobian per row over 128 MiB; use n_keys <= 4096")
     if n_rows * n_keys * (d_k + d_v) > 2**24:      # k and v in float64 over 128 MiB: a small kernel may die
         raise ValueError(f"n_rows * n_keys * (d_k + d_v) exceeds 2**24 float64 values (128 MiB): use fewer rows, "
                          f"e.g. n_rows={max(1, 2**24 // (n_keys * (d_k + d_v)))}")
-    if n_keys > 1448:                               # one row's T×T Jacobian (below): over 16 MiB
-        raise ValueError(f"n_keys={n_keys} > 1448: one row's T×T Jacobian would be over 16 MiB")
     gen = torch.Generator().manual_seed(seed + d_k)
     q = torch.randn(n_rows, d_k, generator=gen).double().requires_grad_(True)   # (n, d_k)
     k = torch.randn(n_rows, n_keys, d_k, generator=gen).double()                # (n, T, d_k)
@@ -234,7 +234,7 @@ def saturation_rows(d_k, scale="sqrt", n_rows=512, n_keys=16, d_v=16, seed=0):
     (out * g).sum().backward()              # a linear loss: its gradient reaches q only through w
     w, top2 = w.detach(), scores.detach().topk(2, dim=-1).values                 # (n, T), (n, 2)
     jac, step = w.new_empty(n_rows), max(1, 2**21 // n_keys**2)                # (n,)
-    for i in range(0, n_rows, step):        # T×T per row: a few rows at a time, ≤ 16 MiB of J
+    for i in range(0, n_rows, step):        # T×T per row: 16 MiB of J at a time (or one row)
         jac[i:i + step] = softmax_jacobian(w[i:i + step]).flatten(-2).norm(dim=-1)
     return {"entropy": torch.special.entr(w).sum(-1), "max_weight": w.max(-1).values,
             "jacobian": jac, "grad_q": q.grad.norm(dim=-1),
@@ -626,7 +626,7 @@ check("04-3", softmax_backward)
 # 4. 키의 개수 $T$가 16에서 수천으로 늘면, 분산이 1인 점수에서도 최대 가중치와 엔트로피는 어떻게 변할까요? $\sqrt{d_k}$만으로 충분할까요? 5절의 키 개수 표(나누지 않은 점수)와 비교해 보세요.
 
 # %% [markdown] slideshow={"slide_type": "notes"}
-# 발표 노트: 1번과 3번을 묶어 토론하면 좋습니다. $\sqrt{d_k}$는 "처음부터 포화된 상태로 시작하지 않게" 해 주는 장치이고, 학습된 모델은 필요하면 $W^Q$, $W^K$를 키워 일부러 뾰족한 가중치를 만듭니다. 4번은 `saturation_summary(64, "sqrt", n_keys=1024, n_rows=128)`처럼 직접 돌려 보게 해도 됩니다(행이 많으면 메모리가 커서 `saturation_rows`가 128 MiB를 넘는 요청을 거절하고 줄일 행 수를 알려 줍니다). 2번에는 µP([Yang 등 2021](../SOURCES.md))를 덧붙일 수 있습니다. µP는 폭을 키워도 하이퍼파라미터가 옮겨 가도록 $\sqrt{d_k}$ 대신 $d_k$로 나눕니다. 학습된 쿼리와 키는 성분끼리 상관되어 내적이 $\sqrt{d_k}$가 아니라 $d_k$에 비례해 자라기 때문입니다.
+# 발표 노트: 1번과 3번을 묶어 토론하면 좋습니다. $\sqrt{d_k}$는 "처음부터 포화된 상태로 시작하지 않게" 해 주는 장치이고, 학습된 모델은 필요하면 $W^Q$, $W^K$를 키워 일부러 뾰족한 가중치를 만듭니다. 4번은 `saturation_summary(64, "sqrt", n_keys=1024, n_rows=128)`처럼 직접 돌려 보게 해도 됩니다(행이 많으면 메모리가 커서 `saturation_rows`가 128 MiB를 넘는 요청을 거절하고 줄일 행 수를 알려 줍니다. 키는 4096개까지 받습니다: 행마다 T×T 야코비안을 만들기 때문입니다). 2번에는 µP([Yang 등 2021](../SOURCES.md))를 덧붙일 수 있습니다. µP는 폭을 키워도 하이퍼파라미터가 옮겨 가도록 $\sqrt{d_k}$ 대신 $d_k$로 나눕니다. 학습된 쿼리와 키는 성분끼리 상관되어 내적이 $\sqrt{d_k}$가 아니라 $d_k$에 비례해 자라기 때문입니다.
 
 # %% [markdown]
 # ## 요약
