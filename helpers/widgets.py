@@ -658,7 +658,7 @@ class Explorer:
         self.drawn = 0  # of these, drawn by matplotlib
         self.drawn_ahead = 0  # PNGs drawn ahead of a hand (`_draw_ahead`), not shown when drawn
         self._ahead = None  # the values being drawn ahead
-        self._queue, self._filling = [], None  # values to draw ahead in a kernel, the loop's handle (_fill)
+        self._queue, self._filling = [], {}  # values to draw ahead in a kernel; each loop's timer handle (_fill)
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
         # Shown at the figure's own pixel width (never wider than its cell or slide), so a small
         # figure is not stretched to the slide's width in the static decks.
@@ -859,9 +859,11 @@ class Explorer:
         except RuntimeError:  # no event loop: that one value, now (nothing if it is the value shown: kept)
             self._draw_for(dict(shown, **{name: value_at(ahead)}))
             return
-        self._queue = self._values_near(shown, name, steps, here, ahead)  # `_fill` pops it under the lock; a
-        if not self._filling:  # second chain (a move on another thread's loop meanwhile) draws under it too
-            self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
+        with _DRAWING:  # `_fill` pops the queue under the lock, on this loop's chain and on any other's
+            self._queue = self._values_near(shown, name, steps, here, ahead)
+            self._filling = {other: h for other, h in self._filling.items() if not other.is_closed()}
+            if loop not in self._filling:  # a chain per thread's loop: one waiting on a busy thread (a long
+                self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)  # cell) stops no other
 
     def _values_near(self, shown: dict, name: str, steps: tuple, here: int, ahead: int):
         """The values a hand may reach next: the moved control's value as far again and a step either side of
@@ -878,10 +880,10 @@ class Explorer:
     def _fill(self, loop) -> None:
         """Draw the next value of `_queue` not kept yet, then give the loop back (up to half the PNG budget)."""
         with _DRAWING:  # the queue is filled on the thread of the last move, maybe not this one's
-            self._filling = None
+            self._filling.pop(loop, None)
             while self._queue and self._shown_bytes <= self.MAX_SHOWN_BYTES // 2:
                 if self._draw_for(self._queue.pop(0)):  # taken off: a value whose update() fails is tried once
-                    self._filling = loop.call_later(self.FILL_GAP_S, self._fill, loop)
+                    self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)
                     return
 
     def _draw_for(self, target: dict) -> bool:

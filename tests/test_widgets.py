@@ -1471,11 +1471,12 @@ def test_in_a_kernel_a_hand_move_draws_the_values_near_it_after_the_handler():
     async def hand_moves():
         ex.controls["n"].set_state({"value": 8})  # a hand moves 5 -> 8
         assert ex.drawn_ahead == 0, "nothing drawn ahead in the handler"
-        ex._filling.cancel()  # the first timer's callback, called here: it draws one value and sets the next timer
-        ex._fill(asyncio.get_running_loop())
-        assert ex.drawn_ahead == 1 and ex._filling is not None
+        loop = asyncio.get_running_loop()
+        ex._filling[loop].cancel()  # the first timer's callback, called here: it draws one value and sets the next
+        ex._fill(loop)
+        assert ex.drawn_ahead == 1 and loop in ex._filling
         for _ in range(200):  # ten seconds at most on a busy machine
-            if ex._filling is None:
+            if not ex._filling:
                 break
             await asyncio.sleep(0.05)
 
@@ -1508,7 +1509,7 @@ def test_in_a_kernel_a_hand_move_draws_the_values_near_it_after_the_handler():
 
     ahead = ex.drawn_ahead
     asyncio.run(move_over_half_the_budget())
-    assert ex.drawn_ahead == ahead and ex._filling is None
+    assert ex.drawn_ahead == ahead and not ex._filling
     plt.close(ex.figure)
     plt.close(twin.figure)
     # A value whose update() fails is tried once, not again at every timer while the hand rests.
@@ -1529,7 +1530,48 @@ def test_in_a_kernel_a_hand_move_draws_the_values_near_it_after_the_handler():
         await asyncio.sleep(0.3)
 
     asyncio.run(rest_after_a_move())
-    assert tried.count(7) == 1 and fussy_ex._filling is None and tuple(line.get_ydata()) == (6, 6)
+    assert tried.count(7) == 1 and not fussy_ex._filling and tuple(line.get_ydata()) == (6, 6)
+    plt.close(fig)
+
+
+def test_a_draw_ahead_waiting_on_a_busy_loop_stops_no_other_loops():
+    """JupyterLab handles a hand's first move on the main thread and later ones on a subshell's (ipykernel 7):
+    the draws ahead of the first wait on the main thread's loop, which a long cell keeps busy. A move on the
+    subshell meanwhile draws ahead on the subshell's own loop, and a chain left on a closed loop stops none."""
+    import asyncio
+    import threading
+
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
+    (line,) = ax.plot([0, 1], [0, 0])
+    ax.set_ylim(-1, 30)
+    ex = Explorer(fig, lambda n: line.set_ydata([n, n]), {"n": widgets.IntSlider(value=5, min=0, max=20)})
+    slider, busy, done = ex.controls["n"], threading.Event(), threading.Event()
+
+    async def a_long_cell():
+        slider.set_state({"value": 6})  # its draws ahead wait on this loop's timer
+        busy.set()
+        done.wait(20)  # a cell running: this loop runs nothing meanwhile
+
+    main = threading.Thread(target=asyncio.run, args=(a_long_cell(),))
+    main.start()
+    assert busy.wait(20)
+
+    async def moves_on_the_subshell(value, drawn):
+        slider.set_state({"value": value})  # as far again, then a step either side: three values
+        for _ in range(400):  # twenty seconds at most on a busy machine
+            if ex.drawn_ahead >= drawn + 3:
+                break
+            await asyncio.sleep(0.05)
+
+    try:
+        asyncio.run(moves_on_the_subshell(10, ex.drawn_ahead))
+        assert ex.drawn_ahead == 3, "the subshell's loop drew ahead while the main thread's was busy"
+    finally:
+        done.set()
+        main.join()
+    assert ex._filling and all(loop.is_closed() for loop in ex._filling), "the main loop closed with its timer"
+    asyncio.run(moves_on_the_subshell(14, 3))  # a timer left on a closed loop: the next move draws ahead all the same
+    assert ex.drawn_ahead == 6 and all(loop.is_closed() for loop in ex._filling)
     plt.close(fig)
 
 
