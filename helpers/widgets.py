@@ -838,6 +838,9 @@ class Explorer:
                 self.redraw()
         if steps:
             self._draw_ahead(moved, change["old"], steps)
+        else:  # moved by code (or a control with no list of values): the values near the hand's last move
+            with _DRAWING:  # are no longer near; a chain under way finds nothing left to draw
+                self._queue = []
 
     # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front end's
     # move, in a kernel (an asyncio loop runs in the handler's thread), the values it may reach next (`_values_near`)

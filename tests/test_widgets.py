@@ -1534,6 +1534,27 @@ def test_in_a_kernel_a_hand_move_draws_the_values_near_it_after_the_handler():
     plt.close(fig)
 
 
+def test_a_move_by_code_drops_the_values_a_hand_left_to_draw_ahead():
+    """A hand's move leaves values to draw ahead on the loop; a move by code (a cell's set) before they are drawn
+    makes them stale (their other controls' values are the old ones): none is drawn."""
+    import asyncio
+
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
+    (line,) = ax.plot([0, 1], [0, 0])
+    ax.set_ylim(-1, 40)
+    controls = {"n": widgets.IntSlider(value=5, min=0, max=20), "m": widgets.Dropdown(options=[0, 10], value=0)}
+    ex = Explorer(fig, lambda n, m: line.set_ydata([n, n + m]), controls)
+
+    async def a_hand_then_a_cell():
+        ex.controls["n"].set_state({"value": 8})  # 11, 12, 10 and m = 10 left to draw ahead
+        ex.set(m=10)  # a cell, before the loop's first timer
+        await asyncio.sleep(0.3)
+
+    asyncio.run(a_hand_then_a_cell())
+    assert ex.drawn_ahead == 0 and ex.values == {"n": 8, "m": 10}
+    plt.close(fig)
+
+
 def test_a_draw_ahead_waiting_on_a_busy_loop_stops_no_other_loops():
     """JupyterLab handles a hand's first move on the main thread and later ones on a subshell's (ipykernel 7):
     the draws ahead of the first wait on the main thread's loop, which a long cell keeps busy. A move on the
