@@ -658,6 +658,7 @@ class Explorer:
         self.drawn = 0  # of these, drawn by matplotlib
         self.drawn_ahead = 0  # PNGs drawn ahead of a hand (`_draw_ahead`), not shown when drawn
         self._ahead = None  # the values being drawn ahead
+        self._ahead_error = None  # a BlitMismatch drawing ahead on a loop: raised by the next redraw
         self._queue, self._filling = [], {}  # values to draw ahead in a kernel; each loop's timer handle (_fill)
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
         # Shown at the figure's own pixel width (never wider than its cell or slide), so a small
@@ -724,6 +725,9 @@ class Explorer:
         (`_blit` redraws every artist changed since the canvas was last drawn). An update() must give the
         same picture for the same values (the site's frames and tests/test_widgets.py rely on it too)."""
         with _DRAWING:  # JupyterLab sends a hand's moves to a kernel subshell: another thread than the cells'
+            if self._ahead_error is not None:  # raised in a loop's callback, it reached only the kernel's log
+                error, self._ahead_error = self._ahead_error, None
+                raise error
             values = self.values
             self.last = self.update(**values)
             png = self._remembered(values)
@@ -885,7 +889,12 @@ class Explorer:
         with _DRAWING:  # the queue is filled on the thread of the last move, maybe not this one's
             self._filling.pop(loop, None)
             while self._queue and self._shown_bytes <= self.MAX_SHOWN_BYTES // 2:
-                if self._draw_for(self._queue.pop(0)):  # taken off: a value whose update() fails is tried once
+                try:
+                    drew = self._draw_for(self._queue.pop(0))  # taken off: a failing update() is tried once
+                except BlitMismatch as error:  # COURSE_CHECK_FIGURES=1 found a wrong frame: the next redraw says so
+                    self._ahead_error = error
+                    return
+                if drew:
                     self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)
                     return
 

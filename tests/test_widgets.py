@@ -395,6 +395,8 @@ def test_every_blitted_frame_is_checked_under_course_check_figures(monkeypatch):
     """Under COURSE_CHECK_FIGURES=1 (tests, nbval) a blitted frame that differs from a whole draw raises
     BlitMismatch naming the values, also for a frame drawn ahead of a hand (not swallowed as an update's
     error would be); without it, only the first blit is compared (the contract is the update's)."""
+    import asyncio
+
     from helpers.widgets import BlitMismatch
 
     monkeypatch.setenv("COURSE_CHECK_FIGURES", "1")
@@ -411,6 +413,23 @@ def test_every_blitted_frame_is_checked_under_course_check_figures(monkeypatch):
     with pytest.raises(BlitMismatch, match="'n': 5"):
         ex.controls["n"].set_state({"value": 4})  # 4 drawn, then 5 ahead: wrong
     assert ex.values == {"n": 4} and tuple(ex.figure.axes[0].lines[0].get_ydata()) == (4, 4), "put back first"
+    plt.close(ex.figure)
+    # In a kernel the frame is drawn ahead in a loop's timer callback, whose error would reach only the kernel's
+    # log: the next redraw raises it.
+    ex = contract_breaker()
+    ex.set(n=2)
+    ex.set(n=3)
+
+    async def a_hand_move():
+        ex.controls["n"].set_state({"value": 4})  # 4 drawn, then 5 ahead on the loop: wrong
+        for _ in range(200):
+            if ex._ahead_error is not None:
+                break
+            await asyncio.sleep(0.02)
+
+    asyncio.run(a_hand_move())
+    with pytest.raises(BlitMismatch, match="'n': 5"):
+        ex.set(n=6)
     plt.close(ex.figure)
     monkeypatch.setenv("COURSE_CHECK_FIGURES", "0")
     ex = contract_breaker()
