@@ -840,11 +840,10 @@ class Explorer:
                 moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
             if snapped == moved.value and self.renders == renders:  # not snapped, or no change came (value kept)
                 self.redraw()
+            if not steps:  # moved by code (or a control with no list of values): the values near a hand's last
+                self._queue = []  # move are no longer near; a chain under way finds nothing left to draw
         if steps:
             self._draw_ahead(moved, change["old"], steps)
-        else:  # moved by code (or a control with no list of values): the values near the hand's last move
-            with _DRAWING:  # are no longer near; a chain under way finds nothing left to draw
-                self._queue = []
 
     # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front end's
     # move, in a kernel (an asyncio loop runs in the handler's thread), the values it may reach next (`_values_near`)
@@ -892,7 +891,7 @@ class Explorer:
                 try:
                     drew = self._draw_for(self._queue.pop(0))  # taken off: a failing update() is tried once
                 except BlitMismatch as error:  # COURSE_CHECK_FIGURES=1 found a wrong frame: the next redraw says so
-                    self._ahead_error = error
+                    self._ahead_error = self._ahead_error or error  # the first one, if another loop found one too
                     return
                 if drew:
                     self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)
