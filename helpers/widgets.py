@@ -840,14 +840,15 @@ class Explorer:
                 moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
             if snapped == moved.value and self.renders == renders:  # not snapped, or no change came (value kept)
                 self.redraw()
-            if not steps:  # moved by code (or a control with no list of values): the values near a hand's last
-                self._queue = []  # move are no longer near; a chain under way finds nothing left to draw
-        if steps:
-            self._draw_ahead(moved, change["old"], steps)
+            if steps:  # under the lock: a cell's set() on another thread cannot come between the values it
+                self._draw_ahead(moved, change["old"], steps)  # reads and the queue it writes
+            else:  # moved by code (or a control with no list of values): the values near a hand's last move
+                self._queue = []  # are no longer near; a chain under way finds nothing left to draw
 
     # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front end's
     # move, in a kernel (an asyncio loop runs in the handler's thread), the values it may reach next (`_values_near`)
-    # are drawn into the kept PNGs, one per FILL_GAP_S timer: a message waits for the draw under way at most. With
+    # are drawn into the kept PNGs, one per FILL_GAP_S timer, in a chain per loop: a message waits for the draw under
+    # way on each loop (one, or two when the main thread's and a subshell's both draw ahead) at most. With
     # no loop (a script) only the value as far again, in the handler; moves by code draw nothing ahead. update()
     # runs for values nobody chose, then for those shown again: it must do nothing but change the figure.
     def _draw_ahead(self, moved, old, steps) -> None:
@@ -856,6 +857,7 @@ class Explorer:
         try:
             here, before = position(shown[name]), position(old)
         except (ValueError, TypeError, ArithmeticError):  # an old value off the list (options changed)
+            self._queue = []  # what was near the last move is not near this one
             return
         if here == before:
             return
@@ -865,11 +867,13 @@ class Explorer:
         except RuntimeError:  # no event loop: that one value, now (nothing if it is the value shown: kept)
             self._draw_for(dict(shown, **{name: value_at(ahead)}))
             return
-        with _DRAWING:  # `_fill` pops the queue under the lock, on this loop's chain and on any other's
+        # `_fill` pops the queue under the lock, on this loop's chain and on any other's. A chain per thread's loop:
+        # one waiting on a long cell stops no other. A closed loop's handle is kept till this explorer's next move.
+        with _DRAWING:
             self._queue = self._values_near(shown, name, steps, here, ahead)
             self._filling = {other: h for other, h in self._filling.items() if not other.is_closed()}
-            if loop not in self._filling:  # a chain per thread's loop: one waiting on a busy thread (a long
-                self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)  # cell) stops no other
+            if loop not in self._filling:
+                self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)
 
     def _values_near(self, shown: dict, name: str, steps: tuple, here: int, ahead: int):
         """The values a hand may reach next: the moved control's value as far again and a step either side of
@@ -891,7 +895,7 @@ class Explorer:
                 try:
                     drew = self._draw_for(self._queue.pop(0))  # taken off: a failing update() is tried once
                 except BlitMismatch as error:  # COURSE_CHECK_FIGURES=1 found a wrong frame: the next redraw says so
-                    self._ahead_error = self._ahead_error or error  # the first one, if another loop found one too
+                    self._ahead_error = self._ahead_error or error  # the first, if another loop found one (untested)
                     return
                 if drew:
                     self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)
