@@ -830,25 +830,27 @@ class Explorer:
         moved = change["owner"]
         hand = bool(moved._property_lock)  # moved by a hand in a front end (ipywidgets' set_state), not by code
         steps = _steps(moved) if hand else None
-        snapped = moved.value
+        snapped = change["new"]
         if steps and isinstance(snapped, float):  # a front end's float (0.30000000000000004): the step's value
             value = steps[1](min(max(steps[2](snapped), 0), steps[0] - 1))
             snapped = value if math.isclose(value, snapped, rel_tol=1e-9, abs_tol=1e-12) else snapped
         with _DRAWING:  # a redraw on another thread (a cell's set()) between the two reads may show older values
-            renders = self.renders
+            if moved.value is not change["new"] and moved.value != change["new"]:  # changed again while this
+                return  # waited for the lock (a cell's set() on another thread): that change's handler draws it
+            self._queue = []  # near the last move, not this one: refilled below for a hand's move (or left empty
+            renders = self.renders  # when update fails for these values)
             if snapped != moved.value:
                 moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
             if snapped == moved.value and self.renders == renders:  # not snapped, or no change came (value kept)
                 self.redraw()
             if steps:  # under the lock: a cell's set() on another thread cannot come between the values it
                 self._draw_ahead(moved, change["old"], steps)  # reads and the queue it writes
-            else:  # moved by code (or a control with no list of values): the values near a hand's last move
-                self._queue = []  # are no longer near; a chain under way finds nothing left to draw
 
     # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front end's
     # move, in a kernel (an asyncio loop runs in the handler's thread), the values it may reach next (`_values_near`)
     # are drawn into the kept PNGs, one per FILL_GAP_S timer, in a chain per loop: a message waits for the draw under
-    # way on each loop (one, or two when the main thread's and a subshell's both draw ahead) at most. With
+    # way on each loop (one, or two when the main thread's and a subshell's both draw ahead), or more: the lock is not
+    # fair. Moved by code (or a control with no list of values), the queue is emptied: its values are stale. With
     # no loop (a script) only the value as far again, in the handler; moves by code draw nothing ahead. update()
     # runs for values nobody chose, then for those shown again: it must do nothing but change the figure.
     def _draw_ahead(self, moved, old, steps) -> None:

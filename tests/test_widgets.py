@@ -1574,6 +1574,56 @@ def test_a_move_by_code_drops_the_values_a_hand_left_to_draw_ahead():
     plt.close(fig)
 
 
+def test_a_failed_move_by_code_leaves_nothing_to_draw_ahead():
+    """A cell's set() whose update() fails still empties the queue a hand's move left (else the loop would draw
+    stale values ahead and leave the figure at one of them)."""
+    import asyncio
+
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
+    (line,) = ax.plot([0, 1], [0, 0])
+    ax.set_ylim(-1, 40)
+
+    def update(n, m):
+        if m == 99:
+            raise ValueError("m = 99 is not allowed")
+        line.set_ydata([n, n + m])
+
+    controls = {"n": widgets.IntSlider(value=5, min=0, max=20), "m": widgets.Dropdown(options=[0, 10, 99], value=0)}
+    ex = Explorer(fig, update, controls)
+
+    async def a_hand_then_a_failing_cell():
+        ex.controls["n"].set_state({"value": 8})
+        with pytest.raises(ValueError, match="m = 99"):
+            ex.set(m=99)
+        await asyncio.sleep(0.3)
+
+    asyncio.run(a_hand_then_a_failing_cell())
+    assert ex.drawn_ahead == 0 and ex._queue == []
+    plt.close(fig)
+
+
+def test_a_hand_move_waiting_for_the_lock_does_not_undo_a_later_set():
+    """A hand's move on a subshell waits for the drawing lock while a cell on the main thread sets the same
+    control: the cell's value stays and is the one drawn (the hand's handler, once it gets the lock, sees
+    a newer value and leaves it to that change's handler)."""
+    import threading
+    import time
+
+    import helpers.widgets as hw
+
+    expected = parity_pngs([7])
+    ex, _ = parity_explorer()
+    slider = ex.controls["n"]
+    with hw._DRAWING:  # a draw under way on the main thread
+        hand = threading.Thread(target=slider.set_state, args=({"value": 5},))
+        hand.start()
+        time.sleep(0.3)  # the hand's handler is waiting for the lock
+        slider.value = 7  # a cell, on the main thread (holds the lock: its handler draws now)
+    hand.join()
+    assert slider.value == 7 and ex.values == {"n": 7} and ex.png == expected[7]
+    plt.close(ex.figure)
+
+
 def test_a_draw_ahead_waiting_on_a_busy_loop_stops_no_other_loops():
     """JupyterLab handles a hand's first move on the main thread and later ones on a subshell's (ipykernel 7):
     the draws ahead of the first wait on the main thread's loop, which a long cell keeps busy. A move on the
