@@ -834,17 +834,20 @@ class Explorer:
         if steps and isinstance(snapped, float):  # a front end's float (0.30000000000000004): the step's value
             value = steps[1](min(max(steps[2](snapped), 0), steps[0] - 1))
             snapped = value if math.isclose(value, snapped, rel_tol=1e-9, abs_tol=1e-12) else snapped
-        with _DRAWING:  # a redraw on another thread (a cell's set()) between the two reads may show older values
-            if moved.value is not change["new"] and moved.value != change["new"]:  # changed again while this
-                return  # waited for the lock (a cell's set() on another thread): that change's handler draws it
-            self._queue = []  # near the last move, not this one: refilled below for a hand's move (or left empty
-            renders = self.renders  # when update fails for these values)
-            if snapped != moved.value:
-                moved.value = snapped  # redrawn by this handler, run again for it (the front end gets it back)
-            if snapped == moved.value and self.renders == renders:  # not snapped, or no change came (value kept)
+        # Under the drawing lock (every explorer's): a change that came while this handler waited for it (a cell
+        # on another thread) is drawn by its own handler, so this one leaves it; the queue of values to draw ahead
+        # is emptied first (it was near the last move), and a hand's move refills it (`_draw_ahead`) after its
+        # redraw, without a cell's set() coming between the values read and the queue written.
+        with _DRAWING:
+            if moved.value is not change["new"] and moved.value != change["new"]:
+                return
+            self._queue, renders = [], self.renders
+            if snapped is not change["new"] and snapped != moved.value:  # snapped: set (redrawn by the handler
+                moved.value = snapped  # this runs for it; the front end gets the value back)
+            if self.renders == renders:  # not snapped, or snapping came to no change
                 self.redraw()
-            if steps:  # under the lock: a cell's set() on another thread cannot come between the values it
-                self._draw_ahead(moved, change["old"], steps)  # reads and the queue it writes
+            if steps:
+                self._draw_ahead(moved, change["old"], steps)
 
     # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front end's
     # move, in a kernel (an asyncio loop runs in the handler's thread), the values it may reach next (`_values_near`)

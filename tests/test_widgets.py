@@ -1574,6 +1574,21 @@ def test_a_move_by_code_drops_the_values_a_hand_left_to_draw_ahead():
     plt.close(fig)
 
 
+def test_a_value_unequal_to_itself_is_drawn_once():
+    """NaN set by code (a FloatText) is not written back as if snapped (it is != itself): one redraw, no
+    recursion."""
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
+    (line,) = ax.plot([0, 1], [0, 0])
+    got = []
+    ex = Explorer(
+        fig, lambda x: (got.append(x), line.set_ydata([0, 0 if x != x else x])), {"x": widgets.FloatText(0.0)}
+    )
+    drawn = ex.drawn
+    ex.set(x=float("nan"))
+    assert len(got) == 2 and got[-1] != got[-1] and ex.drawn == drawn + 1
+    plt.close(fig)
+
+
 def test_a_failed_move_by_code_leaves_nothing_to_draw_ahead():
     """A cell's set() whose update() fails still empties the queue a hand's move left (else the loop would draw
     stale values ahead and leave the figure at one of them)."""
@@ -1617,7 +1632,11 @@ def test_a_hand_move_waiting_for_the_lock_does_not_undo_a_later_set():
     with hw._DRAWING:  # a draw under way on the main thread
         hand = threading.Thread(target=slider.set_state, args=({"value": 5},))
         hand.start()
-        time.sleep(0.3)  # the hand's handler is waiting for the lock
+        for _ in range(2000):  # the hand's value is set and its handler waits for the lock
+            if slider.value == 5:
+                break
+            time.sleep(0.005)
+        time.sleep(0.05)
         slider.value = 7  # a cell, on the main thread (holds the lock: its handler draws now)
     hand.join()
     assert slider.value == 7 and ex.values == {"n": 7} and ex.png == expected[7]
