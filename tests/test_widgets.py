@@ -9,6 +9,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+import traitlets
 
 from helpers.widgets import Explorer
 from tools.explorer_export import default_frames, default_index, export_frames, frame_grid, frames_of
@@ -1586,6 +1587,26 @@ def test_a_value_unequal_to_itself_is_drawn_once():
     drawn = ex.drawn
     ex.set(x=float("nan"))
     assert len(got) == 2 and got[-1] != got[-1] and ex.drawn == drawn + 1
+    plt.close(fig)
+
+
+def test_a_snapped_float_that_validation_turns_back_is_drawn_once():
+    """A hand's 0.30000000000000004 snapped to 0.3, which the slider's validation turns back into the hand's
+    float (no change, no nested handler): drawn once, for the slider's value."""
+
+    class Stubborn(widgets.FloatSlider):
+        @traitlets.validate("value")
+        def _validate_value(self, proposal):  # FloatSlider's own validator, replaced
+            return 0.1 + 0.2 if proposal["value"] == 0.3 else proposal["value"]
+
+    fig, ax = plt.subplots(figsize=(2, 2), dpi=72)
+    (line,) = ax.plot([0, 1], [0, 0])
+    got = []
+    slider = Stubborn(value=0.0, min=0, max=1, step=0.1)
+    ex = Explorer(fig, lambda v: (got.append(v), line.set_ydata([0, v])), {"v": slider})
+    renders = ex.renders
+    slider.set_state({"value": 0.1 + 0.2})
+    assert ex.renders == renders + 1 and got[-1] == slider.value == 0.1 + 0.2
     plt.close(fig)
 
 
