@@ -851,10 +851,9 @@ class Explorer:
 
     # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front end's
     # move, in a kernel (an asyncio loop runs in the handler's thread), the values it may reach next (`_values_near`)
-    # are drawn into the kept PNGs, one per FILL_GAP_S timer, in a chain per loop: a message waits for the draw under
-    # way on each loop (one, or two when the main thread's and a subshell's both draw ahead), or more: the lock is not
-    # fair. Moved by code (or a control with no list of values), the queue is emptied: its values are stale. With
-    # no loop (a script) only the value as far again, in the handler; moves by code draw nothing ahead. update()
+    # are drawn into the kept PNGs, one per FILL_GAP_S timer, in a chain per loop (a message may wait for the draw
+    # under way on each). With no loop (a script) only the value as far again, in the handler. Called under the
+    # drawing lock (`_on_change`); moves by code draw nothing ahead. update()
     # runs for values nobody chose, then for those shown again: it must do nothing but change the figure.
     def _draw_ahead(self, moved, old, steps) -> None:
         name = next(n for n, w in self.controls.items() if w is moved)
@@ -862,7 +861,6 @@ class Explorer:
         try:
             here, before = position(shown[name]), position(old)
         except (ValueError, TypeError, ArithmeticError):  # an old value off the list (options changed)
-            self._queue = []  # what was near the last move is not near this one
             return
         if here == before:
             return
@@ -872,13 +870,11 @@ class Explorer:
         except RuntimeError:  # no event loop: that one value, now (nothing if it is the value shown: kept)
             self._draw_for(dict(shown, **{name: value_at(ahead)}))
             return
-        # `_fill` pops the queue under the lock, on this loop's chain and on any other's. A chain per thread's loop:
-        # one waiting on a long cell stops no other. A closed loop's handle is kept till this explorer's next move.
-        with _DRAWING:
-            self._queue = self._values_near(shown, name, steps, here, ahead)
-            self._filling = {other: h for other, h in self._filling.items() if not other.is_closed()}
-            if loop not in self._filling:
-                self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)
+        # A chain per thread's loop (`_fill` pops the queue under the lock): one waiting on a long cell stops no other.
+        self._queue = self._values_near(shown, name, steps, here, ahead)
+        self._filling = {other: h for other, h in self._filling.items() if not other.is_closed()}
+        if loop not in self._filling:
+            self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)
 
     def _values_near(self, shown: dict, name: str, steps: tuple, here: int, ahead: int):
         """The values a hand may reach next: the moved control's value as far again and a step either side of
