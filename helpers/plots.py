@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import font_manager
 
-__all__ = ["use_korean_font", "attention_heatmap", "weight_bars", "to_numpy"]
+__all__ = ["use_korean_font", "attention_heatmap", "to_numpy"]
 
 FIGSIZE = (6.4, 4.0)
 
@@ -100,31 +100,4 @@ def attention_heatmap(
     ax.set_ylabel("쿼리(query)")
     if title:
         ax.set_title(title)
-    return ax
-
-
-def weight_bars(
-    weights,
-    labels=None,
-    *,
-    ax=None,
-    title: str | None = None,
-    ylabel: str = "가중치",
-    color: str = "tab:blue",
-    ylim=(0.0, 1.0),
-):
-    """Bar chart of one row of weights, each bar labelled with its value."""
-    w = to_numpy(weights).reshape(-1)
-    if ax is None:
-        _, ax = plt.subplots(figsize=FIGSIZE)
-    x = np.arange(len(w))
-    ax.bar(x, w, color=color)
-    ax.set_xticks(x, labels if labels is not None else x)
-    if ylim is not None:
-        ax.set_ylim(*ylim)
-    ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
-    for xi, wi in zip(x, w):
-        ax.text(xi, wi, f"{wi:.2f}", ha="center", va="bottom", fontsize=8)
     return ax

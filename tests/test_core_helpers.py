@@ -17,8 +17,9 @@ from helpers.lessons.weighted_average import (
     softmax_explorer,
     softmax_panels,
     softmax_small_multiples,
+    weight_bars,
 )
-from helpers.plots import attention_heatmap, weight_bars
+from helpers.plots import attention_heatmap
 
 pytestmark = pytest.mark.notebook("01")  # `python3 course.py test 01` runs this module
 

@@ -7,6 +7,26 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from helpers.plots import to_numpy
+
+
+def weight_bars(weights, labels=None, *, ax=None, title=None, ylabel="가중치", color="tab:blue", ylim=(0.0, 1.0)):
+    """Bar chart of one row of weights, each bar labelled with its value."""
+    w = to_numpy(weights).reshape(-1)                      # (T,)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.0))
+    x = np.arange(len(w))
+    ax.bar(x, w, color=color)
+    ax.set_xticks(x, labels if labels is not None else x)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    for xi, wi in zip(x, w):
+        ax.text(xi, wi, f"{wi:.2f}", ha="center", va="bottom", fontsize=8)
+    return ax
+
 
 def softmax(z, dim=-1):  # (..., T) -> (..., T)
     """softmax(z) = exp(z - max z) / sum exp(z - max z): the largest exponent is e^0 = 1."""

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from helpers import seed_everything, setup
 from helpers.exercises import check
-from helpers.plots import attention_heatmap, weight_bars
+from helpers.plots import attention_heatmap
 
 setup()
 
@@ -67,6 +67,30 @@ assert plain < weighted
 
 # %% [markdown] slideshow={"slide_type": "subslide"}
 # 이 학생은 탐구 백분율이 낮습니다. 단순 평균은 탐구 네 과목을 국영수와 같은 무게로 세므로, 탐구가 7개 중 4개 몫을 차지해 가중 평균보다 낮게 나옵니다. 그림으로 보면 가중치가 어디에 얼마나 실리는지가 드러납니다.
+
+# %% [markdown] slideshow={"slide_type": "skip"}
+# 아래 접힌 셀은 가중치 한 줄을 값이 적힌 막대로 그리는 함수입니다(5번 노트북도 씁니다).
+
+# %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
+from helpers.plots import to_numpy
+
+
+def weight_bars(weights, labels=None, *, ax=None, title=None, ylabel="가중치", color="tab:blue", ylim=(0.0, 1.0)):
+    """Bar chart of one row of weights, each bar labelled with its value."""
+    w = to_numpy(weights).reshape(-1)                      # (T,)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.0))
+    x = np.arange(len(w))
+    ax.bar(x, w, color=color)
+    ax.set_xticks(x, labels if labels is not None else x)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    for xi, wi in zip(x, w):
+        ax.text(xi, wi, f"{wi:.2f}", ha="center", va="bottom", fontsize=8)
+    return ax
 
 # %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 2.7))

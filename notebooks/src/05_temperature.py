@@ -29,7 +29,7 @@ from helpers import seed_everything, setup
 from helpers.data import load_json
 from helpers.exercises import check
 from helpers.lessons.query_key_value import scaled_dot_product_attention
-from helpers.plots import weight_bars
+from helpers.lessons.weighted_average import weight_bars
 
 setup()
 
