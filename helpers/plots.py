@@ -1,4 +1,4 @@
-"""Figures with Korean labels: font set-up, attention heatmaps (seaborn), weight bars."""
+"""Figures with Korean labels: font set-up, attention heatmaps (seaborn)."""
 
 from __future__ import annotations
 

@@ -132,7 +132,7 @@ def test_the_structure_test_can_fail():
     assert _forward_references("02_seq2seq_attention", 2, "from helpers.attention import softmax\n")
     assert _forward_references("03_query_key_value", 3, "def f():\n    import helpers.attention\n")
     assert not _forward_references("09_masks", 9, "from helpers.lessons.weighted_average import softmax\n")
-    assert not _forward_references("01_weighted_average", 1, "from helpers.plots import weight_bars\n")
+    assert not _forward_references("01_weighted_average", 1, "from helpers.plots import attention_heatmap\n")
     assert not _forward_references("02_seq2seq_attention", 2, "from helpers.attention import padding_mask\n")
     for importer, key in ALLOWED_FORWARD:  # each allowed entry is still needed
         source = SRC / f"{importer}.py"

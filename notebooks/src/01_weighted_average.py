@@ -69,7 +69,7 @@ assert plain < weighted
 # 이 학생은 탐구 백분율이 낮습니다. 단순 평균은 탐구 네 과목을 국영수와 같은 무게로 세므로, 탐구가 7개 중 4개 몫을 차지해 가중 평균보다 낮게 나옵니다. 그림으로 보면 가중치가 어디에 얼마나 실리는지가 드러납니다.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# 아래 접힌 셀은 가중치 한 줄을 값이 적힌 막대로 그리는 함수입니다(5번 노트북도 씁니다).
+# 아래 접힌 셀은 가중치 한 줄을 값이 적힌 막대로 그리는 함수입니다(05번 노트북에서도 씁니다).
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 from helpers.plots import to_numpy
