@@ -853,8 +853,8 @@ class Explorer:
     # move, in a kernel (an asyncio loop runs in the handler's thread), the values it may reach next (`_values_near`)
     # are drawn into the kept PNGs, one per FILL_GAP_S timer, in a chain per loop (a message may wait for the draw
     # under way on each). With no loop (a script) only the value as far again, in the handler. Called under the
-    # drawing lock (`_on_change`); moves by code draw nothing ahead. update()
-    # runs for values nobody chose, then for those shown again: it must do nothing but change the figure.
+    # drawing lock (`_on_change`); moves by code draw nothing ahead. update() runs for values nobody chose, then
+    # for those shown again: it must do nothing but change the figure.
     def _draw_ahead(self, moved, old, steps) -> None:
         name = next(n for n, w in self.controls.items() if w is moved)
         shown, (count, value_at, position) = self.values, steps

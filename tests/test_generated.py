@@ -66,7 +66,7 @@ def test_imports_of_saved_cells_become_one_sorted_block(tmp_path, monkeypatch):
     src = tmp_path / "src"
     src.mkdir()
     (src / "97_demo.py").write_text(
-        '# %% tags=["save"]\nimport torch\nfrom helpers.plots import weight_bars\nimport math\n\n\ndef f(x):\n    return x\n\n'
+        '# %% tags=["save"]\nimport torch\nfrom helpers.plots import to_numpy\nimport math\n\n\ndef f(x):\n    return x\n\n'
         '# %% tags=["save"]\nfrom __future__ import annotations\nimport numpy as np\nfrom helpers.plots import COLORS, Panel, attention_heatmap\n'
         "import torch.nn.functional as F\nfrom collections import Counter\n\n\ndef g(x):\n    return x\n",
         encoding="utf-8",
@@ -78,7 +78,7 @@ def test_imports_of_saved_cells_become_one_sorted_block(tmp_path, monkeypatch):
         "from __future__ import annotations\n\n"
         "import math\nfrom collections import Counter\n\n"
         "import numpy as np\nimport torch\nimport torch.nn.functional as F\n\n"
-        "from helpers.plots import COLORS, Panel, attention_heatmap, weight_bars"
+        "from helpers.plots import COLORS, Panel, attention_heatmap, to_numpy"
     )
 
 

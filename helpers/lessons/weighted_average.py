@@ -41,7 +41,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
     score_bars = ax_scores.bar(x, np.zeros(len(labels)), color="tab:gray")
     ax_scores.axhline(0, color="black", linewidth=0.8)
     ax_scores.set(xticks=x, xticklabels=labels, ylim=(-6.5, 6.5), title="점수(score): 임의의 실수")
-    weight_bars = ax_weights.bar(x, np.zeros(len(labels)), color="tab:blue")
+    weight_rects = ax_weights.bar(x, np.zeros(len(labels)), color="tab:blue")
     texts = [ax_weights.text(xi, 0.0, "", ha="center", va="bottom", fontsize=9) for xi in x]
     ax_weights.set(xticks=x, xticklabels=labels, ylim=(0, 1.15), ylabel="가중치")
     v = None if values is None else torch.as_tensor(values, dtype=torch.float64)   # (n,)
@@ -52,7 +52,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
         for bar, si in zip(score_bars, s.tolist()):
             bar.set_height(si)
             bar.set_color("tab:red" if si < 0 else "tab:gray")
-        for bar, text, wi in zip(weight_bars, texts, w.tolist()):
+        for bar, text, wi in zip(weight_rects, texts, w.tolist()):
             bar.set_height(wi)
             text.set_y(wi)
             text.set_text(f"{wi:.2f}" if wi >= 0.005 else "<0.01")   # 0.0001 is not 0

@@ -69,7 +69,7 @@ assert plain < weighted
 # 이 학생은 탐구 백분율이 낮습니다. 단순 평균은 탐구 네 과목을 국영수와 같은 무게로 세므로, 탐구가 7개 중 4개 몫을 차지해 가중 평균보다 낮게 나옵니다. 그림으로 보면 가중치가 어디에 얼마나 실리는지가 드러납니다.
 
 # %% [markdown] slideshow={"slide_type": "skip"}
-# 아래 접힌 셀은 가중치 한 줄을 값이 적힌 막대로 그리는 함수입니다(05번 노트북에서도 씁니다).
+# 아래 접힌 셀은 가중치 한 줄을 막대로 그리고 막대마다 값을 적는 함수 `weight_bars`를 정의합니다(05번 노트북에서도 불러 씁니다).
 
 # %% tags=["save"] jupyter={"source_hidden": true} slideshow={"slide_type": "skip"}
 from helpers.plots import to_numpy
@@ -266,7 +266,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
     score_bars = ax_scores.bar(x, np.zeros(len(labels)), color="tab:gray")
     ax_scores.axhline(0, color="black", linewidth=0.8)
     ax_scores.set(xticks=x, xticklabels=labels, ylim=(-6.5, 6.5), title="점수(score): 임의의 실수")
-    weight_bars = ax_weights.bar(x, np.zeros(len(labels)), color="tab:blue")
+    weight_rects = ax_weights.bar(x, np.zeros(len(labels)), color="tab:blue")
     texts = [ax_weights.text(xi, 0.0, "", ha="center", va="bottom", fontsize=9) for xi in x]
     ax_weights.set(xticks=x, xticklabels=labels, ylim=(0, 1.15), ylabel="가중치")
     v = None if values is None else torch.as_tensor(values, dtype=torch.float64)   # (n,)
@@ -277,7 +277,7 @@ def softmax_panels(ax_scores, ax_weights, labels, values=None):
         for bar, si in zip(score_bars, s.tolist()):
             bar.set_height(si)
             bar.set_color("tab:red" if si < 0 else "tab:gray")
-        for bar, text, wi in zip(weight_bars, texts, w.tolist()):
+        for bar, text, wi in zip(weight_rects, texts, w.tolist()):
             bar.set_height(wi)
             text.set_y(wi)
             text.set_text(f"{wi:.2f}" if wi >= 0.005 else "<0.01")   # 0.0001 is not 0
