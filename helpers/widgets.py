@@ -19,15 +19,18 @@ import asyncio
 import contextlib
 import functools
 import inspect
+import json
 import math
 import numbers
 import operator
 import os
 import struct
 import threading
+import warnings
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -87,6 +90,28 @@ def _steps(widget):
 
         return count, value_at, lambda v: round((math.log(v, base) - low) / step)
     return None
+
+
+_FRONT_KINDS = {"IntSlider", "FloatSlider", "FloatLogSlider", "Checkbox", "ToggleButton"}  # explorer_picture.js
+
+
+@functools.cache
+def _picture_class():
+    """The explorer's picture: an image whose front end (helpers/explorer_picture.js, through anywidget) keeps
+    the frames it is sent under their `Explorer._front_key` and shows one at once when the controls come back
+    to its values, before the kernel answers. `value` is the PNG shown, as an ipywidgets Image's."""
+    import anywidget
+    import ipywidgets as widgets
+    import traitlets
+    from ipywidgets.widgets.trait_types import CByteMemoryView
+
+    class Picture(anywidget.AnyWidget):
+        _esm = (Path(__file__).parent / "explorer_picture.js").read_text(encoding="utf-8")
+        value = CByteMemoryView().tag(sync=True)
+        key, size = traitlets.Unicode("").tag(sync=True), traitlets.Unicode("").tag(sync=True)
+        controls = traitlets.List().tag(sync=True, **widgets.widget_serialization)
+
+    return Picture
 
 
 def _figure_texts(figure: Figure):
@@ -664,7 +689,10 @@ class Explorer:
         # Shown at the figure's own pixel width (never wider than its cell or slide), so a small
         # figure is not stretched to the slide's width in the static decks.
         width = f"{round(figure.get_figwidth() * self.dpi)}px"
-        self.image = widgets.Image(format="png", layout=widgets.Layout(width=width, max_width="100%"))
+        layout = widgets.Layout(width=width, max_width="100%")
+        with warnings.catch_warnings():  # ipywidgets 8.1.2's add_traits (anywidget's __init__) uses a deprecated call
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.image = _picture_class()(controls=list(self.controls.values()), layout=layout)
         # The class marks an Explorer in the page (tests/test_browser.py checks each explorer has it).
         self.widget = widgets.VBox([*self.controls.values(), self.image])
         self.widget.add_class("course-explorer")
@@ -673,7 +701,7 @@ class Explorer:
         self.fitted = fit_figure(figure, drawn=True)  # redraw just drew the canvas
         if self.fitted:
             self._forget_shown()
-            self.image.value = self._remember(self.values, self.render_png())
+            self._show(self.values, self._remember(self.values, self.render_png()))
         if os.environ.get(CHECK_ENV) == "1":
             outside = _overflow(figure)[1]
             if outside:
@@ -734,7 +762,7 @@ class Explorer:
             if png is None:
                 png = self._remember(values, self.render_png())
                 self.drawn += 1
-            self.image.value = png
+            self._show(values, png)
             self.renders += 1
 
     MAX_SHOWN_BYTES = 32 * 2**20  # PNGs kept per explorer (11's 144 frames take about 5 MB)
@@ -767,6 +795,33 @@ class Explorer:
 
     def _forget_shown(self) -> None:
         self._shown, self._shown_bytes = OrderedDict(), 0
+        if hasattr(self, "image"):  # the front end's kept frames too (explorer_picture.js)
+            self.image.send({"forget": True})
+
+    def _front_key(self, values: dict) -> str:
+        """The key the front end keeps a frame under (explorer_picture.js, heldValue): the figure's size and each
+        control's value, a selector's as [index, label]; "" for values it cannot key (another widget, not finite)."""
+        held = []
+        for name, widget in self.controls.items():
+            value, kind = values[name], widget._model_name.removesuffix("Model")
+            if hasattr(widget, "_options_values"):
+                try:
+                    index = list(widget._options_values).index(value)
+                except ValueError:
+                    return ""
+                held.append([index, widget._options_labels[index]])
+            elif kind not in _FRONT_KINDS or not (isinstance(value, bool) or math.isfinite(value)):
+                return ""
+            else:
+                held.append(value)
+        return json.dumps([self._size(), held], ensure_ascii=False)
+
+    def _size(self) -> str:
+        return "{!r}x{!r}@{!r}".format(*map(float, self.figure.bbox.size), float(self.figure.dpi))
+
+    def _show(self, values: dict, png: bytes) -> None:
+        with self.image.hold_sync():  # one message: the front end keeps the frame under its key
+            self.image.size, self.image.key, self.image.value = self._size(), self._front_key(values), png
 
     def render_png(self, full: bool = False) -> bytes:
         """The figure as PNG: the Agg canvas redrawn in place, encoded with low compression (encoding
@@ -912,7 +967,9 @@ class Explorer:
             try:
                 self._ahead = target  # named by a BlitMismatch
                 self.update(**target)
-                self._remember(target, self.render_png())
+                png = self._remember(target, self.render_png())
+                if key := self._front_key(target):  # to the front end: shown at once if the hand gets there
+                    self.image.send({"keep": key}, buffers=[png])
                 self.drawn_ahead += 1
             except Exception as error:  # a value the hand has not chosen: its error shows when the hand gets there
                 if isinstance(error, BlitMismatch):  # COURSE_CHECK_FIGURES=1 found a wrong frame: say so

@@ -1,0 +1,143 @@
+// The picture of a helpers.widgets.Explorer in a live front end (JupyterLab, RISE), loaded by anywidget.
+//
+// The kernel draws every frame. This view keeps the frames the kernel sent (each one shown, and each one drawn
+// ahead of a hand) under the values they were drawn for. When a hand moves a control to values it already
+// has, it shows that frame at once instead of waiting for the kernel's answer (a round trip of 60-70 ms on a
+// slow 2-core machine even for a picture the kernel kept). The kernel still redraws and sends its frame: it is
+// the same picture, and it is shown only if the view has nothing better for the values now set.
+//
+// A frame's key is the figure's size and the controls' values as the kernel holds them after a hand's move
+// (helpers/widgets.py: Explorer._front_key): a slider's float snapped to its step, a selector's index and
+// label, a checkbox's boolean. A value this view cannot key (an off-step float set by code, another widget)
+// keys nothing: the view then waits for the kernel, as a plain image widget would.
+
+const KEEP_BYTES = 32 * 2 ** 20; // frames kept per view, as the kernel's Explorer.MAX_SHOWN_BYTES
+
+function isClose(a, b) {
+  // Python's math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), as Explorer._on_change snaps a hand's float
+  return Math.abs(a - b) <= Math.max(1e-9 * Math.max(Math.abs(a), Math.abs(b)), 1e-12);
+}
+
+function clamp(x, low, high) {
+  return Math.min(Math.max(x, low), high);
+}
+
+// A control's value as the kernel holds it once a hand's move reached it (helpers/widgets.py: _steps and
+// Explorer._on_change), or undefined (not keyed).
+export function heldValue(control) {
+  const labels = control.get("_options_labels");
+  if (Array.isArray(labels)) {
+    const index = control.get("index");
+    return Number.isInteger(index) && index < labels.length ? [index, labels[index]] : undefined;
+  }
+  const value = control.get("value");
+  const kind = control.get("_model_name");
+  if (typeof value === "boolean" && (kind === "CheckboxModel" || kind === "ToggleButtonModel")) return value;
+  if (typeof value !== "number" || !Number.isFinite(value)) return undefined;
+  if (kind === "IntSliderModel") return value;
+  const [low, high, step] = [control.get("min"), control.get("max"), control.get("step")];
+  if (!(step > 0) || !(high >= low)) return undefined;
+  const count = Math.floor((high - low) / step + 1e-9) + 1;
+  let at;
+  if (kind === "FloatSliderModel") {
+    const k = clamp(Math.round((value - low) / step), 0, count - 1);
+    at = clamp(Number((low + k * step).toFixed(12)), low, high);
+  } else if (kind === "FloatLogSliderModel") {
+    const base = control.get("base");
+    if (!(value > 0) || !(base > 0) || base === 1) return undefined;
+    const k = clamp(Math.round((Math.log(value) / Math.log(base) - low) / step), 0, count - 1);
+    at = clamp(Number((base ** (low + k * step)).toPrecision(12)), base ** low, base ** high);
+  } else {
+    return undefined;
+  }
+  return isClose(at, value) ? at : value;
+}
+
+export default {
+  async render({ model, el, host }) {
+    // ipywidgets writes a reference to a widget as IPY_MODEL_<id>; anywidget's host reads anywidget:<id>
+    const ids = model.get("controls").map((ref) => `anywidget:${ref.replace(/^IPY_MODEL_/, "")}`);
+    const controls = await Promise.all(ids.map((ref) => host.getModel(ref)));
+    const img = document.createElement("img");
+    img.style.cssText = "display: block; width: 100%; height: auto;";
+    el.appendChild(img);
+
+    const frames = new Map(); // key -> {url, size}, least recently used first
+    let kept = 0;
+    let shown = null; // {key, url} of the frame in img
+
+    const keyNow = () => {
+      const values = controls.map(heldValue);
+      return values.includes(undefined) ? null : JSON.stringify([model.get("size"), values]);
+    };
+    const canonical = (key) => (key ? JSON.stringify(JSON.parse(key)) : null); // the kernel's floats as JS writes them
+
+    const drop = (key) => {
+      const frame = frames.get(key);
+      frames.delete(key);
+      kept -= frame.size;
+      if (!shown || shown.url !== frame.url) URL.revokeObjectURL(frame.url);
+    };
+    const keep = (key, buffer) => {
+      if (frames.has(key)) drop(key);
+      const url = URL.createObjectURL(new Blob([buffer], { type: "image/png" }));
+      frames.set(key, { url, size: buffer.byteLength });
+      kept += buffer.byteLength;
+      for (const old of frames.keys()) {
+        if (kept <= KEEP_BYTES) break;
+        if (old !== key) drop(old);
+      }
+      return url;
+    };
+    const show = (key, url) => {
+      if (shown && shown.url !== url && ![...frames.values()].some((f) => f.url === shown.url)) {
+        URL.revokeObjectURL(shown.url); // a frame no longer kept (or never keyed)
+      }
+      shown = { key, url };
+      img.src = url;
+    };
+
+    // A frame from the kernel: kept under its key; shown if it is for the values now set, or if the view has
+    // no frame for those (a drag ahead of the kernel then shows the kernel's frames as they come, as before).
+    const fromKernel = () => {
+      const key = canonical(model.get("key"));
+      const buffer = model.get("value");
+      if (!buffer || !buffer.byteLength) return;
+      const now = keyNow();
+      if (key !== null && shown && shown.key === key && key === now) return; // shown already, from memory
+      const url = key !== null ? keep(key, buffer) : URL.createObjectURL(new Blob([buffer], { type: "image/png" }));
+      if (key === now || now === null || !frames.has(now)) show(key, url);
+    };
+    // A hand (or the kernel) moved a control: the frame for the new values, if kept.
+    const moved = () => {
+      const now = keyNow();
+      if (now === null || (shown && shown.key === now) || !frames.has(now)) return;
+      const frame = frames.get(now);
+      frames.delete(now); // most recently used
+      frames.set(now, frame);
+      show(now, frame.url);
+    };
+    const custom = (message, buffers) => {
+      if (message.forget) {
+        for (const key of [...frames.keys()]) drop(key);
+      } else if (message.keep && buffers && buffers.length) {
+        keep(canonical(message.keep), buffers[0]);
+      }
+    };
+
+    fromKernel();
+    model.on("change:value", fromKernel);
+    model.on("msg:custom", custom);
+    for (const control of controls) {
+      control.on("change:value", moved);
+      control.on("change:index", moved);
+      control.on("change:_options_labels", () => {
+        for (const key of [...frames.keys()]) drop(key); // an index may now name another option
+      });
+    }
+    return () => {
+      for (const key of [...frames.keys()]) drop(key);
+      if (shown) URL.revokeObjectURL(shown.url);
+    };
+  },
+};

@@ -1,0 +1,266 @@
+"""The explorer's picture in a live front end: helpers/explorer_picture.js keeps the frames the kernel sends and
+shows a kept one as soon as the controls reach its values, before the kernel answers.
+
+The kernel side (`Explorer._front_key`, `_show`, the frames drawn ahead) is checked in Python. The front end's
+module runs in headless Chromium against stand-ins for anywidget's model and host (no JupyterLab): its keys must
+be the kernel's for every value a hand can leave (a FloatSlider's float off its step, a log slider, selectors,
+checkboxes), and its view must show the right frame whatever order the hand's moves and the kernel's frames
+come in. tests/test_browser.py (`test_a_kept_frame_shows_while_the_kernel_is_busy`) moves it in JupyterLab.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+
+from helpers.widgets import Explorer
+from tools.browser_support import ROOT, chromium
+
+MODULE = ROOT / "helpers" / "explorer_picture.js"
+
+
+def tiny(controls: dict) -> Explorer:
+    """An explorer whose picture shows each value (a title), drawn fast."""
+    fig = plt.figure(figsize=(1.5, 0.5), dpi=30)
+    label = fig.text(0.5, 0.5, "", fontsize=6, ha="center", va="center")
+
+    def update(**values):
+        label.set_text(f"{hash(repr(sorted(values.items()))) % 1000:03d}")
+
+    return Explorer(fig, update, controls)
+
+
+def test_the_kernel_keys_each_kind_of_control():
+    ex = tiny(
+        {
+            "n": widgets.IntSlider(value=3, min=1, max=9),
+            "x": widgets.FloatSlider(value=0.3, min=0, max=1, step=0.1),
+            "tau": widgets.FloatLogSlider(value=1.0, base=10, min=-3, max=1, step=0.05),
+            "which": widgets.Dropdown(options=[("가", 10), ("나", 20)], value=20),
+            "on": widgets.Checkbox(value=True),
+        }
+    )
+    size = "{!r}x{!r}@{!r}".format(*map(float, ex.figure.bbox.size), 30.0)
+    assert json.loads(ex.image.key) == [size, [3, 0.3, 1.0, [1, "나"], True]]
+    assert ex.image.size == size and bytes(ex.image.value) == ex.png
+    ex.set(x=0.37)  # off the step, by code: keyed as it is (a hand's move never leaves it)
+    assert json.loads(ex.image.key)[1][1] == 0.37
+    ex.controls["x"].value = math.nan  # not finite: no key, the front end waits for the kernel
+    assert ex.image.key == ""
+    assert tiny({"t": widgets.IntText(value=1)}).image.key == ""  # a widget the front end cannot key
+
+
+def test_every_frame_the_kernel_draws_reaches_the_front_end_with_its_key():
+    """Shown frames go as (size, key, value) in one message; frames drawn ahead of a hand as a custom message
+    with the PNG the kernel keeps; forgetting the kept PNGs tells the front end to forget its own."""
+    ex = tiny({"n": widgets.IntSlider(value=2, min=0, max=9)})
+    sent = []
+    ex.image.send = lambda content, buffers=None: sent.append((content, buffers))
+    slider = ex.controls["n"]
+    for n in (3, 4, 2):
+        slider.set_state({"value": n})  # a hand: n shown (kept), then n + (n - before) drawn ahead
+        assert ex.image.key == ex._front_key(ex.values) and bytes(ex.image.value) == ex.png
+    keeps = [content["keep"] for content, _ in sent]
+    assert [json.loads(k)[1] for k in keeps] == [[4], [5], [0]]
+    for (_, buffers), n in zip(sent, (4, 5, 0)):
+        assert buffers == [ex._shown[ex._shown_key({"n": n})]]
+    ex._forget_shown()
+    assert sent[-1] == ({"forget": True}, None)
+
+
+FLOATS = [(0.0, 1.0, 0.1), (0.5, 5.0, 0.1), (8.0, 20.0, 0.5), (-3.0, 3.0, 0.05), (0.0, math.pi, 0.3)]
+LOGS = [(10.0, -3.0, 1.0, 0.05), (10.0, 0.0, 2.0, 0.05), (2.0, -4.0, 4.0, 0.25)]
+
+
+def hand_values(low: float, high: float, step: float) -> list[float]:
+    """Floats a front end may send for a slider: low + k*step as a browser computes it, and its neighbours."""
+    count = math.floor((high - low) / step + 1e-9) + 1
+    out = []
+    for k in range(count):
+        v = low + k * step
+        out += [v, np.nextafter(v, math.inf), np.nextafter(v, -math.inf), round(v, 12)]
+    return [float(v) for v in out if low <= v <= high]
+
+
+def test_the_front_end_keys_a_hand_move_as_the_kernel_does():
+    """For every value a hand may send, the key the front end computes from the control's state (heldValue)
+    equals the key the kernel gives the frame it draws for that move (after snapping the float to its step)."""
+    cases = []  # (control state as the front end holds it, key the kernel gave)
+    for low, high, step in FLOATS:
+        ex = tiny({"x": widgets.FloatSlider(value=low, min=low, max=high, step=step)})
+        for v in hand_values(low, high, step):
+            ex.controls["x"].set_state({"value": v})
+            state = {"_model_name": "FloatSliderModel", "value": v, "min": low, "max": high, "step": step}
+            cases.append((state, ex.image.size, ex.image.key))
+    for base, low, high, step in LOGS:
+        ex = tiny({"t": widgets.FloatLogSlider(value=base**low, base=base, min=low, max=high, step=step)})
+        for e in hand_values(low, high, step):
+            v = base**e  # the front end sends base ** exponent
+            ex.controls["t"].set_state({"value": v})
+            state = {"_model_name": "FloatLogSliderModel", "value": v, "min": low, "max": high, "step": step}
+            cases.append((dict(state, base=base), ex.image.size, ex.image.key))
+    ex = tiny({"n": widgets.IntSlider(value=1, min=-5, max=40, step=3)})
+    for v in range(-5, 41, 3):
+        ex.controls["n"].set_state({"value": v})
+        state = {"_model_name": "IntSliderModel", "value": v, "min": -5, "max": 40, "step": 3}
+        cases.append((state, ex.image.size, ex.image.key))
+    options = [("짧은 문장", "a"), ("긴 문장", "b"), ("같은 값", "a")]
+    for kind, make in [("DropdownModel", widgets.Dropdown), ("SelectionSliderModel", widgets.SelectionSlider)]:
+        ex = tiny({"s": make(options=options, value="b")})
+        for index in (0, 1):
+            ex.controls["s"].set_state({"index": index})
+            state = {"_model_name": kind, "index": index, "_options_labels": [label for label, _ in options]}
+            cases.append((state, ex.image.size, ex.image.key))
+    ex = tiny({"c": widgets.Checkbox(value=False)})
+    for v in (True, False):
+        ex.controls["c"].set_state({"value": v})
+        cases.append(({"_model_name": "CheckboxModel", "value": v}, ex.image.size, ex.image.key))
+    assert len(cases) > 500 and all(key for _, _, key in cases)
+    front = run_in_chromium(
+        """async ({module, cases}) => {
+          const {heldValue} = await import(module);
+          return cases.map(([state, size, key]) => [
+            JSON.stringify([size, [heldValue({get: (name) => state[name]})]]), JSON.stringify(JSON.parse(key))]);
+        }""",
+        {"cases": cases},
+    )
+    wrong = [(case[0], got, want) for case, (got, want) in zip(cases, front) if got != want]
+    assert not wrong, f"{len(wrong)} of {len(cases)} keys differ, e.g. {wrong[:3]}"
+
+
+def run_in_chromium(script: str, arg: dict):
+    """Evaluate script(arg) in a blank page, arg.module being the front end's module as an importable URL."""
+    source = base64.b64encode(MODULE.read_bytes()).decode()
+    with chromium() as browser:
+        page = browser.new_page()
+        try:
+            return page.evaluate(script, dict(arg, module=f"data:text/javascript;base64,{source}"))
+        finally:
+            page.close()
+
+
+# The view against a stand-in model and host: `kernel(key, name)` is a frame from the kernel (the value
+# trait with its key), `move(i, value)` a control's new value (a hand's or the kernel's), `ahead(key, name)`
+# a frame drawn ahead, `forget()`; `shown()` the name of the frame in the <img> (each frame's bytes are its name).
+VIEW = """async ({module, steps}) => {
+  const view = (await import(module)).default;
+  const listeners = (state) => {
+    const on = {};
+    return {
+      get: (name) => state[name],
+      on: (name, callback) => { (on[name] = on[name] || []).push(callback); },
+      set(name, value, ...args) { state[name] = value; for (const cb of on[`change:${name}`] || []) cb(); },
+      trigger(name, ...args) { for (const cb of on[name] || []) cb(...args); },
+    };
+  };
+  const bytes = (name) => new TextEncoder().encode(name);
+  const controls = [listeners({_model_name: 'IntSliderModel', value: 0, min: 0, max: 9, step: 1}),
+                    listeners({_model_name: 'DropdownModel', index: 0, _options_labels: ['a', 'b']})];
+  const key = (n, i, size = 'S') => JSON.stringify([size, [n, [i, 'ab'[i]]]]);
+  const model = listeners({controls: ['IPY_MODEL_c0', 'IPY_MODEL_c1'], size: 'S', key: key(0, 0),
+                           value: new DataView(bytes('A').buffer)});
+  const host = {getModel: async (ref) => controls[Number(ref.slice('anywidget:c'.length))]};
+  const el = document.createElement('div');
+  document.body.appendChild(el);
+  await view.render({model, el, host});
+  const img = el.querySelector('img');
+  const shown = async () => new TextDecoder().decode(await (await fetch(img.src)).arrayBuffer());
+  const log = [];
+  for (const [what, ...args] of steps) {
+    if (what === 'kernel') {  // a frame from the kernel: value and key in one message, like hold_sync
+      const [n, i, name, size] = args;
+      model.set('size', size || 'S');
+      model.set('key', n === null ? '' : key(n, i, size));
+      model.set('value', new DataView(bytes(name).buffer));
+    } else if (what === 'move') {
+      const [c, value] = args;
+      controls[c].set(c === 0 ? 'value' : 'index', value);
+    } else if (what === 'ahead') {
+      const [n, i, name] = args;
+      model.trigger('msg:custom', {keep: key(n, i)}, [new DataView(bytes(name).buffer)]);
+    } else if (what === 'forget') {
+      model.trigger('msg:custom', {forget: true}, []);
+    } else if (what === 'options') {
+      controls[1].set('_options_labels', ['a', 'b', 'c']);
+    } else if (what === 'shown') {
+      log.push(await shown());
+    }
+  }
+  return log;
+}"""
+
+
+def view_log(steps: list) -> list[str]:
+    return run_in_chromium(VIEW, {"steps": steps})
+
+
+def test_the_view_shows_a_kept_frame_at_once_and_never_an_older_one():
+    steps = [
+        ["shown"],  # A: the first frame
+        ["move", 0, 1],
+        ["shown"],  # no frame for n=1 yet: A stays until the kernel's comes
+        ["kernel", 1, 0, "B"],
+        ["shown"],  # B
+        ["move", 0, 0],
+        ["shown"],  # back to n=0: A at once, from the view's own frames
+        ["kernel", 1, 0, "B"],
+        ["shown"],  # the kernel's late frame for n=1 (the hand has left it): not shown
+        ["kernel", 0, 0, "A"],
+        ["shown"],  # the kernel's frame for n=0: the same picture
+        ["ahead", 2, 0, "C"],
+        ["shown"],  # drawn ahead: kept, not shown
+        ["move", 0, 2],
+        ["shown"],  # the hand gets there: C at once
+        ["move", 1, 1],
+        ["shown"],  # the selector to b: nothing kept for (2, b), C stays
+        ["kernel", 2, 1, "D"],
+        ["shown"],
+        ["move", 1, 0],
+        ["shown"],  # back to a: C
+        ["move", 0, 5],
+        ["kernel", 3, 0, "E"],
+        ["shown"],  # a drag ahead of the kernel: its frames show as they come
+        ["kernel", 5, 0, "F"],
+        ["shown"],
+        ["move", 0, 3],
+        ["shown"],  # E, kept
+    ]
+    assert view_log(steps) == ["A", "A", "B", "A", "A", "A", "A", "C", "C", "D", "C", "E", "F", "E"]
+
+
+def test_the_view_forgets_what_may_no_longer_be_true():
+    steps = [
+        ["kernel", 1, 0, "B"],
+        ["move", 0, 1],
+        ["kernel", 0, 0, "A"],
+        ["move", 0, 0],
+        ["shown"],
+        ["forget"],
+        ["move", 0, 1],
+        ["shown"],  # the kernel forgot its PNGs: so does the view (A stays)
+        ["kernel", 1, 0, "B"],
+        ["move", 0, 0],
+        ["kernel", 0, 0, "A"],
+        ["shown"],
+        ["kernel", 0, 0, "A2", "T"],
+        ["move", 0, 1],
+        ["shown"],  # the figure's size changed: B (kept) is of the old size
+        ["move", 0, 0],
+        ["kernel", 0, 1, "G"],
+        ["move", 1, 1],
+        ["shown"],
+        ["options"],
+        ["move", 1, 0],
+        ["move", 1, 1],
+        ["shown"],  # options changed: index 1 may be another option
+        ["kernel", None, 0, "H"],
+        ["shown"],  # a frame the view cannot key: shown, never kept
+        ["move", 0, 4],
+        ["shown"],
+    ]
+    assert view_log(steps) == ["A", "A", "A", "A2", "G", "G", "H", "H"]
