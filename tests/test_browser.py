@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from tools.browser_support import (
+    FIGURE_JS,
     ROOT,
     artifact,
     check_explorer,
@@ -217,6 +218,50 @@ def test_dead_explorer_is_caught(tab, scratch_dir):
             # The dead one never redraws (the working one takes well under a second), so waiting the
             # full 20 s would only prove it again.
             check_explorer(page, explorer_cell(page, 3), "scratch_dead", settle_s=3)
+
+
+# The working explorer again, then a cell that makes its update sleep 4 s once `slow` holds anything (set from
+# the page while the explorer waits; a widget's message runs on a kernel subshell, so the kernel is free for it).
+BUSY_CELLS = [
+    *SCRATCH_CELLS[:2],
+    "ex = make(dead=False)\nex",
+    "import time\n\nslow, _update = [], ex.update\n"
+    "ex.update = lambda **values: (time.sleep(4) if slow else None, _update(**values))[1]",
+]
+RUN_IN_KERNEL_JS = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  await kernel.requestExecute({code}).done;
+}"""
+
+
+@pytest.mark.sweep
+def test_a_kept_frame_shows_while_the_kernel_is_busy(tab, scratch_dir):
+    """helpers/explorer_picture.js: a slider moved back to a value the kernel drew before shows that frame from
+    the front end's own copy, long before the busy kernel (its update now sleeps 4 s) could send it."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in BUSY_CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    path = scratch_dir / "scratch_busy.ipynb"
+    nbformat.write(nb, path)
+    with tab.session() as page:
+        open_and_run_all(page, path.relative_to(scratch_dir.parent).as_posix(), "scratch_busy")
+        cell = explorer_cell(page, 2)
+        first = wait_figure_settled(page, cell, "", kernel_idle=True)
+        cell.locator(".noUi-handle").first.focus()
+        page.keyboard.press("ArrowRight")  # s 1.0 -> 1.1, drawn by the kernel
+        moved = wait_figure_settled(page, cell, first, kernel_idle=True)
+        page.keyboard.press("ArrowLeft")
+        assert wait_figure_settled(page, cell, moved, kernel_idle=True) == first and moved != first
+        page.evaluate(RUN_IN_KERNEL_JS, "slow.append(1)")
+        start = time.monotonic()
+        page.keyboard.press("ArrowRight")  # back to 1.1: the kernel sleeps 4 s before it draws
+        shown = first
+        while shown == first and time.monotonic() - start < 3:
+            page.wait_for_timeout(50)
+            shown = cell.evaluate(FIGURE_JS)
+        took = time.monotonic() - start
+        assert shown == moved and took < 2, f"the kept frame for s=1.1 did not show at once ({took:.1f} s)"
 
 
 @pytest.mark.sweep
