@@ -44,7 +44,14 @@ CONTRACT = (
 # so `course.py test NN` runs them beside the portable nbval pass (as the full run does with the decks).
 BROWSER = ("test_slides.py", "test_handout.py", "test_site.py", "test_browser.py")
 # Test modules about no notebook (the widget machinery, Binder, this map, the lock): run by the full suite only.
-GENERAL = ("test_widgets.py", "test_binder.py", "test_maintain.py", "test_lock.py", "test_kernel_zygote.py")
+GENERAL = (
+    "test_widgets.py",
+    "test_explorer_picture.py",
+    "test_binder.py",
+    "test_maintain.py",
+    "test_lock.py",
+    "test_kernel_zygote.py",
+)
 
 NUMBER = re.compile(r"^(\d\d)(?:_|$)")
 CHECK_ID = re.compile(r"""\bcheck\(\s*["'](\d\d)-\d""")
