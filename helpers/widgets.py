@@ -111,6 +111,9 @@ def _picture_class():
         key, size = traitlets.Unicode("").tag(sync=True), traitlets.Unicode("").tag(sync=True)
         controls = traitlets.List().tag(sync=True, **widgets.widget_serialization)
 
+        def __repr__(self):  # in a cell's text/plain output: no memory address
+            return f"Picture(value=<{len(self.value)} bytes of PNG>, key={self.key!r})"
+
     return Picture
 
 
