@@ -2,9 +2,10 @@
 
 A lesson builds its figure once, writes ``update(**values)`` that changes its artists through setters
 (``set_data``, ``set_height``, ``set_text``), and hands both to ``Explorer``. Each move runs ``update``
-and puts the figure, redrawn in place as a PNG, into an ``Image`` widget (``Explorer.redraw``: PNGs of
+and puts the figure, redrawn in place as a PNG, into its picture widget (``Explorer.redraw``: PNGs of
 values shown before are kept; ``_draw_ahead``: a hand's next values are drawn ahead; ``_blit``: only what
-changed is redrawn). Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
+changed is redrawn). In a front end the picture keeps every frame it was sent and shows one at once when the
+controls reach its values (``_picture_class``, helpers/explorer_picture.js). Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
 
 Without a kernel (the static site and decks) an explorer plays frames drawn in advance by tools/explorer_export.py
 (imported only under ``COURSE_EXPLORER_FRAMES``, set by tools/explorer_frames.py): the controls' joint grid up to
