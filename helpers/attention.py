@@ -20,25 +20,16 @@ from .lessons import multi_head_attention as _mha
 from .lessons import seq2seq_attention as _seq2seq
 from .lessons import temperature as _temperature
 
-__all__ = [
-    "softmax",
-    "scaled_dot_product_attention",
-    "MultiHeadAttention",
-    "chunked_attention",
-    "causal_mask",
-    "padding_mask",
-    "split_heads",
-    "merge_heads",
-    "entropy",
-    "flash_attention",  # noqa: F822 (bound on first use by the module __getattr__ below: Triton loads late)
-]
+__all__ = ["softmax", "scaled_dot_product_attention", "MultiHeadAttention", "chunked_attention", "causal_mask"]
+__all__ += ["padding_mask", "split_heads", "merge_heads", "entropy"]
+__all__ += ["flash_attention"]  # noqa: F822 (bound on first use by the module __getattr__ below: Triton loads late)
 
 
 # --------------------------------------------------------------------------- checks
 
 
 def _check_qkv(query, key, value) -> tuple[int, ...]:
-    """Validate shapes; return the broadcast leading (batch) shape."""
+    """Validate shapes, then that the values are finite; return the broadcast leading (batch) shape."""
     for name, x in (("query", query), ("key", key), ("value", value)):
         validate.tensor(name, x, min_dim=2)
     if not (query.dtype == key.dtype == value.dtype):
@@ -55,12 +46,15 @@ def _check_qkv(query, key, value) -> tuple[int, ...]:
             f"key {tuple(key.shape)} and value {tuple(value.shape)}"
         )
     try:
-        return tuple(torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2]))
+        batch = tuple(torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2]))
     except RuntimeError:
         raise ValueError(
             "the leading (batch/head) dimensions of query, key and value do not broadcast: "
             f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
         ) from None
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        validate.finite(name, x)
+    return batch
 
 
 def _check_mask(mask, scores_shape) -> None:
@@ -189,15 +183,12 @@ def _attention_arguments(
 ):
     """softmax(q·kᵀ / (√d_k · temperature)) · v; returns ``(output, weights)`` (09's ``masked_attention``).
 
-    Shapes: query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v);
-    leading dimensions broadcast. ``mask`` is boolean, True = may attend. A query
-    whose keys are all masked gets zero weights and a zero output.
+    Shapes: query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v); leading dimensions broadcast. ``mask`` is
+    boolean, True = may attend. A query whose keys are all masked gets zero weights and a zero output.
     """
     temperature = validate.positive_real("temperature", temperature)
     dropout_p = validate.probability("dropout_p", dropout_p)
     batch = _check_qkv(query, key, value)
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        validate.finite(name, x)
     if mask is not None:
         _check_mask(mask, torch.Size(batch + (query.shape[-2], key.shape[-2])))
     _check_no_overflow(query, key)
@@ -284,8 +275,7 @@ def _from_torch(cls, module: nn.MultiheadAttention):
         raise ValueError(f"kdim/vdim ({module.kdim}/{module.vdim}) must equal embed_dim ({module.embed_dim})")
     if module.bias_k is not None or module.add_zero_attn:
         raise ValueError("add_bias_kv and add_zero_attn are not supported")
-    bias = module.in_proj_bias is not None
-    ours = cls(module.embed_dim, module.num_heads, dropout=module.dropout, bias=bias)
+    ours = cls(module.embed_dim, module.num_heads, dropout=module.dropout, bias=module.in_proj_bias is not None)
     ours.to(dtype=module.in_proj_weight.dtype, device=module.in_proj_weight.device)
     _mha.copy_from_torch(ours, module)  # 07's copy: [W^Q; W^K; W^V] cut in three
     ours.train(module.training)
@@ -303,12 +293,7 @@ MultiHeadAttention = validate.checked_module(
 
 
 def _chunked_arguments(
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    *,
-    block_size: int = 128,
-    causal: bool = False,
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *, block_size: int = 128, causal: bool = False
 ):
     """Online-softmax (FlashAttention-style) attention over query tiles and key blocks; output only.
 
@@ -319,8 +304,6 @@ def _chunked_arguments(
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     _check_qkv(query, key, value)
-    for name, x in (("query", query), ("key", key), ("value", value)):
-        validate.finite(name, x)
     return {"query": query, "key": key, "value": value, "block_size": block_size, "causal": causal}
 
 
@@ -416,6 +399,5 @@ def __getattr__(name: str):
             raise ImportError(message)
 
         taught.__module__ = "helpers.lessons.flash_attention_gpu"
-    bound = validate.checked(taught, _flash_arguments, name="flash_attention")
-    globals()["flash_attention"] = bound
+    globals()["flash_attention"] = bound = validate.checked(taught, _flash_arguments, name="flash_attention")
     return bound

@@ -1,10 +1,9 @@
 """Notebook 14 on a machine without Triton: one clear sentence, and the cells that need it skipped.
 
 Triton ships wheels for Linux only, x86_64 and aarch64 (PyPI's torch 2.13.0 requires triton 3.7.1 there). On macOS and
-Windows ``import triton`` fails; notebook 14 calls ``triton_or_skip()`` in its setup cell, which then
-rewrites every later cell that needs Triton (directly, or through a name such a cell defined) into a
-one-line note, so "Run All" runs the prose, the tile map, the exercises and the stored results with no
-traceback.
+Windows ``import triton`` fails; notebook 14 calls ``triton_or_skip()`` in its setup cell, which then rewrites every
+later cell that needs Triton (directly, or through a name such a cell defined) into a one-line note, so "Run All" runs
+the prose, the tile map, the exercises and the stored results with no traceback.
 """
 
 from __future__ import annotations
@@ -29,9 +28,8 @@ def triton_missing_message() -> str:
 
 
 def _names(tree: ast.Module) -> tuple[set[str], set[str], set[str], set[str], set[str]]:
-    """(names the cell reads, names bound anywhere in it (locals and parameters too), names it assigns
-    or defines at the top level, names it imports from other modules than Triton, modules it imports)
-    of one parsed cell."""
+    """(names the cell reads, names bound anywhere in it (locals and parameters too), names it assigns or defines at the
+    top level, names it imports from other modules than Triton, modules it imports) of one parsed cell."""
     read, bound, modules = set(), set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -60,9 +58,8 @@ def _names(tree: ast.Module) -> tuple[set[str], set[str], set[str], set[str], se
 
 
 class SkipCellsWithoutTriton:
-    """An IPython input transformer: a cell that imports Triton, or reads a name that only a skipped
-    cell defines (and does not bind itself), becomes a print of one note; its own names join the
-    missing ones."""
+    """An IPython input transformer: a cell that imports Triton, or reads a name that only a skipped cell defines (and
+    does not bind itself), becomes a print of one note; its own names join the missing ones."""
 
     def __init__(self):
         self.missing = {"triton", "tl"}
@@ -93,16 +90,14 @@ def triton_or_skip() -> bool:
     try:
         import triton  # noqa: F401
     except ImportError:
-        pass
+        print(triton_missing_message())
     else:
         return True
-    print(triton_missing_message())
     print("커널 셀은 건너뛰고 설명, 타일 지도, 연습문제, 저장된 결과만 실행합니다.")
     try:
         from IPython import get_ipython
     except ImportError:
         return False
-    shell = get_ipython()
-    if shell is not None:
+    if (shell := get_ipython()) is not None:
         shell.input_transformers_post.append(SkipCellsWithoutTriton())
     return False

@@ -89,12 +89,8 @@ def attention_heatmap(
     )
     # long word labels overlap unless tilted; numbers and single characters do not
     tilt = key_labels is not None and t_k > 5 and max(len(str(label)) for label in key_labels) > 2
-    ax.set_xticks(
-        np.arange(t_k) + 0.5,
-        key_labels if key_labels is not None else range(t_k),
-        rotation=45 if tilt else 0,
-        ha="right" if tilt else "center",
-    )
+    x_labels = key_labels if key_labels is not None else range(t_k)
+    ax.set_xticks(np.arange(t_k) + 0.5, x_labels, rotation=45 if tilt else 0, ha="right" if tilt else "center")
     ax.set_yticks(np.arange(t_q) + 0.5, query_labels if query_labels is not None else range(t_q), rotation=0)
     ax.set_xlabel("키(key)")
     ax.set_ylabel("쿼리(query)")

@@ -48,10 +48,8 @@ def positive_real(name: str, x) -> float:
 
 def probability(name: str, p, *, allow_one: bool = False) -> float:
     """p as a float in [0, 1) (or [0, 1] with ``allow_one``); ValueError otherwise (bools too)."""
-    interval = "[0, 1]" if allow_one else "[0, 1)"
-    ok = not isinstance(p, bool) and isinstance(p, numbers.Real) and 0 <= p and (p <= 1 if allow_one else p < 1)
-    if not ok:
-        raise ValueError(f"{name} must be a number in {interval}, got {p!r}")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0 <= p and (p <= 1 if allow_one else p < 1)):
+        raise ValueError(f"{name} must be a number in {'[0, 1]' if allow_one else '[0, 1)'}, got {p!r}")
     return float(p)
 
 
@@ -102,10 +100,9 @@ def _public(signature: inspect.Signature, first: str | None = None) -> inspect.S
 
 
 def checked_module(taught: type, *, name: str, init, forward, doc: str, **members) -> type:
-    """The lesson module class ``taught`` behind input checks: a subclass named ``name`` whose
-    ``__init__`` and ``forward`` first run ``init(*args, **kwargs)`` / ``forward(self, *args, **kwargs)``,
-    each returning the keyword arguments for the lesson's own method. ``members`` (e.g. a classmethod)
-    are added as they are."""
+    """The lesson module class ``taught`` behind input checks: a subclass named ``name`` whose ``__init__`` and
+    ``forward`` first run ``init(*args, **kwargs)`` / ``forward(self, *args, **kwargs)``, each returning the keyword
+    arguments for the lesson's own method. ``members`` (e.g. a classmethod) are added as they are."""
 
     def __init__(self, *args, **kwargs):
         taught.__init__(self, **init(*args, **kwargs))
@@ -113,11 +110,9 @@ def checked_module(taught: type, *, name: str, init, forward, doc: str, **member
     def checked_forward(self, *args, **kwargs):
         return taught.forward(self, **forward(self, *args, **kwargs))
 
-    init_signature = inspect.signature(init)
+    signature = inspect.signature(init)
     self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    __init__.__signature__ = _public(
-        init_signature.replace(parameters=[self_param, *init_signature.parameters.values()])
-    )
+    __init__.__signature__ = _public(signature.replace(parameters=[self_param, *signature.parameters.values()]))
     checked_forward.__name__, checked_forward.__doc__ = "forward", forward.__doc__
     checked_forward.__signature__ = _public(inspect.signature(forward), first="self")  # forward's first: the module
     namespace = {"__init__": __init__, "forward": checked_forward, "__doc__": doc, "__module__": init.__module__}

@@ -85,10 +85,7 @@ def _steps(widget):
         if isinstance(widget, widgets.FloatSlider):  # inside the bounds (a bound may have more digits: pi)
             return count, lambda k: min(max(round(low + k * step, 12), low), high), lambda v: round((v - low) / step)
         base = widget.base
-
-        def value_at(k):
-            return min(max(float(f"{base ** (low + k * step):.12g}"), base**low), base**high)
-
+        value_at = lambda k: min(max(float(f"{base ** (low + k * step):.12g}"), base**low), base**high)
         return count, value_at, lambda v: round((math.log(v, base) - low) / step)
     return None
 
@@ -158,12 +155,8 @@ def _overflow(figure: Figure) -> tuple[dict[str, float], list[str]]:
             sides[side] = max(sides[side], px)
 
     for name, text in _figure_texts(figure):
-        if not text.get_visible() or not text.get_text().strip():
-            continue
-        axes = text.axes
-        if axes is not None and not axes.get_visible():
-            continue
-        measure(f"{name} {text.get_text()!r}", text.get_window_extent(renderer))
+        if text.get_visible() and text.get_text().strip() and (text.axes is None or text.axes.get_visible()):
+            measure(f"{name} {text.get_text()!r}", text.get_window_extent(renderer))
     # A legend's frame too, not only its texts: the box around them must stay on the canvas as well.
     legends = [(ax.get_legend(), ax.get_visible()) for ax in figure.axes] + [(lg, True) for lg in figure.legends]
     for legend, shown in legends:
@@ -200,9 +193,8 @@ def fit_figure(figure: Figure, pad: float = FIT_PAD, *, drawn: bool = False) -> 
 
 
 class _GlyphRecorder:
-    """Stands in for Agg's C renderer while one text is drawn: records the glyph images drawn (the only
-    thing matplotlib's Agg text drawing does to it) and passes them on. Any other use marks the text as
-    not replayable."""
+    """Stands in for Agg's C renderer while one text is drawn: records the glyph images drawn (the only thing
+    matplotlib's Agg text drawing does to it) and passes them on. Any other use marks the text as not replayable."""
 
     def __init__(self, real):
         self.real, self.glyphs, self.replayable = real, [], True
@@ -247,8 +239,7 @@ class _TextCachingRenderer(RendererAgg):
         language = mtext.get_language() if mtext is not None else None
         key = (s, _font_key(prop), angle, x, y, gc.get_antialiased(), tuple(features) if features else None, language)
         cache = self.__dict__.setdefault("_course_glyphs", {})
-        glyphs = cache.get(key)
-        if glyphs is None:
+        if (glyphs := cache.get(key)) is None:
             real = self._renderer
             self._renderer = recorder = _GlyphRecorder(real)
             try:
@@ -375,9 +366,8 @@ def _unmarked_state(artist, leaf: bool) -> tuple | None:
 
 
 def _tick_key(axis) -> tuple:
-    """An axis's tick places, labels and offset text as its locator and formatter give them now: a locator
-    or formatter changed in place (locator_params, ticklabel_format, a FuncFormatter reading the values)
-    marks nothing stale."""
+    """An axis's tick places, labels and offset text as its locator and formatter give them now: a locator or formatter
+    changed in place (locator_params, ticklabel_format, a FuncFormatter reading the values) marks nothing stale."""
     key = ()
     for which in (axis.major, axis.minor):
         locs = np.asarray(which.locator(), float)
@@ -513,8 +503,7 @@ def _painting_alone(renderer, rgba: np.ndarray):
     real = renderer._renderer
     paints = renderer._renderer = _Paints(real, rgba)
     bound = {n: renderer.__dict__[n] for n in _Paints.NAMES if n in renderer.__dict__}
-    for name in bound:
-        setattr(renderer, name, getattr(paints, name))
+    renderer.__dict__.update({name: getattr(paints, name) for name in bound})
     try:
         yield paints
     finally:
@@ -556,9 +545,7 @@ def _dependents(figure: Figure) -> list:
     from matplotlib.patches import ConnectionPatch, FancyArrowPatch, Shadow
 
     def free(coords) -> bool:
-        if isinstance(coords, tuple):
-            return all(free(c) for c in coords)
-        return isinstance(coords, str | Transform)
+        return all(free(c) for c in coords) if isinstance(coords, tuple) else isinstance(coords, str | Transform)
 
     def default_clip(a):  # the axes box an artist is clipped to by default (a figure's axes is a list)
         return getattr(a.axes, "patch", None) if isinstance(a.axes, Axes) else None
@@ -692,8 +679,7 @@ class Explorer:
         self.last = None  # what update() returned for the last values (tests and notebooks read it)
         # Shown at the figure's own pixel width (never wider than its cell or slide), so a small
         # figure is not stretched to the slide's width in the static decks.
-        width = f"{round(figure.get_figwidth() * self.dpi)}px"
-        layout = widgets.Layout(width=width, max_width="100%")
+        layout = widgets.Layout(width=f"{round(figure.get_figwidth() * self.dpi)}px", max_width="100%")
         with warnings.catch_warnings():  # ipywidgets 8.1.2's add_traits (anywidget's __init__) uses a deprecated call
             warnings.simplefilter("ignore", DeprecationWarning)
             self.image = _picture_class()(controls=list(self.controls.values()), layout=layout)
@@ -706,10 +692,8 @@ class Explorer:
         if self.fitted:
             self._forget_shown()
             self._show(self.values, self._remember(self.values, self.render_png()))
-        if os.environ.get(CHECK_ENV) == "1":
-            outside = _overflow(figure)[1]
-            if outside:
-                raise ValueError(f"explorer text leaves the canvas: {'; '.join(outside)}")
+        if os.environ.get(CHECK_ENV) == "1" and (outside := _overflow(figure)[1]):
+            raise ValueError(f"explorer text leaves the canvas: {'; '.join(outside)}")
         if os.environ.get(FRAMES_ENV):  # the site build (tools/explorer_frames.py): never in a learner's kernel
             from tools.explorer_export import export_frames
 
@@ -742,8 +726,7 @@ class Explorer:
 
     def set(self, **values) -> None:
         """Move controls as a learner would (each change redraws once, through the observer)."""
-        unknown = set(values) - set(self.controls)
-        if unknown:
+        if unknown := set(values) - set(self.controls):
             raise KeyError(f"unknown control(s) {sorted(unknown)}; this explorer has {sorted(self.controls)}")
         for name, value in values.items():
             self.controls[name].value = value
@@ -790,8 +773,7 @@ class Explorer:
 
     def _remember(self, values: dict, png: bytes) -> bytes:
         if (key := self._shown_key(values)) is not None:
-            old = self._shown.pop(key, None)
-            self._shown_bytes += len(png) - (len(old) if old is not None else 0)
+            self._shown_bytes += len(png) - len(self._shown.pop(key, b""))
             self._shown[key] = png
             while self._shown_bytes > self.MAX_SHOWN_BYTES and self._shown:
                 self._shown_bytes -= len(self._shown.popitem(last=False)[1])
@@ -828,10 +810,9 @@ class Explorer:
             self.image.size, self.image.key, self.image.value = self._size(), self._front_key(values), png
 
     def render_png(self, full: bool = False) -> bytes:
-        """The figure as PNG: the Agg canvas redrawn in place, encoded with low compression (encoding
-        time matters more than bytes on a local kernel; savefig draws the same pixels, compressed
-        harder). Only what update() changed is redrawn over a kept background where that gives the
-        same pixels (`_blit`); `full` draws the whole figure."""
+        """The figure as PNG: the Agg canvas redrawn in place, encoded with low compression (encoding time matters more
+        than bytes on a local kernel; savefig draws the same pixels, compressed harder). Only what update() changed is
+        redrawn over a kept background where that gives the same pixels (`_blit`); `full` draws the whole figure."""
         with _DRAWING:
             canvas = self.figure.canvas  # read under the lock: a savefig to another format swaps it meanwhile
             self._mark_unmarked_changes()
@@ -863,8 +844,7 @@ class Explorer:
         kept, leaves = {}, _tree(self.figure)
         for artist in _artists(self.figure):
             artist.stale = False
-            state = _unmarked_state(artist, id(artist) in leaves)
-            if state is not None:
+            if (state := _unmarked_state(artist, id(artist) in leaves)) is not None:
                 kept[id(artist)] = (artist, state)
         self._unmarked = kept
 
@@ -887,8 +867,7 @@ class Explorer:
 
     def _on_change(self, change) -> None:
         moved = change["owner"]
-        hand = bool(moved._property_lock)  # moved by a hand in a front end (ipywidgets' set_state), not by code
-        steps = _steps(moved) if hand else None
+        steps = _steps(moved) if moved._property_lock else None  # moved by a hand (ipywidgets' set_state), not by code
         snapped = change["new"]
         if steps and isinstance(snapped, float):  # a front end's float (0.30000000000000004): the step's value
             value = steps[1](min(max(steps[2](snapped), 0), steps[0] - 1))
@@ -1018,11 +997,10 @@ class Explorer:
         return key + (tuple(lg._loc for lg in figure.legends),)
 
     def _changed(self) -> list[int] | None:
-        """The places in the last whole draw's order of the leaves to draw again, or None: draw whole (the
-        first frame of a layout, a layout engine that may move axes). Kept pixels holding a changed leaf are
-        dropped. Leaves placed from others count as changed whenever anything is; an axes' titles whenever
-        one of them or an axis they are placed from changed (Axes.draw places them together, from tick labels:
-        `_title_axes`)."""
+        """The places in the last whole draw's order of the leaves to draw again, or None: draw whole (the first frame
+        of a layout, a layout engine that may move axes). Kept pixels holding a changed leaf are dropped. Leaves placed
+        from others count as changed whenever anything is; an axes' titles whenever one of them or an axis they are
+        placed from changed (Axes.draw places them together, from tick labels: `_title_axes`)."""
         layout = self._layout_key()
         if layout is None or layout != self._layout or not self._order:
             self._layout, self._parts = layout, {}
@@ -1061,16 +1039,11 @@ class Explorer:
         """canvas.draw(), recording the leaves in the order it draws them (`_blit` draws in that order)."""
         leaves, order = _tree(self.figure), []
 
-        def recorder(leaf):
-            real = leaf.draw
+        def record(leaf, real, renderer):
+            order.append(leaf)
+            return real(renderer)
 
-            def draw(renderer):
-                order.append(leaf)
-                return real(renderer)
-
-            return draw
-
-        with _drawing_as({k: (leaf, recorder(leaf)) for k, (leaf, _) in leaves.items()}):
+        with _drawing_as({k: (leaf, functools.partial(record, leaf, leaf.draw)) for k, (leaf, _) in leaves.items()}):
             canvas.draw()
         self._order, self._chains = order, [leaves[id(leaf)][1] for leaf in order]
         self._ticks = {id(leaf): _tick_key(leaf) for leaf in order if isinstance(leaf, Axis)}  # as just drawn
@@ -1165,8 +1138,7 @@ class Explorer:
             self._draw_some(renderer, dict.fromkeys(range(first)), clear=True)
             self._parts[("before", first)] = rgba.copy()
         kept = [k for k in range(first, len(self._order)) if k not in now]
-        missing = [k for k in kept if ("leaf", k) not in self._parts]
-        if missing:
+        if missing := [k for k in kept if ("leaf", k) not in self._parts]:
             self._layers(renderer, rgba, missing)
         if any(("leaf", k) not in self._parts for k in kept):  # recorded, but not drawn now: the order changed
             return False
