@@ -700,6 +700,10 @@ class Explorer:
             export_frames(self, os.environ[FRAMES_ENV])
         elif os.environ.get(CHECK_ENV) != "1":  # there every blit is compared with a whole draw anyway
             self._prime()
+            with contextlib.suppress(RuntimeError):  # in a kernel: a selector's or checkbox's other values, ahead
+                loop = asyncio.get_running_loop()
+                self._queue = self._values_near(self.values, None, None, 0, 0)
+                self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)
         for widget in self.controls.values():  # last: an explorer whose construction failed leaves no listener
             if hasattr(widget, "continuous_update"):
                 widget.continuous_update = True
@@ -917,9 +921,9 @@ class Explorer:
     def _values_near(self, shown: dict, name: str, steps: tuple, here: int, ahead: int):
         """The values a hand may reach next: the moved control's value as far again and a step either side of
         it (an unsteady hand), then the values one step away of each other control that is not a slider (a
-        selector, a checkbox: a slider's next move, SelectionSlider's too, is seldom one step)."""
+        selector, a checkbox: a slider's next move, SelectionSlider's too, is seldom one step). name None: only these."""
         way = 1 if ahead >= here else -1
-        near = [(name, steps, k) for k in (ahead, ahead + way, ahead - way)]
+        near = [(name, steps, k) for k in (ahead, ahead + way, ahead - way)] if name else []
         for other, widget in self.controls.items():  # a position off the list: nothing near it
             with contextlib.suppress(ValueError, TypeError, ArithmeticError):
                 if other != name and "Slider" not in type(widget).__name__ and (listed := _steps(widget)):

@@ -10,6 +10,7 @@ come in. tests/test_browser.py (`test_a_kept_frame_shows_while_the_kernel_is_bus
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import math
@@ -71,6 +72,51 @@ def test_every_frame_the_kernel_draws_reaches_the_front_end_with_its_key():
         assert buffers == [ex._shown[ex._shown_key({"n": n})]]
     ex._forget_shown()
     assert sent[-1] == ({"forget": True}, None)
+
+
+def test_an_explorer_built_in_a_kernel_draws_its_selectors_other_options_ahead(monkeypatch):
+    """Built where an event loop runs (a kernel's cell), an explorer draws ahead, after the cell, the values one
+    step away of each selector and checkbox and sends them to the front end: a hand's first switch shows a kept
+    frame. A slider's neighbours are left to the hand's moves; with no loop (a script) nothing is drawn ahead."""
+    monkeypatch.delenv("COURSE_CHECK_FIGURES", raising=False)  # as in a learner's kernel
+
+    def build():
+        return tiny(
+            {
+                "n": widgets.IntSlider(value=4, min=0, max=9),
+                "which": widgets.Dropdown(options=["a", "b", "c"], value="b"),
+                "on": widgets.Checkbox(value=False),
+            }
+        )
+
+    async def in_a_kernel():
+        ex, sent = build(), []
+        ex.image.send = lambda content, buffers=None: sent.append((content, buffers))
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if len(sent) == 3:
+                break
+        return ex, sent
+
+    ex, sent = asyncio.run(in_a_kernel())
+    assert [json.loads(content["keep"])[1] for content, _ in sent] == [
+        [4, [2, "c"], False],
+        [4, [0, "a"], False],
+        [4, [1, "b"], True],
+    ]
+    assert all(
+        buffers == [ex._shown[ex._shown_key(v)]]
+        for (_, buffers), v in zip(
+            sent,
+            [
+                {"n": 4, "which": "c", "on": False},
+                {"n": 4, "which": "a", "on": False},
+                {"n": 4, "which": "b", "on": True},
+            ],
+        )
+    )
+    assert ex.values == {"n": 4, "which": "b", "on": False} and ex.png == ex._shown[ex._shown_key(ex.values)]
+    assert build().drawn_ahead == 0
 
 
 FLOATS = [(0.0, 1.0, 0.1), (0.5, 5.0, 0.1), (8.0, 20.0, 0.5), (-3.0, 3.0, 0.05), (0.0, math.pi, 0.3)]
