@@ -54,90 +54,105 @@ export function heldValue(control) {
 }
 
 export default {
-  async render({ model, el, host }) {
-    // ipywidgets writes a reference to a widget as IPY_MODEL_<id>; anywidget's host reads anywidget:<id>
-    const ids = model.get("controls").map((ref) => `anywidget:${ref.replace(/^IPY_MODEL_/, "")}`);
-    const controls = await Promise.all(ids.map((ref) => host.getModel(ref)));
+  async render({ model, el, host, signal }) {
     const img = document.createElement("img");
     img.style.cssText = "display: block; width: 100%; height: auto;";
     el.appendChild(img);
 
-    const frames = new Map(); // key -> {url, size}, least recently used first
+    const frames = new Map(); // frame key -> {url, bytes}, least recently used first
     let kept = 0;
-    let shown = null; // {key, url} of the frame in img
+    let shown = null; // {key, frame} in img; key null: a frame the view cannot key
+    let controls = []; // the controls' models once found; until then every frame is unkeyed
 
     const keyNow = () => {
       const values = controls.map(heldValue);
-      return values.includes(undefined) ? null : JSON.stringify([model.get("size"), values]);
+      return !controls.length || values.includes(undefined) ? null : JSON.stringify([model.get("size"), values]);
     };
     const canonical = (key) => (key ? JSON.stringify(JSON.parse(key)) : null); // the kernel's floats as JS writes them
+    const bytesOf = (view) => new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+    const same = (a, b) => a.byteLength === b.byteLength && a.every((x, i) => x === b[i]);
+    const frameOf = (bytes) => ({ url: URL.createObjectURL(new Blob([bytes], { type: "image/png" })), bytes });
 
     const drop = (key) => {
       const frame = frames.get(key);
       frames.delete(key);
-      kept -= frame.size;
-      if (!shown || shown.url !== frame.url) URL.revokeObjectURL(frame.url);
+      kept -= frame.bytes.byteLength;
+      if (!shown || shown.frame !== frame) URL.revokeObjectURL(frame.url);
     };
-    const keep = (key, buffer) => {
+    const put = (key, frame) => {
       if (frames.has(key)) drop(key);
-      const url = URL.createObjectURL(new Blob([buffer], { type: "image/png" }));
-      frames.set(key, { url, size: buffer.byteLength });
-      kept += buffer.byteLength;
+      frames.set(key, frame);
+      kept += frame.bytes.byteLength;
       for (const old of frames.keys()) {
         if (kept <= KEEP_BYTES) break;
         if (old !== key) drop(old);
       }
-      return url;
+      return frame;
     };
-    const show = (key, url) => {
-      if (shown && shown.url !== url && ![...frames.values()].some((f) => f.url === shown.url)) {
-        URL.revokeObjectURL(shown.url); // a frame no longer kept (or never keyed)
-      }
-      shown = { key, url };
-      img.src = url;
+    const show = (key, frame) => {
+      if (shown && shown.frame !== frame && frames.get(shown.key) !== shown.frame) URL.revokeObjectURL(shown.frame.url);
+      shown = { key, frame };
+      img.src = frame.url;
     };
 
-    // A frame from the kernel: kept under its key; shown if it is for the values now set, or if the view has
-    // no frame for those (a drag ahead of the kernel then shows the kernel's frames as they come, as before).
+    // A frame from the kernel: kept under its key; shown if it is for the values now set (it replaces what the view
+    // showed from memory unless the bytes are the same), or if the view has no frame for those values (a drag ahead
+    // of the kernel then shows the kernel's frames as they come).
     const fromKernel = () => {
-      const key = canonical(model.get("key"));
-      const buffer = model.get("value");
-      if (!buffer || !buffer.byteLength) return;
-      const now = keyNow();
-      if (key !== null && shown && shown.key === key && key === now) return; // shown already, from memory
-      const url = key !== null ? keep(key, buffer) : URL.createObjectURL(new Blob([buffer], { type: "image/png" }));
-      if (key === now || now === null || !frames.has(now)) show(key, url);
+      const view = model.get("value");
+      if (!view || !view.byteLength) return;
+      const [key, bytes, now] = [canonical(model.get("key")), bytesOf(view), keyNow()];
+      if (key !== now && now !== null && frames.has(now)) {
+        if (key !== null) put(key, frameOf(bytes));
+      } else if (key !== null && shown && shown.key === key && same(shown.frame.bytes, bytes)) {
+        if (frames.get(key) !== shown.frame) put(key, shown.frame); // on screen already: kept again after a forget
+      } else {
+        show(key, key !== null ? put(key, frameOf(bytes)) : frameOf(bytes));
+      }
     };
     // A hand (or the kernel) moved a control: the frame for the new values, if kept.
     const moved = () => {
       const now = keyNow();
-      if (now === null || (shown && shown.key === now) || !frames.has(now)) return;
-      const frame = frames.get(now);
+      const frame = now !== null && frames.get(now);
+      if (!frame || (shown && shown.frame === frame)) return;
       frames.delete(now); // most recently used
       frames.set(now, frame);
-      show(now, frame.url);
+      show(now, frame);
+    };
+    const forget = () => {
+      for (const key of [...frames.keys()]) drop(key);
     };
     const custom = (message, buffers) => {
       if (message.forget) {
-        for (const key of [...frames.keys()]) drop(key);
+        forget();
       } else if (message.keep && buffers && buffers.length) {
-        keep(canonical(message.keep), buffers[0]);
+        const key = canonical(message.keep);
+        const frame = put(key, frameOf(bytesOf(buffers[0])));
+        if (key === keyNow() && !(shown && shown.key === key)) show(key, frame);
       }
+    };
+    const cleanup = () => {
+      forget();
+      if (shown) URL.revokeObjectURL(shown.frame.url);
     };
 
     fromKernel();
     model.on("change:value", fromKernel);
     model.on("msg:custom", custom);
+    try {
+      // ipywidgets writes a reference to a widget as IPY_MODEL_<id>; anywidget's host reads anywidget:<id>
+      const ids = model.get("controls").map((ref) => `anywidget:${ref.replace(/^IPY_MODEL_/, "")}`);
+      const found = await Promise.all(ids.map((ref) => host.getModel(ref)));
+      if (signal && signal.aborted) return cleanup(); // the view was closed meanwhile
+      controls = found;
+    } catch (error) {
+      console.warn("explorer picture: controls not found; every frame waits for the kernel", error);
+    }
     for (const control of controls) {
       control.on("change:value", moved);
       control.on("change:index", moved);
-      control.on("change:_options_labels", () => {
-        for (const key of [...frames.keys()]) drop(key); // an index may now name another option
-      });
+      control.on("change:_options_labels", forget); // an index may now name another option
     }
-    return () => {
-      for (const key of [...frames.keys()]) drop(key);
-      if (shown) URL.revokeObjectURL(shown.url);
-    };
+    return cleanup;
   },
 };

@@ -708,6 +708,8 @@ class Explorer:
             if hasattr(widget, "continuous_update"):
                 widget.continuous_update = True
             widget.observe(self._on_change, names="value")
+            if hasattr(widget, "_options_values"):  # the front end keys a selector by index and label: forget
+                widget.observe(lambda _: self.image.send({"forget": True}), names="options")
 
     def _prime(self) -> None:
         """The first blit's work done while the cell runs, not on a hand's first move (two or three whole draws):
@@ -795,11 +797,9 @@ class Explorer:
         for name, widget in self.controls.items():
             value, kind = values[name], widget._model_name.removesuffix("Model")
             if hasattr(widget, "_options_values"):
-                try:
-                    index = list(widget._options_values).index(value)
-                except ValueError:
+                if value not in (options := list(widget._options_values)):
                     return ""
-                held.append([index, widget._options_labels[index]])
+                held.append([(index := options.index(value)), widget._options_labels[index]])
             elif kind not in _FRONT_KINDS or not (isinstance(value, bool) or math.isfinite(value)):
                 return ""
             else:
@@ -870,10 +870,10 @@ class Explorer:
         return b"\x89PNG\r\n\x1a\n" + body
 
     def _on_change(self, change) -> None:
-        moved = change["owner"]
-        steps = _steps(moved) if moved._property_lock else None  # moved by a hand (ipywidgets' set_state), not by code
-        snapped = change["new"]
-        if steps and isinstance(snapped, float):  # a front end's float (0.30000000000000004): the step's value
+        moved, snapped, steps = change["owner"], change["new"], _steps(change["owner"])
+        hand = bool(moved._property_lock)  # moved by a hand (ipywidgets' set_state), not by code
+        # A float a step's value but for rounding (a front end's, code's 0.1 * 3) becomes it (explorer_picture.js too)
+        if steps and isinstance(snapped, float) and math.isfinite(snapped):
             value = steps[1](min(max(steps[2](snapped), 0), steps[0] - 1))
             snapped = value if math.isclose(value, snapped, rel_tol=1e-9, abs_tol=1e-12) else snapped
         # Under the drawing lock (every explorer's): a change that came while this handler waited for it (a cell
@@ -888,7 +888,7 @@ class Explorer:
                 moved.value = snapped  # this runs for it; the front end gets the value back)
             if self.renders == renders:  # not snapped, or snapping came to no change
                 self.redraw()
-            if steps:
+            if steps and hand:
                 self._draw_ahead(moved, change["old"], steps)
 
     # A hand mostly moves a control on the same way at the same speed (a key press: one step). After a front end's

@@ -119,17 +119,18 @@ def test_an_explorer_built_in_a_kernel_draws_its_selectors_other_options_ahead(m
     assert build().drawn_ahead == 0
 
 
-FLOATS = [(0.0, 1.0, 0.1), (0.5, 5.0, 0.1), (8.0, 20.0, 0.5), (-3.0, 3.0, 0.05), (0.0, math.pi, 0.3)]
+FLOATS = [(0.0, 1.0, 0.1), (0.5, 5.0, 0.1), (8.0, 20.0, 0.5), (-3.0, 3.0, 0.05), (0.0, math.pi, 0.3), (0.0, 2.0, 1 / 3)]
 LOGS = [(10.0, -3.0, 1.0, 0.05), (10.0, 0.0, 2.0, 0.05), (2.0, -4.0, 4.0, 0.25)]
 
 
 def hand_values(low: float, high: float, step: float) -> list[float]:
-    """Floats a front end may send for a slider: low + k*step as a browser computes it, and its neighbours."""
+    """Floats a front end may send for a slider: low + k*step as a browser computes it, its neighbours, and a value
+    typed into the readout off the steps."""
     count = math.floor((high - low) / step + 1e-9) + 1
     out = []
     for k in range(count):
         v = low + k * step
-        out += [v, np.nextafter(v, math.inf), np.nextafter(v, -math.inf), round(v, 12)]
+        out += [v, np.nextafter(v, math.inf), np.nextafter(v, -math.inf), round(v, 12), v + 0.4 * step]
     return [float(v) for v in out if low <= v <= high]
 
 
@@ -190,51 +191,68 @@ def run_in_chromium(script: str, arg: dict):
             page.close()
 
 
-# The view against a stand-in model and host: `kernel(key, name)` is a frame from the kernel (the value
-# trait with its key), `move(i, value)` a control's new value (a hand's or the kernel's), `ahead(key, name)`
-# a frame drawn ahead, `forget()`; `shown()` the name of the frame in the <img> (each frame's bytes are its name).
+# The view against a stand-in model and host: `kernel(n, i, name)` is a frame from the kernel (the value trait
+# with its key, written as Python writes it: n is a FloatSlider's float, 1.0), `move(c, value)` a control's new
+# value (a hand's or the kernel's), `ahead(n, i, name)` a frame drawn ahead, `forget`, `options` (the selector's
+# labels change); `shown` logs the name of the frame in the <img> (each frame's bytes are its name, padded with
+# zeros to `pad` bytes), `urls` the number of blob URLs alive, `close` runs the view's cleanup.
 VIEW = """async ({module, steps}) => {
+  let live = 0;
+  const create = URL.createObjectURL, revoke = URL.revokeObjectURL;
+  URL.createObjectURL = (blob) => { live += 1; return create(blob); };
+  URL.revokeObjectURL = (url) => { live -= 1; return revoke(url); };
   const view = (await import(module)).default;
   const listeners = (state) => {
     const on = {};
     return {
       get: (name) => state[name],
       on: (name, callback) => { (on[name] = on[name] || []).push(callback); },
-      set(name, value, ...args) { state[name] = value; for (const cb of on[`change:${name}`] || []) cb(); },
+      set(name, value) { state[name] = value; for (const cb of on[`change:${name}`] || []) cb(); },
       trigger(name, ...args) { for (const cb of on[name] || []) cb(...args); },
     };
   };
-  const bytes = (name) => new TextEncoder().encode(name);
-  const controls = [listeners({_model_name: 'IntSliderModel', value: 0, min: 0, max: 9, step: 1}),
+  const bytes = (name, pad = 0) => {
+    const text = new TextEncoder().encode(name), out = new Uint8Array(Math.max(pad, text.length));
+    out.set(text);
+    return new DataView(out.buffer);
+  };
+  const controls = [listeners({_model_name: 'FloatSliderModel', value: 0, min: 0, max: 9, step: 1}),
                     listeners({_model_name: 'DropdownModel', index: 0, _options_labels: ['a', 'b']})];
-  const key = (n, i, size = 'S') => JSON.stringify([size, [n, [i, 'ab'[i]]]]);
-  const model = listeners({controls: ['IPY_MODEL_c0', 'IPY_MODEL_c1'], size: 'S', key: key(0, 0),
-                           value: new DataView(bytes('A').buffer)});
-  const host = {getModel: async (ref) => controls[Number(ref.slice('anywidget:c'.length))]};
+  const key = (n, i, size = 'S') => `["${size}", [${n}.0, [${i}, "${'ab'[i]}"]]]`;  // json.dumps's way
+  const model = listeners({controls: ['IPY_MODEL_c0', 'IPY_MODEL_c1'], size: 'S', key: key(0, 0), value: bytes('A')});
+  const host = {getModel: async (ref) => {  // as anywidget's host: anywidget:<id> only
+    if (!ref.startsWith('anywidget:')) throw new Error(`[anywidget] Invalid widget reference: ${ref}`);
+    return controls[Number(ref.slice('anywidget:c'.length))];
+  }};
   const el = document.createElement('div');
   document.body.appendChild(el);
-  await view.render({model, el, host});
+  const cleanup = await view.render({model, el, host});
   const img = el.querySelector('img');
-  const shown = async () => new TextDecoder().decode(await (await fetch(img.src)).arrayBuffer());
+  const shown = async () => new TextDecoder().decode(await (await fetch(img.src)).arrayBuffer()).replace(/\\0+$/, '');
   const log = [];
   for (const [what, ...args] of steps) {
     if (what === 'kernel') {  // a frame from the kernel: value and key in one message, like hold_sync
-      const [n, i, name, size] = args;
+      const [n, i, name, size, pad] = args;
       model.set('size', size || 'S');
-      model.set('key', n === null ? '' : key(n, i, size));
-      model.set('value', new DataView(bytes(name).buffer));
+      model.set('key', n === null ? '' : key(n, i, size || 'S'));
+      model.set('value', bytes(name, pad));
     } else if (what === 'move') {
       const [c, value] = args;
       controls[c].set(c === 0 ? 'value' : 'index', value);
     } else if (what === 'ahead') {
-      const [n, i, name] = args;
-      model.trigger('msg:custom', {keep: key(n, i)}, [new DataView(bytes(name).buffer)]);
+      const [n, i, name, pad] = args;
+      model.trigger('msg:custom', {keep: key(n, i)}, [bytes(name, pad)]);
     } else if (what === 'forget') {
       model.trigger('msg:custom', {forget: true}, []);
     } else if (what === 'options') {
       controls[1].set('_options_labels', ['a', 'b', 'c']);
     } else if (what === 'shown') {
       log.push(await shown());
+    } else if (what === 'urls') {
+      log.push(`urls ${live}`);
+    } else if (what === 'close') {
+      cleanup();
+      log.push(`urls ${live}`);
     }
   }
   return log;
@@ -310,3 +328,83 @@ def test_the_view_forgets_what_may_no_longer_be_true():
         ["shown"],
     ]
     assert view_log(steps) == ["A", "A", "A", "A2", "G", "G", "H", "H"]
+
+
+def test_the_kernels_frame_for_the_values_set_replaces_the_views_own():
+    """A key may come to stand for another picture (a selector's options changed by code keep their labels; an
+    update whose picture depends on more than the controls): the kernel's frame for the values now set wins."""
+    steps = [
+        ["kernel", 1, 0, "B"],
+        ["move", 0, 1],
+        ["shown"],  # B, from the view's frames
+        ["move", 0, 0],
+        ["kernel", 1, 0, "B2"],
+        ["move", 0, 1],
+        ["shown"],  # B2 replaced B while the hand was away
+        ["kernel", 1, 0, "B3"],
+        ["shown"],  # the kernel redrew n=1 differently: B3, although B2 was kept
+        ["kernel", 1, 0, "B3"],
+        ["shown"],  # the same bytes again: nothing to do
+        ["forget"],
+        ["kernel", 1, 0, "B3"],
+        ["move", 0, 0],
+        ["move", 0, 1],
+        ["shown"],  # kept again after a forget
+        ["move", 0, 5],
+        ["shown"],
+        ["ahead", 5, 0, "F"],
+        ["shown"],  # drawn ahead for the values set: shown
+        ["kernel", None, 0, "U"],
+        ["shown"],  # an unkeyed frame while a kept one is shown: not shown, no URL made
+        ["urls"],
+        ["close"],
+    ]
+    assert view_log(steps) == ["B", "B2", "B3", "B3", "B3", "B3", "F", "F", "urls 2", "urls 0"]  # B3 and F kept
+
+
+def test_the_view_keeps_at_most_32_mib_and_revokes_what_it_drops():
+    big = 12 * 2**20
+    steps = [
+        *(["kernel", n, 0, f"P{n}", None, big] for n in (1, 2, 3)),  # kept while A is shown; P1 (and A) dropped
+        ["move", 0, 1],
+        ["shown"],
+        ["move", 0, 2],
+        ["shown"],
+        ["move", 0, 3],
+        ["shown"],
+        ["move", 0, 0],
+        ["shown"],
+        ["urls"],
+        ["close"],
+    ]
+    assert view_log(steps) == ["A", "P2", "P3", "P3", "urls 2", "urls 0"]
+
+
+def test_a_shown_frame_goes_with_its_key_in_one_message():
+    """`_show` sets size, key and value under hold_sync: one update message, so the view never keeps a frame under
+    the previous values' key."""
+    ex = tiny({"n": widgets.IntSlider(value=2, min=0, max=9)})
+    messages = []
+    ex.image.comm.send = lambda data=None, metadata=None, buffers=None: messages.append((data, buffers))
+    ex.set(n=5)
+    updates = [data for data, _ in messages if data.get("method") == "update"]
+    assert len(updates) == 1 and json.loads(updates[0]["state"]["key"])[1] == [5]  # size: unchanged, not sent
+    assert updates[0]["buffer_paths"] == [["value"]] and [bytes(b) for b in messages[0][1]] == [ex.png]
+
+
+def test_floats_set_by_code_are_snapped_as_a_hands_and_selector_options_changed_by_code_are_forgotten():
+    ex = tiny(
+        {
+            "x": widgets.FloatSlider(value=0.0, min=0, max=1, step=0.1),
+            "s": widgets.Dropdown(options=[("a", 1), ("b", 2)], value=1),
+        }
+    )
+    sent = []
+    ex.image.send = lambda content, buffers=None: sent.append(content)
+    ex.set(x=0.1 * 3)  # 0.30000000000000004 by code: 0.3, as the front end keys it
+    assert ex.values["x"] == 0.3 and repr(ex.values["x"]) == "0.3" and json.loads(ex.image.key)[1][0] == 0.3
+    ex.set(x=0.37)  # off the steps: kept as it is
+    assert ex.values["x"] == 0.37 and ex.drawn_ahead == 0  # code draws nothing ahead
+    assert sent == []
+    ex.controls["s"].options = [("a", 10), ("b", 20)]  # the same labels, other values: the front end forgets
+    assert {"forget": True} in sent
