@@ -1,15 +1,17 @@
 // The picture of a helpers.widgets.Explorer in a live front end (JupyterLab, RISE), loaded by anywidget.
 //
 // The kernel draws every frame. This view keeps the frames the kernel sent (each one shown, and each one drawn
-// ahead of a hand) under the values they were drawn for. When a hand moves a control to values it already
-// has, it shows that frame at once instead of waiting for the kernel's answer (a round trip of 60-70 ms on a
-// slow 2-core machine even for a picture the kernel kept). The kernel still redraws and sends its frame: it is
-// the same picture, and it is shown only if the view has nothing better for the values now set.
+// ahead of a hand) under the values they were drawn for. When a control moves to values it already has a frame
+// for, it shows that frame at once instead of waiting for the kernel (on a slow 2-core machine, 64-67 ms from
+// input to screen even for a picture the kernel kept, most of it the trip through the kernel). The kernel still
+// sends its frame; it replaces what the view showed only if its bytes differ, and a frame for other values
+// than those now set is shown only while the view has nothing for these.
 //
-// A frame's key is the figure's size and the controls' values as the kernel holds them after a hand's move
-// (helpers/widgets.py: Explorer._front_key): a slider's float snapped to its step, a selector's index and
-// label, a checkbox's boolean. A value this view cannot key (an off-step float set by code, another widget)
-// keys nothing: the view then waits for the kernel, as a plain image widget would.
+// A frame's key is the figure's size and the controls' values as the kernel holds them (helpers/widgets.py:
+// Explorer._front_key): a slider's float that is a step's value but for rounding is that value (the kernel
+// snaps it too), a selector's value is [index, label], a checkbox's a boolean. An off-step float is keyed as it
+// is; a value this view cannot key (not finite, another widget) keys nothing, and the view then waits for the
+// kernel, as a plain image widget would.
 
 const KEEP_BYTES = 32 * 2 ** 20; // frames kept per view, as the kernel's Explorer.MAX_SHOWN_BYTES
 
