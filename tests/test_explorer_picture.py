@@ -23,6 +23,7 @@ from helpers.widgets import Explorer
 from tools.browser_support import ROOT, chromium
 
 MODULE = ROOT / "helpers" / "explorer_picture.js"
+PNG = bytes.fromhex("89504e470d0a1a0a")
 
 
 def tiny(controls: dict) -> Explorer:
@@ -408,3 +409,19 @@ def test_floats_set_by_code_are_snapped_as_a_hands_and_selector_options_changed_
     assert sent == []
     ex.controls["s"].options = [("a", 10), ("b", 20)]  # the same labels, other values: the front end forgets
     assert {"forget": True} in sent
+
+
+def test_a_deck_without_frames_shows_each_explorers_stored_first_picture(tmp_path):
+    """With no frames computed (`--frames reuse` after helpers/ changed), a deck or page keeps each explorer's first
+    picture from the notebook's stored widget state as a plain image: no widget state is left for the page's widget
+    renderer, which would fetch the picture widget's module from a CDN."""
+    import nbformat
+
+    from tools.explorer_player import replace_widgets
+
+    nb = nbformat.read(ROOT / "notebooks" / "13_attention_in_vision.ipynb", as_version=4)
+    outputs = [o for c in nb.cells for o in c.get("outputs", []) if "widget" in str(o.get("data", {}).keys())]
+    assert len(outputs) == 2  # 13's two explorers
+    assert replace_widgets(nb, [], tmp_path, "frames", "13_attention_in_vision") == 0  # no player
+    assert "widgets" not in nb.metadata and all(list(o["data"]) == ["image/png", "text/plain"] for o in outputs)
+    assert all(base64.b64decode(o["data"]["image/png"]).startswith(PNG) for o in outputs)

@@ -26,6 +26,7 @@ import shutil
 from pathlib import Path
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 NOTE = "그림은 미리 계산해 둔 것입니다. 슬라이더를 움직일 때마다 새로 계산해 그리려면 JupyterLab에서 노트북을 여세요."
 DRAWN_NOTE = (
     "막대·값·제목은 브라우저가 슬라이더 값으로 바로 계산해 그립니다(노트북의 소프트맥스와 같은 계산). "
@@ -336,21 +337,38 @@ def player_html(manifest: dict, urls: dict[str, str], ident: str) -> str:
     )
 
 
+def stored_pictures(nb) -> dict[str, str]:
+    """{model id of an explorer's box: its picture's PNG (base64)} from the notebook's stored widget state."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    pictures = {}
+    for box_id, box in state.items():
+        for child in box.get("state", {}).get("children") or []:
+            for buffer in state.get(str(child).removeprefix("IPY_MODEL_"), {}).get("buffers", []):
+                if buffer.get("path") == ["value"] and buffer.get("encoding") == "base64":
+                    pictures[box_id] = buffer["data"]
+    return pictures
+
+
 def replace_widgets(nb, explorers: list[tuple[Path, dict]], out: Path, rel_prefix: str, stem: str) -> int:
     """Put a static player in place of each explorer's widget output (k-th widget output = k-th
-    explorer) and drop the notebook's stored widget state; return how many were replaced."""
+    explorer) and drop the notebook's stored widget state; return how many were replaced. A widget output
+    with no frames (none computed: `--frames reuse` or `off`) becomes its stored first picture: the picture
+    widget's front end (anywidget) is not in the page's widget renderer, which would fetch it from a CDN."""
     shutil.rmtree(out / rel_prefix / stem, ignore_errors=True)  # frames of an older build
-    k = 0
+    k, pictures = 0, stored_pictures(nb)
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         for output in cell.get("outputs", []):
-            if WIDGET_VIEW not in output.get("data", {}) or k >= len(explorers):
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view is None:
                 continue
-            folder, manifest = explorers[k]
-            urls = copy_frames(folder, manifest, out, f"{rel_prefix}/{stem}/{k}")
-            output["data"] = {"text/html": player_html(manifest, urls, f"explorer-{stem[:2]}-{k}")}
-            k += 1
-    if explorers:
-        nb.metadata.pop("widgets", None)
+            if k < len(explorers):
+                folder, manifest = explorers[k]
+                urls = copy_frames(folder, manifest, out, f"{rel_prefix}/{stem}/{k}")
+                output["data"] = {"text/html": player_html(manifest, urls, f"explorer-{stem[:2]}-{k}")}
+                k += 1
+            elif view.get("model_id") in pictures:
+                output["data"] = {"image/png": pictures[view["model_id"]], "text/plain": "<explorer: first picture>"}
+    nb.metadata.pop("widgets", None)
     return k
