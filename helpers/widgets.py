@@ -5,7 +5,8 @@ A lesson builds its figure once, writes ``update(**values)`` that changes its ar
 and puts the figure, redrawn in place as a PNG, into its picture widget (``Explorer.redraw``: PNGs of
 values shown before are kept; ``_draw_ahead``: a hand's next values are drawn ahead; ``_blit``: only what
 changed is redrawn). In a front end the picture keeps every frame it was sent and shows one at once when the
-controls reach its values (``_picture_class``, helpers/explorer_picture.js). Tests call ``explorer.set(...)`` and read ``explorer.png`` without a browser.
+controls reach its values (``_picture_class``, helpers/explorer_picture.js). Tests call ``explorer.set(...)``
+and read ``explorer.png`` without a browser.
 
 Without a kernel (the static site and decks) an explorer plays frames drawn in advance by tools/explorer_export.py
 (imported only under ``COURSE_EXPLORER_FRAMES``, set by tools/explorer_frames.py): the controls' joint grid up to
@@ -919,9 +920,9 @@ class Explorer:
             self._filling[loop] = loop.call_later(self.FILL_GAP_S, self._fill, loop)
 
     def _values_near(self, shown: dict, name: str, steps: tuple, here: int, ahead: int):
-        """The values a hand may reach next: the moved control's value as far again and a step either side of
-        it (an unsteady hand), then the values one step away of each other control that is not a slider (a
-        selector, a checkbox: a slider's next move, SelectionSlider's too, is seldom one step). name None: only these."""
+        """The values a hand may reach next: the moved control's value as far again and a step either side of it (an
+        unsteady hand), then the values one step away of each other control that is not a slider (a selector, a
+        checkbox: a slider's next move, SelectionSlider's too, is seldom one step); name None: these only."""
         way = 1 if ahead >= here else -1
         near = [(name, steps, k) for k in (ahead, ahead + way, ahead - way)] if name else []
         for other, widget in self.controls.items():  # a position off the list: nothing near it

@@ -220,13 +220,15 @@ def test_dead_explorer_is_caught(tab, scratch_dir):
             check_explorer(page, explorer_cell(page, 3), "scratch_dead", settle_s=3)
 
 
-# The working explorer again, then a cell that makes its update sleep 4 s once `slow` holds anything (set from
-# the page while the explorer waits; a widget's message runs on a kernel subshell, so the kernel is free for it).
+# The working explorer again, in a kernel without COURSE_CHECK_FIGURES (a learner's: it draws the selector's other
+# option ahead after the cell), then a cell that makes its next update sleep 4 s once `slow` holds a value (set
+# from the page; a widget's message runs on a kernel subshell, so the kernel is free for it).
 BUSY_CELLS = [
+    "import os\n\nos.environ.pop('COURSE_CHECK_FIGURES', None)",
     *SCRATCH_CELLS[:2],
     "ex = make(dead=False)\nex",
     "import time\n\nslow, _update = [], ex.update\n"
-    "ex.update = lambda **values: (time.sleep(4) if slow else None, _update(**values))[1]",
+    "ex.update = lambda **values: (time.sleep(4) if slow and slow.pop() else None, _update(**values))[1]",
 ]
 RUN_IN_KERNEL_JS = """async (code) => {
   const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
@@ -234,10 +236,21 @@ RUN_IN_KERNEL_JS = """async (code) => {
 }"""
 
 
+def shown_within(page, cell, before: str, seconds: float) -> tuple[str, float]:
+    """The figure once it differs from `before` (or `before` after `seconds`), and how long that took."""
+    start, shown = time.monotonic(), before
+    while shown == before and time.monotonic() - start < seconds:
+        page.wait_for_timeout(50)
+        shown = cell.evaluate(FIGURE_JS)
+    return shown, time.monotonic() - start
+
+
 @pytest.mark.sweep
 def test_a_kept_frame_shows_while_the_kernel_is_busy(tab, scratch_dir):
-    """helpers/explorer_picture.js: a slider moved back to a value the kernel drew before shows that frame from
-    the front end's own copy, long before the busy kernel (its update now sleeps 4 s) could send it."""
+    """helpers/explorer_picture.js: a selector switched to the option drawn ahead after the explorer's cell, and a
+    slider moved back to a value the kernel drew before, show their frames from the front end's own copy, long
+    before the busy kernel (its next update sleeps 4 s) could send them; the kernel's frame, when it comes, is the
+    same."""
     import nbformat
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in BUSY_CELLS])
@@ -246,22 +259,25 @@ def test_a_kept_frame_shows_while_the_kernel_is_busy(tab, scratch_dir):
     nbformat.write(nb, path)
     with tab.session() as page:
         open_and_run_all(page, path.relative_to(scratch_dir.parent).as_posix(), "scratch_busy")
-        cell = explorer_cell(page, 2)
+        cell = explorer_cell(page, 3)
         first = wait_figure_settled(page, cell, "", kernel_idle=True)
+        page.evaluate(RUN_IN_KERNEL_JS, "slow.append(1)")
+        cell.locator("select").select_option("down")  # drawn ahead after the cell ran, before any hand's move
+        down, took = shown_within(page, cell, first, 3)
+        assert down != first and took < 2, f"the frame drawn ahead for shape='down' did not show at once ({took:.1f} s)"
+        assert wait_figure_settled(page, cell, first, kernel_idle=True) == down  # the kernel's, when it came
+        cell.locator("select").select_option("up")
+        assert wait_figure_settled(page, cell, down, kernel_idle=True) == first
         cell.locator(".noUi-handle").first.focus()
         page.keyboard.press("ArrowRight")  # s 1.0 -> 1.1, drawn by the kernel
         moved = wait_figure_settled(page, cell, first, kernel_idle=True)
         page.keyboard.press("ArrowLeft")
         assert wait_figure_settled(page, cell, moved, kernel_idle=True) == first and moved != first
         page.evaluate(RUN_IN_KERNEL_JS, "slow.append(1)")
-        start = time.monotonic()
         page.keyboard.press("ArrowRight")  # back to 1.1: the kernel sleeps 4 s before it draws
-        shown = first
-        while shown == first and time.monotonic() - start < 3:
-            page.wait_for_timeout(50)
-            shown = cell.evaluate(FIGURE_JS)
-        took = time.monotonic() - start
+        shown, took = shown_within(page, cell, first, 3)
         assert shown == moved and took < 2, f"the kept frame for s=1.1 did not show at once ({took:.1f} s)"
+        assert wait_figure_settled(page, cell, first, kernel_idle=True) == moved  # the kernel's, when it came
 
 
 @pytest.mark.sweep

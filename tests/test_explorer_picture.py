@@ -121,6 +121,7 @@ def test_an_explorer_built_in_a_kernel_draws_its_selectors_other_options_ahead(m
 
 
 FLOATS = [(0.0, 1.0, 0.1), (0.5, 5.0, 0.1), (8.0, 20.0, 0.5), (-3.0, 3.0, 0.05), (0.0, math.pi, 0.3), (0.0, 2.0, 1 / 3)]
+FLOATS += [(0.0, math.pi, math.pi / 20)]  # the last step lands on pi up to rounding: clamped to the bound
 LOGS = [(10.0, -3.0, 1.0, 0.05), (10.0, 0.0, 2.0, 0.05), (2.0, -4.0, 4.0, 0.25)]
 
 
@@ -132,6 +133,7 @@ def hand_values(low: float, high: float, step: float) -> list[float]:
     for k in range(count):
         v = low + k * step
         out += [v, np.nextafter(v, math.inf), np.nextafter(v, -math.inf), round(v, 12), v + 0.4 * step]
+        out += [v * (1 + 2e-10), v * (1 - 2e-10), v * (1 + 1e-8), v * (1 - 1e-8), v + 5e-13, v + 5e-12]  # tolerances
     return [float(v) for v in out if low <= v <= high]
 
 
@@ -197,7 +199,7 @@ def run_in_chromium(script: str, arg: dict):
 # value (a hand's or the kernel's), `ahead(n, i, name)` a frame drawn ahead, `forget`, `options` (the selector's
 # labels change); `shown` logs the name of the frame in the <img> (each frame's bytes are its name, padded with
 # zeros to `pad` bytes), `urls` the number of blob URLs alive, `close` runs the view's cleanup.
-VIEW = """async ({module, steps}) => {
+VIEW = """async ({module, steps, abort}) => {
   let live = 0;
   const create = URL.createObjectURL, revoke = URL.revokeObjectURL;
   URL.createObjectURL = (blob) => { live += 1; return create(blob); };
@@ -227,7 +229,7 @@ VIEW = """async ({module, steps}) => {
   }};
   const el = document.createElement('div');
   document.body.appendChild(el);
-  const cleanup = await view.render({model, el, host});
+  const cleanup = await view.render({model, el, host, signal: abort ? AbortSignal.abort() : undefined});
   const img = el.querySelector('img');
   const shown = async () => new TextDecoder().decode(await (await fetch(img.src)).arrayBuffer()).replace(/\\0+$/, '');
   const log = [];
@@ -260,8 +262,8 @@ VIEW = """async ({module, steps}) => {
 }"""
 
 
-def view_log(steps: list) -> list[str]:
-    return run_in_chromium(VIEW, {"steps": steps})
+def view_log(steps: list, abort: bool = False) -> list[str]:
+    return run_in_chromium(VIEW, {"steps": steps, "abort": abort})
 
 
 def test_the_view_shows_a_kept_frame_at_once_and_never_an_older_one():
@@ -345,7 +347,8 @@ def test_the_kernels_frame_for_the_values_set_replaces_the_views_own():
         ["kernel", 1, 0, "B3"],
         ["shown"],  # the kernel redrew n=1 differently: B3, although B2 was kept
         ["kernel", 1, 0, "B3"],
-        ["shown"],  # the same bytes again: nothing to do
+        ["shown"],  # the same bytes again: nothing to do (no URL made)
+        ["urls"],
         ["forget"],
         ["kernel", 1, 0, "B3"],
         ["move", 0, 0],
@@ -360,7 +363,7 @@ def test_the_kernels_frame_for_the_values_set_replaces_the_views_own():
         ["urls"],
         ["close"],
     ]
-    assert view_log(steps) == ["B", "B2", "B3", "B3", "B3", "B3", "F", "F", "urls 2", "urls 0"]  # B3 and F kept
+    assert view_log(steps) == ["B", "B2", "B3", "B3", "urls 2", "B3", "B3", "F", "F", "urls 2", "urls 0"]
 
 
 def test_the_view_keeps_at_most_32_mib_and_revokes_what_it_drops():
@@ -379,6 +382,24 @@ def test_the_view_keeps_at_most_32_mib_and_revokes_what_it_drops():
         ["close"],
     ]
     assert view_log(steps) == ["A", "P2", "P3", "P3", "urls 2", "urls 0"]
+    steps = [  # a frame shown from memory is used last: dropped after the others
+        ["kernel", 1, 0, "P1", None, big],
+        ["kernel", 2, 0, "P2", None, big],
+        ["move", 0, 1],
+        ["shown"],
+        ["kernel", 3, 0, "P3", None, big],  # A, then P2 dropped (P1 was used since)
+        ["move", 0, 2],
+        ["shown"],
+        ["move", 0, 3],
+        ["shown"],
+        ["move", 0, 1],
+        ["shown"],
+    ]
+    assert view_log(steps) == ["P1", "P1", "P3", "P1"]
+
+
+def test_a_view_closed_while_it_looks_for_its_controls_lets_go_of_its_urls():
+    assert view_log([["urls"]], abort=True) == ["urls 0"]
 
 
 def test_a_shown_frame_goes_with_its_key_in_one_message():
