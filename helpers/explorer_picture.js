@@ -3,9 +3,9 @@
 // The kernel draws every frame. This view keeps the frames the kernel sent (each one shown, and each one drawn
 // ahead of a hand) under the values they were drawn for. When a control moves to values it already has a frame
 // for, it shows that frame at once instead of waiting for the kernel (on a slow 2-core machine, 64-67 ms from
-// input to screen even for a picture the kernel kept, most of it the trip through the kernel). The kernel still
-// sends its frame; it replaces what the view showed only if its bytes differ, and a frame for other values
-// than those now set is shown only while the view has nothing for these.
+// input to screen even for a picture the kernel kept; of that only decoding and painting, 18-32 ms, is left
+// for a kept frame). The kernel still sends its frame; it replaces what the view showed only if its bytes
+// differ, and a frame for other values than those now set is shown only while the view has nothing for these.
 //
 // A frame's key is the figure's size and the controls' values as the kernel holds them (helpers/widgets.py:
 // Explorer._front_key): a slider's float that is a step's value but for rounding is that value (the kernel
