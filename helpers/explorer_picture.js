@@ -13,7 +13,7 @@
 // is; a value this view cannot key (not finite, another widget) keys nothing, and the view then waits for the
 // kernel, as a plain image widget would.
 
-const KEEP_BYTES = 32 * 2 ** 20; // frames kept per view, as the kernel's Explorer.MAX_SHOWN_BYTES
+const KEEP_BYTES = 32 * 2 ** 20; // frames kept per widget (bytes and blob counted), as Explorer.MAX_SHOWN_BYTES
 
 function isClose(a, b) {
   // Python's math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), as Explorer._on_change snaps a hand's float
@@ -55,14 +55,63 @@ export function heldValue(control) {
   return isClose(at, value) ? at : value;
 }
 
+// The frames of one widget, shared by its views and filled from the moment the model exists (anywidget's
+// initialize), so that frames drawn ahead before a view renders, or for a view opened later, are not lost.
+const stores = new WeakMap(); // the model's `controls` list (one object per model) -> its store
+
+function storeOf(model) {
+  const id = model.get("controls");
+  if (!stores.has(id)) stores.set(id, { frames: new Map(), kept: 0, onScreen: new Map(), views: new Set() });
+  return stores.get(id);
+}
+
+const frameOf = (bytes) => ({ url: URL.createObjectURL(new Blob([bytes], { type: "image/png" })), bytes });
+const bytesOf = (view) => new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+const canonical = (key) => (key ? JSON.stringify(JSON.parse(key)) : null); // the kernel's floats as JS writes them
+
+function release(store, frame) {
+  // a frame no view shows and the store does not keep: its blob URL is let go
+  if (!store.onScreen.get(frame.url) && ![...store.frames.values()].includes(frame)) URL.revokeObjectURL(frame.url);
+}
+
+function drop(store, key) {
+  const frame = store.frames.get(key);
+  store.frames.delete(key);
+  store.kept -= 2 * frame.bytes.byteLength;
+  release(store, frame);
+}
+
+function put(store, key, frame) {
+  if (store.frames.has(key)) drop(store, key);
+  store.frames.set(key, frame);
+  store.kept += 2 * frame.bytes.byteLength; // the bytes (to compare) and the blob (to show)
+  for (const old of store.frames.keys()) {
+    if (store.kept <= KEEP_BYTES) break;
+    if (old !== key) drop(store, old);
+  }
+  return frame;
+}
+
+function forget(store) {
+  for (const key of [...store.frames.keys()]) drop(store, key);
+}
+
 export default {
+  initialize({ model }) {
+    const store = storeOf(model);
+    model.on("msg:custom", (message, buffers) => {
+      if (message.forget) forget(store);
+      else if (message.keep && buffers && buffers.length) put(store, canonical(message.keep), frameOf(bytesOf(buffers[0])));
+      for (const view of store.views) view(message.forget ? null : canonical(message.keep));
+    });
+    return () => forget(store); // the model is closed: its views are gone, its blob URLs go too
+  },
+
   async render({ model, el, host, signal }) {
+    const store = storeOf(model);
     const img = document.createElement("img");
     img.style.cssText = "display: block; width: 100%; height: auto;";
     el.appendChild(img);
-
-    const frames = new Map(); // frame key -> {url, bytes}, least recently used first
-    let kept = 0;
     let shown = null; // {key, frame} in img; key null: a frame the view cannot key
     let controls = []; // the controls' models once found; until then every frame is unkeyed
 
@@ -70,77 +119,67 @@ export default {
       const values = controls.map(heldValue);
       return !controls.length || values.includes(undefined) ? null : JSON.stringify([model.get("size"), values]);
     };
-    const canonical = (key) => (key ? JSON.stringify(JSON.parse(key)) : null); // the kernel's floats as JS writes them
-    const bytesOf = (view) => new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
     const same = (a, b) => a.byteLength === b.byteLength && a.every((x, i) => x === b[i]);
-    const frameOf = (bytes) => ({ url: URL.createObjectURL(new Blob([bytes], { type: "image/png" })), bytes });
-
-    const drop = (key) => {
-      const frame = frames.get(key);
-      frames.delete(key);
-      kept -= frame.bytes.byteLength;
-      if (!shown || shown.frame !== frame) URL.revokeObjectURL(frame.url);
-    };
-    const put = (key, frame) => {
-      if (frames.has(key)) drop(key);
-      frames.set(key, frame);
-      kept += frame.bytes.byteLength;
-      for (const old of frames.keys()) {
-        if (kept <= KEEP_BYTES) break;
-        if (old !== key) drop(old);
-      }
-      return frame;
+    const unshow = (frame) => {
+      const count = store.onScreen.get(frame.url) - 1;
+      if (count > 0) store.onScreen.set(frame.url, count);
+      else store.onScreen.delete(frame.url);
+      release(store, frame);
     };
     const show = (key, frame) => {
-      if (shown && shown.frame !== frame && frames.get(shown.key) !== shown.frame) URL.revokeObjectURL(shown.frame.url);
+      const old = shown;
       shown = { key, frame };
+      store.onScreen.set(frame.url, (store.onScreen.get(frame.url) || 0) + 1);
       img.src = frame.url;
+      if (old) unshow(old.frame);
     };
 
-    // A frame from the kernel: kept under its key; shown if it is for the values now set (it replaces what the view
-    // showed from memory unless the bytes are the same), or if the view has no frame for those values (a drag ahead
-    // of the kernel then shows the kernel's frames as they come).
+    // The kernel's frame (value, key, size): kept under its key; shown if it is for the values now set (it
+    // replaces what the view showed from memory unless the bytes are the same), or if the view has no frame for
+    // those values (a drag ahead of the kernel then shows the kernel's frames as they come).
+    let handled = null; // the message last handled: change:value and change:key may both fire for one
     const fromKernel = () => {
       const view = model.get("value");
-      if (!view || !view.byteLength) return;
+      if (!view || !view.byteLength || (handled && handled[0] === view && handled[1] === model.get("key"))) return;
+      handled = [view, model.get("key")];
       const [key, bytes, now] = [canonical(model.get("key")), bytesOf(view), keyNow()];
-      if (key !== now && now !== null && frames.has(now)) {
-        if (key !== null) put(key, frameOf(bytes));
-      } else if (key !== null && shown && shown.key === key && same(shown.frame.bytes, bytes)) {
-        if (frames.get(key) !== shown.frame) put(key, shown.frame); // on screen already: kept again after a forget
+      if (key !== now && now !== null && store.frames.has(now)) {
+        if (key !== null) put(store, key, frameOf(bytes));
+      } else if (shown && shown.key === key && same(shown.frame.bytes, bytes)) {
+        if (key !== null && store.frames.get(key) !== shown.frame) put(store, key, shown.frame); // kept again
       } else {
-        show(key, key !== null ? put(key, frameOf(bytes)) : frameOf(bytes));
+        show(key, key !== null ? put(store, key, frameOf(bytes)) : frameOf(bytes));
       }
     };
     // A hand (or the kernel) moved a control: the frame for the new values, if kept.
     const moved = () => {
       const now = keyNow();
-      const frame = now !== null && frames.get(now);
+      const frame = now !== null && store.frames.get(now);
       if (!frame || (shown && shown.frame === frame)) return;
-      frames.delete(now); // most recently used
-      frames.set(now, frame);
+      store.frames.delete(now); // most recently used
+      store.frames.set(now, frame);
       show(now, frame);
     };
-    const forget = () => {
-      for (const key of [...frames.keys()]) drop(key);
-    };
-    const custom = (message, buffers) => {
-      if (message.forget) {
-        forget();
-      } else if (message.keep && buffers && buffers.length) {
-        const key = canonical(message.keep);
-        const frame = put(key, frameOf(bytesOf(buffers[0])));
-        if (key === keyNow() && !(shown && shown.key === key)) show(key, frame);
+    // After a custom message: a frame drawn ahead for the values now set is shown; after a forget, the kernel's
+    // last frame (for the values it holds) replaces one shown from memory (a selector's options changed).
+    const told = (key) => {
+      const view = model.get("value");
+      if (key !== null) {
+        if (key === keyNow() && !(shown && shown.key === key)) moved();
+      } else if (view && view.byteLength && !(shown && same(shown.frame.bytes, bytesOf(view)))) {
+        show(null, frameOf(bytesOf(view))); // not kept: its key may now name other values
       }
     };
     const cleanup = () => {
-      forget();
-      if (shown) URL.revokeObjectURL(shown.frame.url);
+      store.views.delete(told);
+      if (shown) unshow(shown.frame);
+      shown = null;
     };
 
     fromKernel();
     model.on("change:value", fromKernel);
-    model.on("msg:custom", custom);
+    model.on("change:key", fromKernel); // a frame of the same bytes as the last sends only its key
+    store.views.add(told);
     try {
       // ipywidgets writes a reference to a widget as IPY_MODEL_<id>; anywidget's host reads anywidget:<id>
       const ids = model.get("controls").map((ref) => `anywidget:${ref.replace(/^IPY_MODEL_/, "")}`);
@@ -153,8 +192,9 @@ export default {
     for (const control of controls) {
       control.on("change:value", moved);
       control.on("change:index", moved);
-      control.on("change:_options_labels", forget); // an index may now name another option
+      control.on("change:_options_labels", () => forget(store)); // an index may now name another option
     }
+    moved();
     return cleanup;
   },
 };

@@ -199,7 +199,7 @@ def run_in_chromium(script: str, arg: dict):
 # value (a hand's or the kernel's), `ahead(n, i, name)` a frame drawn ahead, `forget`, `options` (the selector's
 # labels change); `shown` logs the name of the frame in the <img> (each frame's bytes are its name, padded with
 # zeros to `pad` bytes), `urls` the number of blob URLs alive, `close` runs the view's cleanup.
-VIEW = """async ({module, steps, abort}) => {
+VIEW = """async ({module, steps, abort, early}) => {
   let live = 0;
   const create = URL.createObjectURL, revoke = URL.revokeObjectURL;
   URL.createObjectURL = (blob) => { live += 1; return create(blob); };
@@ -210,7 +210,12 @@ VIEW = """async ({module, steps, abort}) => {
     return {
       get: (name) => state[name],
       on: (name, callback) => { (on[name] = on[name] || []).push(callback); },
-      set(name, value) { state[name] = value; for (const cb of on[`change:${name}`] || []) cb(); },
+      set(name, value) { this.update({[name]: value}); },
+      update(values) {  // as Backbone's set: every value first, then a change event per changed one
+        const changed = Object.keys(values).filter((name) => state[name] !== values[name]);
+        Object.assign(state, values);
+        for (const name of changed) for (const cb of on[`change:${name}`] || []) cb();
+      },
       trigger(name, ...args) { for (const cb of on[name] || []) cb(...args); },
     };
   };
@@ -229,6 +234,8 @@ VIEW = """async ({module, steps, abort}) => {
   }};
   const el = document.createElement('div');
   document.body.appendChild(el);
+  const closeModel = view.initialize({model});  // anywidget: once, when the model is made
+  for (const [n, i, name] of early || []) model.trigger('msg:custom', {keep: key(n, i)}, [bytes(name)]);
   const cleanup = await view.render({model, el, host, signal: abort ? AbortSignal.abort() : undefined});
   const img = el.querySelector('img');
   const shown = async () => new TextDecoder().decode(await (await fetch(img.src)).arrayBuffer()).replace(/\\0+$/, '');
@@ -236,15 +243,16 @@ VIEW = """async ({module, steps, abort}) => {
   for (const [what, ...args] of steps) {
     if (what === 'kernel') {  // a frame from the kernel: value and key in one message, like hold_sync
       const [n, i, name, size, pad] = args;
-      model.set('size', size || 'S');
-      model.set('key', n === null ? '' : key(n, i, size || 'S'));
-      model.set('value', bytes(name, pad));
+      model.update({size: size || 'S', key: n === null ? '' : key(n, i, size || 'S'), value: bytes(name, pad)});
     } else if (what === 'move') {
       const [c, value] = args;
       controls[c].set(c === 0 ? 'value' : 'index', value);
     } else if (what === 'ahead') {
       const [n, i, name, pad] = args;
       model.trigger('msg:custom', {keep: key(n, i)}, [bytes(name, pad)]);
+    } else if (what === 'keyonly') {  // a frame of the same bytes as the kernel's last: traitlets sends its key only
+      const [n, i] = args;
+      model.update({key: key(n, i)});
     } else if (what === 'forget') {
       model.trigger('msg:custom', {forget: true}, []);
     } else if (what === 'options') {
@@ -253,8 +261,10 @@ VIEW = """async ({module, steps, abort}) => {
       log.push(await shown());
     } else if (what === 'urls') {
       log.push(`urls ${live}`);
-    } else if (what === 'close') {
-      cleanup();
+    } else if (what === 'close') {  // the view, then the model (its frames) closed
+      if (cleanup) cleanup();
+      log.push(`urls ${live}`);
+      closeModel();
       log.push(`urls ${live}`);
     }
   }
@@ -262,8 +272,8 @@ VIEW = """async ({module, steps, abort}) => {
 }"""
 
 
-def view_log(steps: list, abort: bool = False) -> list[str]:
-    return run_in_chromium(VIEW, {"steps": steps, "abort": abort})
+def view_log(steps: list, abort: bool = False, early: list | None = None) -> list[str]:
+    return run_in_chromium(VIEW, {"steps": steps, "abort": abort, "early": early or []})
 
 
 def test_the_view_shows_a_kept_frame_at_once_and_never_an_older_one():
@@ -363,11 +373,11 @@ def test_the_kernels_frame_for_the_values_set_replaces_the_views_own():
         ["urls"],
         ["close"],
     ]
-    assert view_log(steps) == ["B", "B2", "B3", "B3", "urls 2", "B3", "B3", "F", "F", "urls 2", "urls 0"]
+    assert view_log(steps) == ["B", "B2", "B3", "B3", "urls 2", "B3", "B3", "F", "F", "urls 2", "urls 2", "urls 0"]
 
 
 def test_the_view_keeps_at_most_32_mib_and_revokes_what_it_drops():
-    big = 12 * 2**20
+    big = 6 * 2**20  # counted twice (bytes and blob): 12 MiB of the 32
     steps = [
         *(["kernel", n, 0, f"P{n}", None, big] for n in (1, 2, 3)),  # kept while A is shown; P1 (and A) dropped
         ["move", 0, 1],
@@ -381,7 +391,7 @@ def test_the_view_keeps_at_most_32_mib_and_revokes_what_it_drops():
         ["urls"],
         ["close"],
     ]
-    assert view_log(steps) == ["A", "P2", "P3", "P3", "urls 2", "urls 0"]
+    assert view_log(steps) == ["A", "P2", "P3", "P3", "urls 2", "urls 2", "urls 0"]  # view, then model closed
     steps = [  # a frame shown from memory is used last: dropped after the others
         ["kernel", 1, 0, "P1", None, big],
         ["kernel", 2, 0, "P2", None, big],
@@ -399,7 +409,28 @@ def test_the_view_keeps_at_most_32_mib_and_revokes_what_it_drops():
 
 
 def test_a_view_closed_while_it_looks_for_its_controls_lets_go_of_its_urls():
-    assert view_log([["urls"]], abort=True) == ["urls 0"]
+    """The model keeps its frames (A) for a later view until it is closed itself."""
+    assert view_log([["urls"], ["close"]], abort=True) == ["urls 1", "urls 1", "urls 0"]
+
+
+def test_frames_drawn_ahead_before_a_view_renders_are_kept_for_it():
+    """Drawing ahead after the cell may beat JupyterLab's rendering of the output: the model keeps what comes
+    (anywidget's initialize), and a view made later shows it."""
+    assert view_log([["move", 0, 2], ["shown"]], early=[[2, 0, "C"]]) == ["C"]
+
+
+def test_after_a_forget_the_kernels_last_frame_replaces_one_shown_from_memory():
+    """A selector's options changed by code, labels alike: its index moves (the view shows what it kept for the
+    new index: another value's picture) and the kernel, whose value did not change, sends only a forget. The
+    view then shows the kernel's last frame, which is for the values the kernel holds."""
+    steps = [
+        ["kernel", 0, 1, "B"],  # the selector at b: B shown by the kernel
+        ["move", 1, 0],  # the index moves to 0 (code changed the options): A, kept for (0, a), shown from memory
+        ["shown"],
+        ["forget"],  # the kernel's forget: its last frame (B, for the value it holds) comes back
+        ["shown"],
+    ]
+    assert view_log(steps) == ["A", "B"]
 
 
 def test_a_shown_frame_goes_with_its_key_in_one_message():
@@ -446,3 +477,24 @@ def test_a_deck_without_frames_shows_each_explorers_stored_first_picture(tmp_pat
     assert replace_widgets(nb, [], tmp_path, "frames", "13_attention_in_vision") == 0  # no player
     assert "widgets" not in nb.metadata and all(list(o["data"]) == ["image/png", "text/plain"] for o in outputs)
     assert all(base64.b64decode(o["data"]["image/png"]).startswith(PNG) for o in outputs)
+
+
+def test_a_frame_sent_as_its_key_alone_is_shown():
+    """The kernel's frame for the values now set may have the bytes of its last one: only the key changes (traitlets
+    sends no unchanged value). The view shows it over a frame it kept for those values."""
+    steps = [["ahead", 2, 0, "C"], ["kernel", 1, 0, "B"], ["move", 0, 2], ["shown"], ["keyonly", 2, 0], ["shown"]]
+    assert view_log(steps) == ["C", "B"]
+
+
+def test_the_notebooks_store_the_current_front_end():
+    """A notebook opened without a kernel shows its stored widget state with the front end stored in it (`_esm`):
+    it must be this file (rebuild the notebooks after changing it: `python3 course.py build`)."""
+    import nbformat
+
+    source, stored = MODULE.read_text(encoding="utf-8"), {}
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        state = nbformat.read(path, as_version=4).metadata.get("widgets", {})
+        for model in state.get("application/vnd.jupyter.widget-state+json", {}).get("state", {}).values():
+            if model.get("model_name") == "AnyModel":
+                stored[path.stem] = stored.get(path.stem, True) and model["state"].get("_esm") == source
+    assert len(stored) >= 13 and all(stored.values()), [name for name, same in stored.items() if not same]
