@@ -3,8 +3,8 @@
 // The kernel draws every frame. This view keeps the frames the kernel sent (each one shown, and each one drawn
 // ahead of a hand) under the values they were drawn for. When a control moves to values it already has a frame
 // for, it shows that frame at once instead of waiting for the kernel (on a slow 2-core machine, 64-67 ms from
-// input to screen even for a picture the kernel kept; of that only decoding and painting, 18-32 ms, is left
-// for a kept frame). The kernel still sends its frame; it replaces what the view showed only if its bytes
+// input to screen even for a picture the kernel kept, most of it the trip to the kernel and back; decoding and
+// painting, 18-32 ms, is what is left for a kept frame). The kernel still sends its frame; it replaces what the view showed only if its bytes
 // differ, and a frame for other values than those now set is shown only while the view has nothing for these.
 //
 // A frame's key is the figure's size and the controls' values as the kernel holds them (helpers/widgets.py:
@@ -57,7 +57,9 @@ export function heldValue(control) {
 
 // The frames of one widget, shared by its views and filled from the moment the model exists (anywidget's
 // initialize), so that frames drawn ahead before a view renders, or for a view opened later, are not lost.
-const stores = new WeakMap(); // the model's `controls` list (one object per model) -> its store
+// Keyed by the model's `controls` list: one object per model, set once by the kernel (a re-sync that replaced it
+// would start a new store: frames are lost, never mixed up).
+const stores = new WeakMap();
 
 function storeOf(model) {
   const id = model.get("controls");
@@ -174,6 +176,7 @@ export default {
       store.views.delete(told);
       if (shown) unshow(shown.frame);
       shown = null;
+      if (!store.views.size) forget(store); // the last view closed (its cell ran again): nothing will show them
     };
 
     fromKernel();

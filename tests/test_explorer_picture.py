@@ -199,7 +199,7 @@ def run_in_chromium(script: str, arg: dict):
 # value (a hand's or the kernel's), `ahead(n, i, name)` a frame drawn ahead, `forget`, `options` (the selector's
 # labels change); `shown` logs the name of the frame in the <img> (each frame's bytes are its name, padded with
 # zeros to `pad` bytes), `urls` the number of blob URLs alive, `close` runs the view's cleanup.
-VIEW = """async ({module, steps, abort, early}) => {
+VIEW = """async ({module, steps, abort, early, views}) => {
   let live = 0;
   const create = URL.createObjectURL, revoke = URL.revokeObjectURL;
   URL.createObjectURL = (blob) => { live += 1; return create(blob); };
@@ -209,7 +209,8 @@ VIEW = """async ({module, steps, abort, early}) => {
     const on = {};
     return {
       get: (name) => state[name],
-      on: (name, callback) => { (on[name] = on[name] || []).push(callback); },
+      ons: 0,
+      on(name, callback) { this.ons += 1; (on[name] = on[name] || []).push(callback); },
       set(name, value) { this.update({[name]: value}); },
       update(values) {  // as Backbone's set: every value first, then a change event per changed one
         const changed = Object.keys(values).filter((name) => state[name] !== values[name]);
@@ -232,13 +233,19 @@ VIEW = """async ({module, steps, abort, early}) => {
     if (!ref.startsWith('anywidget:')) throw new Error(`[anywidget] Invalid widget reference: ${ref}`);
     return controls[Number(ref.slice('anywidget:c'.length))];
   }};
-  const el = document.createElement('div');
-  document.body.appendChild(el);
   const closeModel = view.initialize({model});  // anywidget: once, when the model is made
   for (const [n, i, name] of early || []) model.trigger('msg:custom', {keep: key(n, i)}, [bytes(name)]);
-  const cleanup = await view.render({model, el, host, signal: abort ? AbortSignal.abort() : undefined});
-  const img = el.querySelector('img');
-  const shown = async () => new TextDecoder().decode(await (await fetch(img.src)).arrayBuffer()).replace(/\\0+$/, '');
+  const imgs = [], cleanups = [];
+  for (let v = 0; v < (views || 1); v++) {
+    const el = document.createElement('div');
+    document.body.appendChild(el);
+    cleanups.push(await view.render({model, el, host, signal: abort ? AbortSignal.abort() : undefined}));
+    imgs.push(el.querySelector('img'));
+  }
+  const shown = async (v = 0) => {
+    const text = new TextDecoder().decode(await (await fetch(imgs[v].src)).arrayBuffer());
+    return text.replace(/\\0+$/, '');
+  };
   const log = [];
   for (const [what, ...args] of steps) {
     if (what === 'kernel') {  // a frame from the kernel: value and key in one message, like hold_sync
@@ -258,11 +265,16 @@ VIEW = """async ({module, steps, abort, early}) => {
     } else if (what === 'options') {
       controls[1].set('_options_labels', ['a', 'b', 'c']);
     } else if (what === 'shown') {
-      log.push(await shown());
+      log.push(await shown(args[0]));
+    } else if (what === 'closeview') {
+      cleanups[args[0]]();
+      cleanups[args[0]] = null;
+    } else if (what === 'ons') {  // listeners added to the controls (a closed view adds none)
+      log.push(`ons ${controls[0].ons + controls[1].ons}`);
     } else if (what === 'urls') {
       log.push(`urls ${live}`);
-    } else if (what === 'close') {  // the view, then the model (its frames) closed
-      if (cleanup) cleanup();
+    } else if (what === 'close') {  // the views, then the model (its frames) closed
+      for (const cleanup of cleanups) if (cleanup) cleanup();
       log.push(`urls ${live}`);
       closeModel();
       log.push(`urls ${live}`);
@@ -272,8 +284,8 @@ VIEW = """async ({module, steps, abort, early}) => {
 }"""
 
 
-def view_log(steps: list, abort: bool = False, early: list | None = None) -> list[str]:
-    return run_in_chromium(VIEW, {"steps": steps, "abort": abort, "early": early or []})
+def view_log(steps: list, abort: bool = False, early: list | None = None, views: int = 1) -> list[str]:
+    return run_in_chromium(VIEW, {"steps": steps, "abort": abort, "early": early or [], "views": views})
 
 
 def test_the_view_shows_a_kept_frame_at_once_and_never_an_older_one():
@@ -373,7 +385,7 @@ def test_the_kernels_frame_for_the_values_set_replaces_the_views_own():
         ["urls"],
         ["close"],
     ]
-    assert view_log(steps) == ["B", "B2", "B3", "B3", "urls 2", "B3", "B3", "F", "F", "urls 2", "urls 2", "urls 0"]
+    assert view_log(steps) == ["B", "B2", "B3", "B3", "urls 2", "B3", "B3", "F", "F", "urls 2", "urls 0", "urls 0"]
 
 
 def test_the_view_keeps_at_most_32_mib_and_revokes_what_it_drops():
@@ -391,7 +403,7 @@ def test_the_view_keeps_at_most_32_mib_and_revokes_what_it_drops():
         ["urls"],
         ["close"],
     ]
-    assert view_log(steps) == ["A", "P2", "P3", "P3", "urls 2", "urls 2", "urls 0"]  # view, then model closed
+    assert view_log(steps) == ["A", "P2", "P3", "P3", "urls 2", "urls 0", "urls 0"]  # the last view closed: all go
     steps = [  # a frame shown from memory is used last: dropped after the others
         ["kernel", 1, 0, "P1", None, big],
         ["kernel", 2, 0, "P2", None, big],
@@ -409,8 +421,25 @@ def test_the_view_keeps_at_most_32_mib_and_revokes_what_it_drops():
 
 
 def test_a_view_closed_while_it_looks_for_its_controls_lets_go_of_its_urls():
-    """The model keeps its frames (A) for a later view until it is closed itself."""
-    assert view_log([["urls"], ["close"]], abort=True) == ["urls 1", "urls 1", "urls 0"]
+    """Closed before its controls were found: no listener is added to them, and (the last view) it lets go of the
+    frames too."""
+    assert view_log([["urls"], ["ons"], ["close"]], abort=True) == ["urls 0", "ons 0", "urls 0", "urls 0"]
+
+
+def test_two_views_share_the_frames_and_one_closing_leaves_the_others_picture():
+    steps = [
+        ["kernel", 1, 0, "B"],  # kept for both views
+        ["move", 0, 1],
+        ["shown", 0],
+        ["shown", 1],  # both show B, one blob URL
+        ["urls"],
+        ["closeview", 0],
+        ["forget"],  # B dropped from the store, but the other view still shows it: its URL stays (A's goes)
+        ["shown", 1],
+        ["urls"],
+        ["close"],
+    ]
+    assert view_log(steps, views=2) == ["B", "B", "urls 2", "B", "urls 1", "urls 0", "urls 0"]
 
 
 def test_frames_drawn_ahead_before_a_view_renders_are_kept_for_it():
