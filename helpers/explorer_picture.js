@@ -3,9 +3,10 @@
 // The kernel draws every frame. This view keeps the frames the kernel sent (each one shown, and each one drawn
 // ahead of a hand) under the values they were drawn for. When a control moves to values it already has a frame
 // for, it shows that frame at once instead of waiting for the kernel (on a slow 2-core machine, 64-67 ms from
-// input to screen even for a picture the kernel kept, most of it the trip to the kernel and back; decoding and
-// painting, 18-32 ms, is what is left for a kept frame). The kernel still sends its frame; it replaces what the view showed only if its bytes
-// differ, and a frame for other values than those now set is shown only while the view has nothing for these.
+// input to screen even for a picture the kernel kept: the trips to the kernel and back and its handling, then
+// 18-32 ms of decoding and painting, which is what a kept frame still costs on that machine). The kernel still
+// sends its frame; it replaces what the view showed only if its bytes differ, and a frame for other values than
+// those now set is shown only while the view has nothing for these.
 //
 // A frame's key is the figure's size and the controls' values as the kernel holds them (helpers/widgets.py:
 // Explorer._front_key): a slider's float that is a step's value but for rounding is that value (the kernel
@@ -55,8 +56,9 @@ export function heldValue(control) {
   return isClose(at, value) ? at : value;
 }
 
-// The frames of one widget, shared by its views and filled from the moment the model exists (anywidget's
-// initialize), so that frames drawn ahead before a view renders, or for a view opened later, are not lost.
+// The frames of one widget, shared by its views in this page and filled from the moment the model exists
+// (anywidget's initialize), so that frames drawn ahead before a view renders are not lost. (RISE's slideshow is
+// another page, with its own models and stores.)
 // Keyed by the model's `controls` list: one object per model, set once by the kernel (a re-sync that replaced it
 // would start a new store: frames are lost, never mixed up).
 const stores = new WeakMap();
@@ -103,7 +105,9 @@ export default {
     const store = storeOf(model);
     model.on("msg:custom", (message, buffers) => {
       if (message.forget) forget(store);
-      else if (message.keep && buffers && buffers.length) put(store, canonical(message.keep), frameOf(bytesOf(buffers[0])));
+      else if (message.keep && buffers && buffers.length) {
+        put(store, canonical(message.keep), frameOf(bytesOf(buffers[0])));
+      }
       for (const view of store.views) view(message.forget ? null : canonical(message.keep));
     });
     return () => forget(store); // the model is closed: its views are gone, its blob URLs go too
