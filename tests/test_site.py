@@ -681,8 +681,15 @@ def test_site_reader_tools(site, numbers, browser):
     page.click("a.course-brand")
     page.wait_for_url("**/index.html", timeout=10_000)
     page.wait_for_function("() => localStorage.getItem('course-theme') === 'dark'", timeout=10_000)
-    page.reload()
-    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    themes = []
+    for _ in range(3):  # a reload may again get a renderer that has not yet seen the write (failed once more in CI)
+        page.reload()
+        themes.append(
+            page.evaluate("() => [document.documentElement.dataset.theme, localStorage.getItem('course-theme')]")
+        )
+        if themes[-1][0] == "dark":
+            break
+    assert themes[-1][0] == "dark", f"the <head> script did not apply the stored theme: {themes}"
     context.close()
     assert outside == [], f"the site tried to reach the network: {outside}"
     assert errors == [], f"JavaScript errors: {errors}"
