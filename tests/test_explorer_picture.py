@@ -204,6 +204,8 @@ VIEW = """async ({module, steps, abort, early, views}) => {
   const create = URL.createObjectURL, revoke = URL.revokeObjectURL;
   URL.createObjectURL = (blob) => { live += 1; return create(blob); };
   URL.revokeObjectURL = (url) => { live -= 1; return revoke(url); };
+  const decoded = [], decode = HTMLImageElement.prototype.decode;  // the URLs of images decoded, in order
+  HTMLImageElement.prototype.decode = function () { decoded.push(this.src); return decode.call(this); };
   const view = (await import(module)).default;
   const listeners = (state) => {
     const on = {};
@@ -271,6 +273,8 @@ VIEW = """async ({module, steps, abort, early, views}) => {
       cleanups[args[0]] = null;
     } else if (what === 'ons') {  // listeners added to the controls (a closed view adds none)
       log.push(`ons ${controls[0].ons + controls[1].ons}`);
+    } else if (what === 'decoded') {  // images decoded so far, and whether the one shown was decoded before
+      log.push(`decoded ${decoded.length} ${decoded.includes(imgs[0].src)}`);
     } else if (what === 'urls') {
       log.push(`urls ${live}`);
     } else if (what === 'close') {  // the views, then the model (its frames) closed
@@ -506,6 +510,22 @@ def test_a_deck_without_frames_shows_each_explorers_stored_first_picture(tmp_pat
     assert replace_widgets(nb, [], tmp_path, "frames", "13_attention_in_vision") == 0  # no player
     assert "widgets" not in nb.metadata and all(list(o["data"]) == ["image/png", "text/plain"] for o in outputs)
     assert all(base64.b64decode(o["data"]["image/png"]).startswith(PNG) for o in outputs)
+
+
+def test_a_frame_drawn_ahead_is_decoded_when_it_comes():
+    """A frame drawn ahead is decoded as it arrives, while the hand has not got there: shown later, it costs the
+    paint only. Frames the kernel shows are not decoded twice."""
+    steps = [
+        ["decoded"],
+        ["kernel", 1, 0, "B"],
+        ["decoded"],  # the kernel's frame for other values: kept, not decoded ahead
+        ["ahead", 2, 0, "C"],
+        ["decoded"],  # drawn ahead: decoded now
+        ["move", 0, 2],
+        ["shown"],
+        ["decoded"],  # C, whose image was decoded before it was shown
+    ]
+    assert view_log(steps) == ["decoded 0 false", "decoded 0 false", "decoded 1 false", "C", "decoded 1 true"]
 
 
 def test_a_frame_sent_as_its_key_alone_is_shown():

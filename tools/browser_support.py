@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.explorer_player import WIDGET_VIEW
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
@@ -70,8 +72,6 @@ def artifact(name: str) -> Path:
 
 # --------------------------------------------------------------------------- JupyterLab + explorers
 # Shared by tests/test_browser.py and tools/bench_sliders.py.
-
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def explorer_cells(notebook: Path) -> list[int]:

@@ -40,6 +40,8 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
+from tools.explorer_player import WIDGET_STATE, WIDGET_VIEW
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "notebooks" / "src"
 OUT = ROOT / "notebooks"
@@ -230,8 +232,6 @@ def write_generated() -> list[Path]:
 # --------------------------------------------------------------------------- execute
 
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 
 

@@ -25,10 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from tools.explorer_player import WIDGET_VIEW
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 CACHE = ROOT / "build" / "explorer-frames"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MODES = ("compute", "cached", "reuse", "off")
 
 

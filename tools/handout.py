@@ -25,13 +25,13 @@ import sys
 from pathlib import Path
 
 from tools import export_slides
+from tools.explorer_player import WIDGET_VIEW
 
 ROOT = Path(__file__).resolve().parents[1]
 
 NOTEBOOKS = ROOT / "notebooks"
 DEFAULT_OUT = ROOT / "build" / "handouts"
 REMOVE_INPUT = "course-handout-remove-input"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 PRINT_CSS = """
 @page { size: A4; margin: 16mm 14mm 16mm 14mm; }
