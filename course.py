@@ -484,7 +484,7 @@ def cmd_handout(extra: list[str]) -> int:
 
 def cmd_bench(extra: list[str]) -> int:
     if extra[:1] != ["sliders"]:
-        print("usage: python3 course.py bench sliders [NN ...] [--drags K]")
+        print("usage: python3 course.py bench sliders [NN ...] [--drags K] [--cgroup DIR]")
         return 2
     return run([str(PYTHON), "tools/bench_sliders.py", *extra[1:]], env={"OMP_NUM_THREADS": "1"})
 

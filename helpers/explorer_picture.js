@@ -4,7 +4,7 @@
 // ahead of a hand) under the values they were drawn for. When a control moves to values it already has a frame
 // for, it shows that frame at once instead of waiting for the kernel (on a slow 2-core machine, 64-67 ms from
 // input to screen even for a picture the kernel kept: the trips to the kernel and back and its handling, then
-// 18-32 ms of decoding and painting, which is what a kept frame still costs on that machine). The kernel still
+// 18-32 ms of decoding and painting). Frames drawn ahead are decoded as they come (decodeNow). The kernel still
 // sends its frame; it replaces what the view showed only if its bytes differ, and a frame for other values than
 // those now set is shown only while the view has nothing for these.
 //
@@ -15,6 +15,7 @@
 // kernel, as a plain image widget would.
 
 const KEEP_BYTES = 32 * 2 ** 20; // frames kept per widget (bytes and blob counted), as Explorer.MAX_SHOWN_BYTES
+const KEEP_DECODED = 12; // frames drawn ahead held decoded per widget: 4 bytes a pixel (05's: 1.2 MB, its PNG 40 KB)
 
 function isClose(a, b) {
   // Python's math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), as Explorer._on_change snaps a hand's float
@@ -63,22 +64,36 @@ export function heldValue(control) {
 // would start a new store: frames are lost, never mixed up).
 const stores = new WeakMap();
 
-function storeOf(model) {
+export function storeOf(model) {
   const id = model.get("controls");
-  if (!stores.has(id)) stores.set(id, { frames: new Map(), kept: 0, onScreen: new Map(), views: new Set() });
+  if (!stores.has(id)) {
+    stores.set(id, { frames: new Map(), kept: 0, onScreen: new Map(), views: new Set(), decoded: new Set() });
+  }
   return stores.get(id);
 }
 
 const frameOf = (bytes) => ({ url: URL.createObjectURL(new Blob([bytes], { type: "image/png" })), bytes });
 
-function decodeNow(frame) {
-  // a frame drawn ahead is decoded when it arrives, while the hand is still deciding: the browser keeps the
-  // decoded image for the URL, so showing it later costs the paint only (decoding took 18-32 ms of a kept
-  // frame's time on a slow machine). The image is held with the frame, so the decoded copy is not let go.
+function decodeNow(store, frame) {
+  // A frame drawn ahead is decoded when it arrives, while the hand is still deciding: an <img> given its URL
+  // later usually finds it decoded (decoding and painting took 18-32 ms of a kept frame's time on a slow
+  // machine). The Image is held with the frame, so the browser is less likely to let the decoded copy go; only
+  // the last KEEP_DECODED frames drawn ahead are held (decoded pixels are some 30 times their PNG), and a frame
+  // lets go of its Image once shown (the view's <img> has it then) or dropped.
   frame.image = new Image();
   frame.image.src = frame.url;
   frame.image.decode().catch(() => {}); // a frame that cannot be decoded shows as the img would show it
+  store.decoded.add(frame);
+  for (const old of store.decoded) {
+    if (store.decoded.size <= KEEP_DECODED) break;
+    undecode(store, old);
+  }
   return frame;
+}
+
+function undecode(store, frame) {
+  frame.image = null;
+  store.decoded.delete(frame);
 }
 const bytesOf = (view) => new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
 const canonical = (key) => (key ? JSON.stringify(JSON.parse(key)) : null); // the kernel's floats as JS writes them
@@ -92,6 +107,7 @@ function drop(store, key) {
   const frame = store.frames.get(key);
   store.frames.delete(key);
   store.kept -= 2 * frame.bytes.byteLength;
+  undecode(store, frame);
   release(store, frame);
 }
 
@@ -116,7 +132,7 @@ export default {
     model.on("msg:custom", (message, buffers) => {
       if (message.forget) forget(store);
       else if (message.keep && buffers && buffers.length) {
-        put(store, canonical(message.keep), decodeNow(frameOf(bytesOf(buffers[0]))));
+        put(store, canonical(message.keep), decodeNow(store, frameOf(bytesOf(buffers[0]))));
       }
       for (const view of store.views) view(message.forget ? null : canonical(message.keep));
     });
@@ -145,6 +161,7 @@ export default {
     const show = (key, frame) => {
       const old = shown;
       shown = { key, frame };
+      undecode(store, frame);
       store.onScreen.set(frame.url, (store.onScreen.get(frame.url) || 0) + 1);
       img.src = frame.url;
       if (old) unshow(old.frame);

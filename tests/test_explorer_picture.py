@@ -206,7 +206,7 @@ VIEW = """async ({module, steps, abort, early, views}) => {
   URL.revokeObjectURL = (url) => { live -= 1; return revoke(url); };
   const decoded = [], decode = HTMLImageElement.prototype.decode;  // the URLs of images decoded, in order
   HTMLImageElement.prototype.decode = function () { decoded.push(this.src); return decode.call(this); };
-  const view = (await import(module)).default;
+  const {default: view, storeOf} = await import(module);
   const listeners = (state) => {
     const on = {};
     return {
@@ -273,6 +273,8 @@ VIEW = """async ({module, steps, abort, early, views}) => {
       cleanups[args[0]] = null;
     } else if (what === 'ons') {  // listeners added to the controls (a closed view adds none)
       log.push(`ons ${controls[0].ons + controls[1].ons}`);
+    } else if (what === 'held') {  // frames of the store that hold a decoded Image
+      log.push(`held ${[...storeOf(model).frames.values()].filter((frame) => frame.image).length}`);
     } else if (what === 'decoded') {  // images decoded so far, and whether the one shown was decoded before
       log.push(`decoded ${decoded.length} ${decoded.includes(imgs[0].src)}`);
     } else if (what === 'urls') {
@@ -526,6 +528,10 @@ def test_a_frame_drawn_ahead_is_decoded_when_it_comes():
         ["decoded"],  # C, whose image was decoded before it was shown
     ]
     assert view_log(steps) == ["decoded 0 false", "decoded 0 false", "decoded 1 false", "C", "decoded 1 true"]
+    # decoded pixels are some 30 times the PNG: only the last 12 frames drawn ahead hold theirs, a frame shown or
+    # dropped lets go of it
+    steps = [*(["ahead", n, 0, f"F{n}"] for n in range(1, 15)), ["held"], ["move", 0, 14], ["held"], ["forget"]]
+    assert view_log([*steps, ["held"]]) == ["held 12", "held 11", "held 0"]
 
 
 def test_a_frame_sent_as_its_key_alone_is_shown():

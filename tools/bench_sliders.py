@@ -20,6 +20,8 @@ notebook is opened and Run All, then every control of every explorer is moved:
 
 Before JupyterLab starts, one line gives the machine's speed: the median time of one whole redraw of
 01's explorer in the bench's own process (`reference: ... ms`), so runs on different machines compare.
+`--cgroup DIR` simulates a slower machine: JupyterLab, its kernels and Chromium run in that CPU cgroup (the
+bench and Playwright's driver stay out), and the reference is measured in a child process inside it.
 A slider with continuous_update=False draws only on release; it is measured from the pointerup and
 marked `live = no`. The table lists every control (notebook, explorer, control, live, samples, median,
 worst, new, fast-drag frames and settle); the last line is
@@ -280,7 +282,7 @@ def summary(rows: list[dict]) -> str:
 
 def reference_redraw(repeats: int = 21) -> float:
     """This machine's speed, for comparing runs on different machines: the median ms of one whole redraw
-    of 01's explorer in this process, with nothing else running: update, matplotlib's own Agg draw and
+    of 01's explorer in this process (with --cgroup, a child process in the cgroup), with nothing else running: update, matplotlib's own Agg draw and
     Pillow's PNG at compress_level=1, as Explorer drew when the first tables were measured (less its walk
     over stale marks), so it stays a yardstick while Explorer's drawing gets faster (its glyph cache and
     PNG writer are not used here). Drawn at dpi 100 (the explorer is at 80 now). Runs on one
@@ -367,7 +369,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--cgroup",
         type=Path,
-        help="a CPU cgroup folder (root; README: 'a slower machine'): JupyterLab, its kernels and Chromium run in it",
+        help="a CPU cgroup folder (README: bench sliders): JupyterLab, its kernels and Chromium run in it",
     )
     args = parser.parse_args(argv)
     reason = bs.missing_browser()
