@@ -274,7 +274,8 @@ VIEW = """async ({module, steps, abort, early, views}) => {
     } else if (what === 'ons') {  // listeners added to the controls (a closed view adds none)
       log.push(`ons ${controls[0].ons + controls[1].ons}`);
     } else if (what === 'held') {  // frames of the store that hold a decoded Image
-      log.push(`held ${[...storeOf(model).frames.values()].filter((frame) => frame.image).length}`);
+      const store = storeOf(model);  // frames kept with an Image, and the store's list of them
+      log.push(`held ${[...store.frames.values()].filter((frame) => frame.image).length} ${store.decoded.size}`);
     } else if (what === 'decoded') {  // images decoded so far, and whether the one shown was decoded before
       log.push(`decoded ${decoded.length} ${decoded.includes(imgs[0].src)}`);
     } else if (what === 'urls') {
@@ -531,7 +532,10 @@ def test_a_frame_drawn_ahead_is_decoded_when_it_comes():
     # decoded pixels are some 30 times the PNG: only the last 12 frames drawn ahead hold theirs, a frame shown or
     # dropped lets go of it
     steps = [*(["ahead", n, 0, f"F{n}"] for n in range(1, 15)), ["held"], ["move", 0, 14], ["held"], ["forget"]]
-    assert view_log([*steps, ["held"]]) == ["held 12", "held 11", "held 0"]
+    assert view_log([*steps, ["held"]]) == ["held 12 12", "held 11 11", "held 0 0"]
+    big = 6 * 2**20  # frames pushed out by the 32 MiB limit let go of their Image too
+    steps = [*(["ahead", n, 0, f"P{n}", big] for n in (1, 2, 3)), ["held"]]
+    assert view_log(steps) == ["held 2 2"]
 
 
 def test_a_frame_sent_as_its_key_alone_is_shown():

@@ -286,7 +286,7 @@ def reference_redraw(repeats: int = 21) -> float:
     Pillow's PNG at compress_level=1, as Explorer drew when the first tables were measured (less its walk
     over stale marks), so it stays a yardstick while Explorer's drawing gets faster (its glyph cache and
     PNG writer are not used here). Drawn at dpi 100 (the explorer is at 80 now). Runs on one
-    machine differ by up to about 2x over a day (59-119 ms on 2026-11-29)."""
+    machine differ by up to about 3x over a day (29-92 ms on one machine on 2026-11-30)."""
     import io
     import os
 
@@ -335,6 +335,10 @@ def into_cgroup(folder: Path) -> int:
             moved += 1
         except (ProcessLookupError, FileNotFoundError):
             continue
+        except PermissionError as error:
+            raise SystemExit(
+                f"bench sliders: cannot move process {pid} into {folder}: {error} (README: bench sliders)"
+            ) from None
     return moved
 
 
@@ -347,15 +351,19 @@ def reference_in(folder: Path | None) -> float:
 
     code = "from tools.bench_sliders import reference_redraw; print(reference_redraw())"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        preexec_fn=lambda: (folder / "cgroup.procs").write_text(str(os.getpid())),
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            preexec_fn=lambda: (folder / "cgroup.procs").write_text(str(os.getpid())),
+        )
+    except (subprocess.SubprocessError, OSError) as error:  # e.g. no permission to write the cgroup's procs
+        detail = (getattr(error, "stderr", "") or str(error)).strip().splitlines()[-1:]
+        raise SystemExit(f"bench sliders: the reference could not run in {folder}: {' '.join(detail)}") from None
     return float(done.stdout.split()[-1])
 
 
