@@ -11,9 +11,10 @@ notebook is opened and Run All, then every control of every explorer is moved:
 - a slider is dragged (`--drags` drags, alternating direction, each `--steps` single pointer moves of
   an eighth of the track, the button held down); after each move that changes the readout the bench
   waits for the new picture. Latency = from the pointer event (timestamped in the page, capture
-  phase) to the moment the new image is decoded and painted (img.decode(), then the next animation
-  frame, then a message posted from its requestAnimationFrame callback, which runs once that frame's
-  style, layout and paint are done), both on the page's clock;
+  phase) to the moment the new image is decoded and its frame is handed to the compositor (img.decode(),
+  then a message posted from the next requestAnimationFrame callback, which runs once that frame's style,
+  layout and paint recording are done, and after any task queued before it; raster and display are not
+  measured), both on the page's clock;
 - a selector is switched to each other option (from its change event to the painted image);
 - a fast drag (one pointer move every 16 ms, like a real hand) counts the frames shown and the time
   from the last move to the last frame (`settle`): it shows whether moves pile up in a queue.
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -335,7 +337,7 @@ def into_cgroup(folder: Path) -> int:
             moved += 1
         except (ProcessLookupError, FileNotFoundError):
             continue
-        except PermissionError as error:
+        except OSError as error:  # no permission; on cgroup v2 also a cgroup with controllers of its own
             raise SystemExit(
                 f"bench sliders: cannot move process {pid} into {folder}: {error} (README: bench sliders)"
             ) from None
@@ -392,6 +394,9 @@ def main(argv: list[str]) -> int:
         return 1
     if args.cgroup and not (args.cgroup / "cgroup.procs").exists():
         print(f"bench sliders: {args.cgroup} is not a cgroup folder (no cgroup.procs)")
+        return 1
+    if args.cgroup and not os.access(args.cgroup / "cgroup.procs", os.W_OK):
+        print(f"bench sliders: cannot write {args.cgroup / 'cgroup.procs'}: no permission (README: bench sliders)")
         return 1
     reference = reference_in(args.cgroup)
     print(
