@@ -290,7 +290,6 @@ def reference_redraw(repeats: int = 21) -> float:
     PNG writer are not used here). Drawn at dpi 100 (the explorer is at 80 now). Runs on one
     machine differ by up to about 3x over a day (29-92 ms on one machine on 2026-11-30)."""
     import io
-    import os
 
     os.environ.setdefault("MPLBACKEND", "Agg")
     import koreanize_matplotlib  # noqa: F401  (a Hangul font only, not the course style: a fixed yardstick)
@@ -317,8 +316,6 @@ def into_cgroup(folder: Path) -> int:
     """Move the processes measured into a CPU cgroup (a slower machine, simulated): JupyterLab and its kernels,
     Chromium and its helpers (their later children follow). The bench itself and Playwright's driver stay out: their
     polling and messages are not the course's. Returns the number of processes moved."""
-    import os
-
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -331,8 +328,12 @@ def into_cgroup(folder: Path) -> int:
         pid = todo.pop()
         todo += children.get(pid, [])
         try:
-            if Path(f"/proc/{pid}/exe").resolve().name == "node":  # Playwright's driver (Chromium is its child)
-                continue
+            is_node = Path(f"/proc/{pid}/exe").resolve().name == "node"  # Playwright's driver (Chromium: its child)
+        except OSError:  # gone, or a link this user may not read
+            is_node = False
+        if is_node:
+            continue
+        try:
             (folder / "cgroup.procs").write_text(str(pid))
             moved += 1
         except (ProcessLookupError, FileNotFoundError):
@@ -348,10 +349,14 @@ def reference_in(folder: Path | None) -> float:
     """reference_redraw in this process, or (with a cgroup) in a child process inside it."""
     if folder is None:
         return reference_redraw()
-    import os
     import subprocess
 
-    code = "from tools.bench_sliders import reference_redraw; print(reference_redraw())"
+    # the child moves itself into the cgroup first: an error there is its own (the last line of its stderr)
+    procs = str(folder / "cgroup.procs")
+    code = (
+        f"import os; open({procs!r}, 'w').write(str(os.getpid())); "
+        "from tools.bench_sliders import reference_redraw; print(reference_redraw())"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     try:
         done = subprocess.run(
@@ -361,11 +366,12 @@ def reference_in(folder: Path | None) -> float:
             capture_output=True,
             text=True,
             check=True,
-            preexec_fn=lambda: (folder / "cgroup.procs").write_text(str(os.getpid())),
         )
     except (subprocess.SubprocessError, OSError) as error:  # e.g. no permission to write the cgroup's procs
         detail = (getattr(error, "stderr", "") or str(error)).strip().splitlines()[-1:]
-        raise SystemExit(f"bench sliders: the reference could not run in {folder}: {' '.join(detail)}") from None
+        raise SystemExit(
+            f"bench sliders: the reference could not run in {folder}: {' '.join(detail)} (README: bench sliders)"
+        ) from None
     return float(done.stdout.split()[-1])
 
 
