@@ -106,6 +106,7 @@ SHOWN_AFTER = """([cell, n, ms]) => new Promise(resolve => {
 def wait_shown(page, cell, n0: int, timeout_ms: int) -> list[dict]:
     """Frames painted since frame n0 (waits for the first up to timeout_ms, then 150 ms more)."""
     handle = cell.element_handle()
+    # a lost page (crash, closed context) raises here: bench_notebook reports the notebook as not measured
     if not page.evaluate(SHOWN_AFTER, [handle, n0, timeout_ms]):
         return []
     page.wait_for_timeout(150)
@@ -353,9 +354,9 @@ def reference_in(folder: Path | None) -> float:
 
     # the child moves itself into the cgroup first: an error there is its own (the last line of its stderr)
     procs = str(folder / "cgroup.procs")
-    code = (
-        f"import os; open({procs!r}, 'w').write(str(os.getpid())); "
-        "from tools.bench_sliders import reference_redraw; print(reference_redraw())"
+    code = (  # `with`: a write the cgroup refuses fails at the flush, which must raise, not vanish at GC
+        f"import os\nwith open({procs!r}, 'w') as f: f.write(str(os.getpid()))\n"
+        "from tools.bench_sliders import reference_redraw\nprint(reference_redraw())"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     try:

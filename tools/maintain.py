@@ -47,6 +47,7 @@ BROWSER = ("test_slides.py", "test_handout.py", "test_site.py", "test_browser.py
 GENERAL = (
     "test_widgets.py",
     "test_explorer_picture.py",
+    "test_bench_sliders.py",
     "test_binder.py",
     "test_maintain.py",
     "test_lock.py",
