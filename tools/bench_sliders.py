@@ -316,7 +316,8 @@ def reference_redraw(repeats: int = 21) -> float:
 def into_cgroup(folder: Path) -> int:
     """Move the processes measured into a CPU cgroup (a slower machine, simulated): JupyterLab and its kernels,
     Chromium and its helpers (their later children follow). The bench itself and Playwright's driver stay out: their
-    polling and messages are not the course's. Returns the number of processes moved."""
+    polling and messages are not the course's. One walk of /proc: a process forked meanwhile by one not yet
+    moved stays out (unlikely: the server and Chromium's zygotes are up before). Returns the number of processes moved."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -373,7 +374,12 @@ def reference_in(folder: Path | None) -> float:
         raise SystemExit(
             f"bench sliders: the reference could not run in {folder}: {' '.join(detail)} (README: bench sliders)"
         ) from None
-    return float(done.stdout.split()[-1])
+    try:
+        return float(done.stdout.split()[-1])
+    except (IndexError, ValueError):
+        raise SystemExit(
+            f"bench sliders: the reference printed no number in {folder} (README: bench sliders)"
+        ) from None
 
 
 def main(argv: list[str]) -> int:
