@@ -4,12 +4,16 @@ measured outside it. (The bench itself is a benchmark, run by hand: README, benc
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
 from tools.bench_sliders import into_cgroup, main, reference_in
 
+LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="cgroups, /proc and /dev/full are Linux's")
 
+
+@LINUX
 def test_a_cgroup_that_refuses_the_reference_child_stops_the_bench(tmp_path):
     """The child moves itself in first; a write refused at the flush (here /dev/full: ENOSPC, as a cgroup v2
     refuses a move at write time) must stop the bench with the child's error, not measure outside the cgroup."""
@@ -27,9 +31,10 @@ def test_a_folder_that_is_no_cgroup_is_refused_before_anything_starts(tmp_path, 
 
     monkeypatch.setattr(browser_support, "missing_browser", lambda: None)  # the same answer with no Chromium
     assert main(["05", "--cgroup", str(tmp_path)]) == 1
-    assert "is not a cgroup folder (no cgroup.procs)" in capsys.readouterr().out
+    assert "is not a cgroup folder (no cgroup.procs" in capsys.readouterr().out
 
 
+@LINUX
 def test_moving_the_processes_into_a_cgroup_that_refuses_is_one_line(tmp_path):
     """into_cgroup walks this process's children; a refused write names the process and the README."""
     import subprocess

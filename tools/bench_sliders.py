@@ -406,7 +406,9 @@ def main(argv: list[str]) -> int:
         print("bench sliders: no notebook with an explorer matches")
         return 1
     if args.cgroup and not (args.cgroup / "cgroup.procs").exists():
-        print(f"bench sliders: {args.cgroup} is not a cgroup folder (no cgroup.procs)")
+        print(
+            f"bench sliders: {args.cgroup} is not a cgroup folder (no cgroup.procs; give an absolute path: README, bench sliders)"
+        )
         return 1
     if args.cgroup and not os.access(args.cgroup / "cgroup.procs", os.W_OK):
         print(f"bench sliders: cannot write {args.cgroup / 'cgroup.procs'}: no permission (README: bench sliders)")
