@@ -39,6 +39,8 @@ def test_moving_the_processes_into_a_cgroup_that_refuses_is_one_line(tmp_path):
     """into_cgroup walks this process's children; a refused write names the process and the README."""
     import subprocess
 
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
     (tmp_path / "cgroup.procs").symlink_to("/dev/full")
     child = subprocess.Popen(["sleep", "30"])
     try:
