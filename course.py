@@ -486,7 +486,9 @@ def cmd_bench(extra: list[str]) -> int:
     if extra[:1] != ["sliders"]:
         print("usage: python3 course.py bench sliders [NN ...] [--drags K] [--cgroup DIR]")
         return 2
-    return run([str(PYTHON), "tools/bench_sliders.py", *extra[1:]], env={"OMP_NUM_THREADS": "1"})
+    # the bench runs in ROOT: a path given after --cgroup or --json is the caller's, made absolute here
+    args = [str(Path(a).absolute()) if k and extra[k] in ("--cgroup", "--json") else a for k, a in enumerate(extra[1:])]
+    return run([str(PYTHON), "tools/bench_sliders.py", *args], env={"OMP_NUM_THREADS": "1"})
 
 
 def cmd_gpu_bench(extra: list[str]) -> int:
